@@ -1,0 +1,69 @@
+/* alloc.c - abort-on-failure allocators. */
+#include "tlr_alloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "{\"level\":\"fatal\",\"msg\":\"out of memory\",\"bytes\":%zu}\n", n);
+    abort();
+}
+
+void *tlr_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *tlr_calloc(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        oom(SIZE_MAX);
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        oom(count * size);
+    return p;
+}
+
+void *tlr_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *tlr_strdup(const char *s)
+{
+    return s ? tlr_strndup(s, strlen(s)) : NULL;
+}
+
+char *tlr_strndup(const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    size_t len = strnlen(s, n);
+    char *d = tlr_malloc(len + 1);
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+void tlr_grow(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return;
+    size_t ncap = *cap ? *cap : 8;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2 / sz)
+            oom(SIZE_MAX);
+        ncap *= 2;
+    }
+    *arr = tlr_realloc(*arr, ncap * sz);
+    *cap = ncap;
+}

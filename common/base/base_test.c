@@ -1,0 +1,155 @@
+/* base_test.c - errors, buffers, arena, time and duration parsing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "tlr_arena.h"
+#include "tlr_buf.h"
+#include "tlr_err.h"
+#include "tlr_time.h"
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    assert_string_equal(tlr_strerror(TLR_OK), "success");
+    assert_string_equal(tlr_strerror(TLR_E_TIMEOUT), "timed out");
+    assert_string_equal(tlr_errname(TLR_E_VERSION), "VERSION");
+    assert_int_equal(TLR_E_DECODE, 10);     /* wire numbers are fixed */
+    assert_int_equal(TLR_E_VERSION, 11);
+    assert_string_equal(tlr_strerror(9999), "unknown error");
+    assert_string_equal(tlr_errname(-3), "UNKNOWN");
+}
+
+static void test_buf_ceiling(void **state)
+{
+    (void)state;
+    tlr_buf b;
+    tlr_buf_init(&b, 8);
+    assert_int_equal(tlr_buf_adds(&b, "12345678"), TLR_OK);
+    assert_int_equal(tlr_buf_addc(&b, 'x'), TLR_E_TOOBIG);
+    assert_string_equal(tlr_buf_str(&b), "12345678");   /* unchanged */
+    tlr_buf_reset(&b);
+    assert_int_equal(tlr_buf_printf(&b, "%d-%s", 42, "ab"), TLR_OK);
+    assert_string_equal(tlr_buf_str(&b), "42-ab");
+    assert_int_equal(tlr_buf_printf(&b, "%s", "toolong"), TLR_E_TOOBIG);
+    assert_string_equal(tlr_buf_str(&b), "42-ab");
+    tlr_buf_free(&b);
+}
+
+static void test_buf_json(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *want; } cases[] = {
+        { "plain", "\"plain\"" },
+        { "q\"b\\s", "\"q\\\"b\\\\s\"" },
+        { "nl\n\t", "\"nl\\n\\t\"" },
+        { "\x01", "\"\\u0001\"" },
+        { "", "\"\"" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tlr_buf b;
+        tlr_buf_init(&b, 1024);
+        assert_int_equal(tlr_buf_add_json_str(&b, cases[i].in), TLR_OK);
+        if (strcmp(tlr_buf_str(&b), cases[i].want))
+            fail_msg("case %zu: got %s want %s", i, tlr_buf_str(&b), cases[i].want);
+        tlr_buf_free(&b);
+    }
+    tlr_buf b;
+    tlr_buf_init(&b, 4);
+    assert_int_equal(tlr_buf_add_json_str(&b, "abcdef"), TLR_E_TOOBIG);
+    assert_int_equal(b.len, 0);         /* all or nothing */
+    tlr_buf_free(&b);
+}
+
+static void test_arena(void **state)
+{
+    (void)state;
+    tlr_arena *a;
+    tlr_arena_create(128, &a);
+    char *s = tlr_arena_strdup(a, "hello");
+    assert_string_equal(s, "hello");
+    for (int i = 0; i < 100; i++) {
+        uint64_t *p = tlr_arena_alloc(a, sizeof(uint64_t) * 3);
+        assert_int_equal((uintptr_t)p % _Alignof(max_align_t), 0);
+        p[2] = (uint64_t)i;
+    }
+    void *big = tlr_arena_calloc(a, 1000, 8);   /* larger than a block */
+    assert_non_null(big);
+    assert_true(tlr_arena_used(a) >= 8000);
+    tlr_arena_reset(a);
+    assert_int_equal(tlr_arena_used(a), 0);
+    assert_string_equal(tlr_arena_strdup(a, "again"), "again");
+    tlr_arena_free(a);
+}
+
+static void test_duration(void **state)
+{
+    (void)state;
+    static const struct { const char *in; int rc; int64_t ms; } cases[] = {
+        { "1s", TLR_OK, 1000 },
+        { "300ms", TLR_OK, 300 },
+        { "1.5s", TLR_OK, 1500 },
+        { "2m", TLR_OK, 120000 },
+        { "1h30m", TLR_OK, 5400000 },
+        { "720h", TLR_OK, 2592000000LL },
+        { "0", TLR_OK, 0 },
+        { "-1s", TLR_OK, -1000 },
+        { "1000us", TLR_OK, 1 },
+        { "", TLR_E_PARSE, 0 },
+        { "5", TLR_E_PARSE, 0 },
+        { "1x", TLR_E_PARSE, 0 },
+        { "s", TLR_E_PARSE, 0 },
+        { "1s2", TLR_E_PARSE, 0 },
+        { "99999999999h", TLR_E_RANGE, 0 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t ms = -42;
+        int rc = tlr_duration_parse(cases[i].in, &ms);
+        if (rc != cases[i].rc || (rc == TLR_OK && ms != cases[i].ms))
+            fail_msg("%s: got rc=%d ms=%lld want rc=%d ms=%lld", cases[i].in, rc,
+                     (long long)ms, cases[i].rc, (long long)cases[i].ms);
+    }
+    char buf[32];
+    tlr_duration_format(5400000, buf, sizeof(buf));
+    assert_string_equal(buf, "1h30m0s");
+    tlr_duration_format(1500, buf, sizeof(buf));
+    assert_string_equal(buf, "1.5s");
+    tlr_duration_format(61025, buf, sizeof(buf));
+    assert_string_equal(buf, "1m1.025s");
+    tlr_duration_format(250, buf, sizeof(buf));
+    assert_string_equal(buf, "250ms");
+}
+
+static void test_time(void **state)
+{
+    (void)state;
+    char buf[TLR_TIME_BUFLEN];
+    tlr_time_format_ms(1764687845123LL, buf);
+    assert_string_equal(buf, "2025-12-02T15:04:05.123Z");
+    tlr_time_format_s(1764687845123LL, buf);
+    assert_string_equal(buf, "2025-12-02T15:04:05Z");
+    int64_t ms;
+    assert_int_equal(tlr_time_parse("2025-12-02T15:04:05Z", &ms), TLR_OK);
+    assert_int_equal(ms, 1764687845000LL);
+    assert_int_equal(tlr_time_parse("2025-12-02T15:04:05.5+01:00", &ms), TLR_OK);
+    assert_int_equal(ms, 1764687845500LL - 3600000);
+    assert_int_equal(tlr_time_parse("2025-13-02T15:04:05Z", &ms), TLR_E_RANGE);
+    assert_int_equal(tlr_time_parse("yesterday", &ms), TLR_E_PARSE);
+    assert_int_equal(tlr_time_parse("2025-12-02T15:04:05", &ms), TLR_E_PARSE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_buf_ceiling),
+        cmocka_unit_test(test_buf_json),
+        cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

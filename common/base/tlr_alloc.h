@@ -1,0 +1,22 @@
+/* tlr_alloc.h - allocation that never returns NULL.
+ *
+ * Services restart cheaply, so allocation failure aborts with a message
+ * instead of threading ENOMEM through every caller (STYLE.md, Memory).
+ */
+#ifndef TLR_ALLOC_H
+#define TLR_ALLOC_H
+
+#include <stddef.h>
+
+void *tlr_malloc(size_t n);                  /* owned by the caller */
+void *tlr_calloc(size_t count, size_t size); /* zeroed; overflow aborts */
+void *tlr_realloc(void *p, size_t n);
+char *tlr_strdup(const char *s);             /* NULL in, NULL out */
+char *tlr_strndup(const char *s, size_t n);
+/* Grow *arr so it holds at least need elements of size sz; *cap updated. */
+void  tlr_grow(void **arr, size_t *cap, size_t need, size_t sz);
+
+#define TLR_GROW(arr, cap, need) \
+    tlr_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+#endif

@@ -1,0 +1,37 @@
+/* tlr_buf.h - a growable byte buffer with a ceiling.
+ *
+ * Every buffer that grows from outside input is created with a maximum
+ * size (curl's dynbuf idea): appending past it fails with TLR_E_TOOBIG and
+ * leaves the buffer as it was, so a hostile peer cannot make us allocate
+ * without bound.  The content is always NUL-terminated for convenience.
+ */
+#ifndef TLR_BUF_H
+#define TLR_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct tlr_buf {
+    char  *data;   /* owned; NULL until the first append */
+    size_t len;
+    size_t cap;
+    size_t max;    /* ceiling on len, set at init */
+} tlr_buf;
+
+void   tlr_buf_init(tlr_buf *b, size_t max);
+void   tlr_buf_free(tlr_buf *b);                 /* back to empty; reusable */
+void   tlr_buf_reset(tlr_buf *b);                /* len = 0, keeps memory */
+int    tlr_buf_add(tlr_buf *b, const void *p, size_t n);
+int    tlr_buf_adds(tlr_buf *b, const char *s);
+int    tlr_buf_addc(tlr_buf *b, char c);
+int    tlr_buf_printf(tlr_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int    tlr_buf_vprintf(tlr_buf *b, const char *fmt, va_list ap);
+/* Append s as a JSON string literal, quotes included. */
+int    tlr_buf_add_json_str(tlr_buf *b, const char *s);
+/* Hand the content over: the caller owns the returned string (never NULL);
+ * the buffer is left empty. */
+char  *tlr_buf_take(tlr_buf *b);
+static inline const char *tlr_buf_str(const tlr_buf *b) { return b->data ? b->data : ""; }
+
+#endif

@@ -1,0 +1,577 @@
+/* metrics_test.c - registry behaviour, exact text output, escaping,
+ * programmer-error aborts, concurrency, process metrics, and promtool's
+ * verdict on everything the registry can render. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tlr_buf.h"
+#include "tlr_err.h"
+#include "tlr_metrics.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static char *render(tlr_metrics *m)
+{
+    tlr_buf b;
+    tlr_buf_init(&b, 16 << 20);
+    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
+    return tlr_buf_take(&b);
+}
+
+static void assert_text(const char *got, const char *want)
+{
+    if (strcmp(got, want) != 0)
+        fail_msg("render mismatch\n--- got ---\n%s--- want ---\n%s", got, want);
+}
+
+static void test_render_exact(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+
+    /* Registered out of name order: output is sorted. */
+    static const char *const hl[] = { "op" };
+    static const double bounds[] = { 0.1, 1, 10 };
+    tlr_metric_family *h = tlr_metrics_histogram(m, "tailor_solve_seconds",
+                                                 "Solve duration.", 1, hl,
+                                                 bounds, 3);
+    static const char *const cl[] = { "nodepool", "reason" };
+    tlr_metric_family *c = tlr_metrics_counter(m, "tailor_launches_total",
+                                               "Launches by pool.", 2, cl);
+    tlr_metric_family *g = tlr_metrics_gauge(m, "tailor_pending_pods",
+                                             "Pods waiting.", 0, NULL);
+    /* A labelled family with no series yet renders nothing. */
+    tlr_metrics_counter(m, "tailor_unused_total", "Never touched.", 1, hl);
+
+    tlr_metric *gpu = tlr_metric_series(c, (const char *const[]){ "gpu", "pending" });
+    tlr_counter_add(gpu, 2);
+    tlr_metrics_counter_inc(c, (const char *const[]){ "default", "pending" });
+    tlr_metrics_counter_inc(c, (const char *const[]){ "default", "drift" });
+    tlr_counter_inc(gpu);
+    tlr_counter_add(gpu, -5);          /* ignored: counters only go up */
+    tlr_counter_add(gpu, NAN);         /* ignored */
+
+    tlr_gauge_set(tlr_metric_series(g, NULL), 7);
+    tlr_gauge_add(tlr_metric_series(g, NULL), -2.5);
+
+    tlr_metric *solve = tlr_metric_series(h, (const char *const[]){ "solve" });
+    tlr_histogram_observe(solve, 0.05);
+    tlr_histogram_observe(solve, 0.1);     /* on the bound: le="0.1" */
+    tlr_histogram_observe(solve, 3);
+    tlr_histogram_observe(solve, 50);      /* only +Inf */
+    tlr_histogram_observe(solve, NAN);     /* ignored */
+    tlr_metrics_histogram_observe(h, (const char *const[]){ "simulate" }, 0.5);
+
+    char *got = render(m);
+    assert_text(got,
+        "# HELP tailor_launches_total Launches by pool.\n"
+        "# TYPE tailor_launches_total counter\n"
+        "tailor_launches_total{nodepool=\"default\",reason=\"drift\"} 1\n"
+        "tailor_launches_total{nodepool=\"default\",reason=\"pending\"} 1\n"
+        "tailor_launches_total{nodepool=\"gpu\",reason=\"pending\"} 3\n"
+        "# HELP tailor_pending_pods Pods waiting.\n"
+        "# TYPE tailor_pending_pods gauge\n"
+        "tailor_pending_pods 4.5\n"
+        "# HELP tailor_solve_seconds Solve duration.\n"
+        "# TYPE tailor_solve_seconds histogram\n"
+        "tailor_solve_seconds_bucket{op=\"simulate\",le=\"0.1\"} 0\n"
+        "tailor_solve_seconds_bucket{op=\"simulate\",le=\"1\"} 1\n"
+        "tailor_solve_seconds_bucket{op=\"simulate\",le=\"10\"} 1\n"
+        "tailor_solve_seconds_bucket{op=\"simulate\",le=\"+Inf\"} 1\n"
+        "tailor_solve_seconds_sum{op=\"simulate\"} 0.5\n"
+        "tailor_solve_seconds_count{op=\"simulate\"} 1\n"
+        "tailor_solve_seconds_bucket{op=\"solve\",le=\"0.1\"} 2\n"
+        "tailor_solve_seconds_bucket{op=\"solve\",le=\"1\"} 2\n"
+        "tailor_solve_seconds_bucket{op=\"solve\",le=\"10\"} 3\n"
+        "tailor_solve_seconds_bucket{op=\"solve\",le=\"+Inf\"} 4\n"
+        "tailor_solve_seconds_sum{op=\"solve\"} 53.15\n"
+        "tailor_solve_seconds_count{op=\"solve\"} 4\n");
+    free(got);
+
+    assert_int_equal(tlr_histogram_count(solve), 4);
+    assert_true(fabs(tlr_histogram_sum(solve) - 53.15) < 1e-9);
+    assert_true(tlr_metric_value(gpu) == 3.0);
+    tlr_metrics_free(m);
+}
+
+static void test_register_twice_same_family(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    static const char *const l[] = { "a" };
+    tlr_metric_family *f1 = tlr_metrics_counter(m, "x_total", "X.", 1, l);
+    tlr_metric_family *f2 = tlr_metrics_counter(m, "x_total", "X again.", 1, l);
+    assert_ptr_equal(f1, f2);
+    tlr_metric *s1 = tlr_metric_series(f1, (const char *const[]){ "v" });
+    /* Other series created in between move the pointer array, not series. */
+    for (int i = 0; i < 100; i++) {
+        char v[16];
+        snprintf(v, sizeof(v), "a%d", i);
+        tlr_metric_series(f1, (const char *const[]){ v });
+    }
+    assert_ptr_equal(s1, tlr_metric_series(f2, (const char *const[]){ "v" }));
+
+    tlr_metric_family *h1 = tlr_metrics_histogram(m, "h_seconds", "H.", 0, NULL, NULL, 0);
+    static const double with_inf[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                       0.5, 1, 2.5, 5, 10, INFINITY };
+    tlr_metric_family *h2 = tlr_metrics_histogram(m, "h_seconds", "H.", 0, NULL,
+                                                  with_inf, (int)ARRAY_LEN(with_inf));
+    assert_ptr_equal(h1, h2);     /* defaults; a trailing +Inf is implied */
+    tlr_metrics_free(m);
+}
+
+static void test_escaping(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *help, *value, *want;
+    } cases[] = {
+        { "plain", "v", "# HELP e_total plain\n# TYPE e_total counter\ne_total{l=\"v\"} 1\n" },
+        { "back\\slash \"q\"\nline2", "a\\b\"c\nd",
+          "# HELP e_total back\\\\slash \"q\"\\nline2\n# TYPE e_total counter\n"
+          "e_total{l=\"a\\\\b\\\"c\\nd\"} 1\n" },
+        { "utf8 ok: héllo", "naïve ✓", "# HELP e_total utf8 ok: héllo\n# TYPE e_total counter\n"
+          "e_total{l=\"naïve ✓\"} 1\n" },
+        /* Invalid UTF-8 from outside becomes U+FFFD, not a broken scrape. */
+        { "bad", "x\xff" "y\xc3", "# HELP e_total bad\n# TYPE e_total counter\n"
+          "e_total{l=\"x\xef\xbf\xbdy\xef\xbf\xbd\"} 1\n" },
+        { "overlong", "\xc0\xaf", "# HELP e_total overlong\n# TYPE e_total counter\n"
+          "e_total{l=\"\xef\xbf\xbd\xef\xbf\xbd\"} 1\n" },
+        { "empty value", "", "# HELP e_total empty value\n# TYPE e_total counter\n"
+          "e_total{l=\"\"} 1\n" },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        tlr_metrics *m;
+        tlr_metrics_create(&m);
+        static const char *const l[] = { "l" };
+        tlr_metric_family *f = tlr_metrics_counter(m, "e_total", cases[i].help, 1, l);
+        tlr_metrics_counter_inc(f, (const char *const[]){ cases[i].value });
+        char *got = render(m);
+        if (strcmp(got, cases[i].want) != 0)
+            fail_msg("case %zu: got\n%s want\n%s", i, got, cases[i].want);
+        free(got);
+        tlr_metrics_free(m);
+    }
+}
+
+static void test_number_format(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        { 0, "0" },
+        { 1.5, "1.5" },
+        { -2, "-2" },
+        { 0.1, "0.1" },
+        { 1e-7, "1e-07" },
+        { 123456789012.0, "123456789012" },
+        { 9007199254740993.0, "9007199254740992" },   /* 2^53+1 rounds */
+        { 1.0 / 3.0, "0.33333333333333331" },         /* needs 17 digits */
+        { NAN, "NaN" },
+        { INFINITY, "+Inf" },
+        { -INFINITY, "-Inf" },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        tlr_metrics *m;
+        tlr_metrics_create(&m);
+        tlr_metric_family *g = tlr_metrics_gauge(m, "n", "N.", 0, NULL);
+        tlr_gauge_set(tlr_metric_series(g, NULL), cases[i].v);
+        char *got = render(m);
+        char want[128];
+        snprintf(want, sizeof(want), "# HELP n N.\n# TYPE n gauge\nn %s\n", cases[i].want);
+        if (strcmp(got, want) != 0)
+            fail_msg("case %zu: got %s want %s", i, got, want);
+        /* What we print must read back as the same number. */
+        if (!isnan(cases[i].v)) {
+            const char *num = strrchr(got, ' ') + 1;
+            double back = strcmp(num, "+Inf\n") == 0 ? INFINITY : strtod(num, NULL);
+            if (back != cases[i].v)
+                fail_msg("case %zu: %s does not read back as %.17g", i, num, cases[i].v);
+        }
+        free(got);
+        tlr_metrics_free(m);
+    }
+}
+
+static void test_render_ceiling(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    tlr_metrics_gauge(m, "some_gauge", "A gauge with a long enough help text.", 0, NULL);
+    tlr_buf b;
+    tlr_buf_init(&b, 16);
+    assert_int_equal(tlr_metrics_render(m, &b), TLR_E_TOOBIG);
+    tlr_buf_free(&b);
+    tlr_metrics_free(m);
+}
+
+static void test_series_ceiling(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    static const char *const l[] = { "id" };
+    tlr_metric_family *f = tlr_metrics_counter(m, "flood_total", "F.", 1, l);
+    for (int i = 0; i < TLR_METRICS_MAX_SERIES + 50; i++) {
+        char v[16];
+        snprintf(v, sizeof(v), "%06d", i);
+        tlr_metric *s = tlr_metric_series(f, (const char *const[]){ v });
+        assert_non_null(s);
+        tlr_counter_inc(s);
+    }
+    char *got = render(m);
+    size_t lines = 0;
+    for (const char *p = got; *p; p++)
+        lines += *p == '\n';
+    free(got);
+    if (lines != (size_t)TLR_METRICS_MAX_SERIES + 2)
+        fail_msg("got %zu lines want %d", lines, TLR_METRICS_MAX_SERIES + 2);
+    tlr_metrics_free(m);
+}
+
+/* ---- programmer errors abort with a message ---- */
+
+typedef struct abort_case {
+    const char *what;
+    void (*fn)(tlr_metrics *m);
+    const char *want_msg;        /* substring of the stderr message */
+} abort_case;
+
+static void bad_metric_name(tlr_metrics *m) { tlr_metrics_counter(m, "1abc", "h", 0, NULL); }
+static void bad_metric_dash(tlr_metrics *m) { tlr_metrics_gauge(m, "a-b", "h", 0, NULL); }
+static void bad_metric_empty(tlr_metrics *m) { tlr_metrics_gauge(m, "", "h", 0, NULL); }
+static void bad_label_dunder(tlr_metrics *m)
+{
+    tlr_metrics_counter(m, "ok_total", "h", 1, (const char *const[]){ "__x" });
+}
+static void bad_label_colon(tlr_metrics *m)
+{
+    tlr_metrics_counter(m, "ok_total", "h", 1, (const char *const[]){ "a:b" });
+}
+static void bad_label_le(tlr_metrics *m)
+{
+    tlr_metrics_histogram(m, "ok_seconds", "h", 1, (const char *const[]){ "le" }, NULL, 0);
+}
+static void bad_label_dup(tlr_metrics *m)
+{
+    tlr_metrics_counter(m, "ok_total", "h", 2, (const char *const[]){ "a", "a" });
+}
+static void bad_kind_change(tlr_metrics *m)
+{
+    tlr_metrics_counter(m, "x", "h", 0, NULL);
+    tlr_metrics_gauge(m, "x", "h", 0, NULL);
+}
+static void bad_labels_change(tlr_metrics *m)
+{
+    tlr_metrics_counter(m, "x_total", "h", 1, (const char *const[]){ "a" });
+    tlr_metrics_counter(m, "x_total", "h", 1, (const char *const[]){ "b" });
+}
+static void bad_buckets(tlr_metrics *m)
+{
+    tlr_metrics_histogram(m, "h_seconds", "h", 0, NULL, (const double[]){ 1, 1 }, 2);
+}
+static void bad_null_value(tlr_metrics *m)
+{
+    tlr_metric_family *f = tlr_metrics_counter(m, "x_total", "h", 1, (const char *const[]){ "a" });
+    tlr_metric_series(f, (const char *const[]){ NULL });
+}
+static void bad_wrong_kind(tlr_metrics *m)
+{
+    tlr_metric_family *f = tlr_metrics_gauge(m, "g", "h", 0, NULL);
+    tlr_counter_inc(tlr_metric_series(f, NULL));
+}
+
+static void test_programmer_errors_abort(void **state)
+{
+    (void)state;
+    static const abort_case cases[] = {
+        { "name starts with digit", bad_metric_name, "invalid metric name \"1abc\"" },
+        { "name with dash", bad_metric_dash, "invalid metric name \"a-b\"" },
+        { "empty name", bad_metric_empty, "invalid metric name \"\"" },
+        { "label starts with __", bad_label_dunder, "invalid label name \"__x\"" },
+        { "label with colon", bad_label_colon, "invalid label name \"a:b\"" },
+        { "le on histogram", bad_label_le, "\"le\" is reserved" },
+        { "duplicate label", bad_label_dup, "duplicate label name \"a\"" },
+        { "kind changed", bad_kind_change, "x registered twice" },
+        { "labels changed", bad_labels_change, "x_total registered twice" },
+        { "buckets not increasing", bad_buckets, "strictly increasing" },
+        { "NULL label value", bad_null_value, "value of label \"a\" is NULL" },
+        { "counter op on gauge", bad_wrong_kind, "counter add on a gauge" },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            dup2(fds[1], 2);
+            close(fds[0]);
+            tlr_metrics *m;
+            tlr_metrics_create(&m);
+            cases[i].fn(m);
+            _exit(0);          /* did not abort */
+        }
+        close(fds[1]);
+        char msg[4096];
+        size_t len = 0;
+        ssize_t n;
+        while (len + 1 < sizeof(msg) &&
+               (n = read(fds[0], msg + len, sizeof(msg) - 1 - len)) > 0)
+            len += (size_t)n;
+        msg[len] = '\0';
+        close(fds[0]);
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+            fail_msg("case %zu (%s): got status 0x%x want SIGABRT", i, cases[i].what, st);
+        if (!strstr(msg, "tlr_metrics: ") || !strstr(msg, cases[i].want_msg))
+            fail_msg("case %zu (%s): got message %s want one containing %s", i,
+                     cases[i].what, msg, cases[i].want_msg);
+    }
+}
+
+static void test_valid_names(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "a", "_x", ":x", "a:b_c9", "Z9:_" };
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        static const char *const l[] = { "_l", "Ab9" };
+        assert_non_null(tlr_metrics_gauge(m, names[i], "h", 2, l));
+    }
+    tlr_metrics_free(m);
+}
+
+/* ---- concurrency ---- */
+
+typedef struct worker {
+    tlr_metric *counter;
+    tlr_metric *hist;
+    tlr_metric_family *fam;
+    int n;
+    pthread_barrier_t *go;      /* both writers start together */
+} worker;
+
+static void *worker_run(void *arg)
+{
+    worker *w = arg;
+    pthread_barrier_wait(w->go);
+    for (int i = 0; i < w->n; i++) {
+        tlr_counter_inc(w->counter);
+        tlr_histogram_observe(w->hist, (double)(i % 4));
+        if (i % 1000 == 0)      /* series creation races rendering too */
+            tlr_metrics_counter_inc(w->fam, (const char *const[]){ i % 2000 ? "b" : "a" });
+    }
+    return NULL;
+}
+
+typedef struct scraper {
+    tlr_metrics *m;
+    _Atomic int *stop;
+    int renders;
+} scraper;
+
+static void *scraper_run(void *arg)
+{
+    scraper *sc = arg;
+    while (!*sc->stop) {
+        char *txt = render(sc->m);
+        free(txt);
+        sc->renders++;
+    }
+    return NULL;
+}
+
+static void test_concurrency(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    tlr_metric_family *c = tlr_metrics_counter(m, "hits_total", "H.", 0, NULL);
+    tlr_metric_family *h = tlr_metrics_histogram(m, "lat_seconds", "L.", 0, NULL,
+                                                 (const double[]){ 0.5, 1.5, 2.5 }, 3);
+    static const char *const l[] = { "k" };
+    tlr_metric_family *lab = tlr_metrics_counter(m, "lab_total", "L.", 1, l);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 2);
+    worker w = { tlr_metric_series(c, NULL), tlr_metric_series(h, NULL), lab, 100000, &go };
+    _Atomic int stop = 0;
+    scraper sc = { m, &stop, 0 };
+    pthread_t t1, t2, t3;
+    assert_int_equal(pthread_create(&t3, NULL, scraper_run, &sc), 0);
+    assert_int_equal(pthread_create(&t1, NULL, worker_run, &w), 0);
+    assert_int_equal(pthread_create(&t2, NULL, worker_run, &w), 0);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    stop = 1;
+    pthread_join(t3, NULL);
+    pthread_barrier_destroy(&go);
+
+    double got = tlr_metric_value(w.counter);
+    if (got != 200000.0)
+        fail_msg("counter: got %.17g want 200000", got);
+    assert_int_equal(tlr_histogram_count(w.hist), 200000);
+    /* Each thread observes 0,1,2,3 25000 times each: sum 150000. */
+    assert_true(tlr_histogram_sum(w.hist) == 300000.0);
+    assert_true(tlr_metric_value(tlr_metric_series(lab, (const char *const[]){ "a" })) +
+                tlr_metric_value(tlr_metric_series(lab, (const char *const[]){ "b" })) == 200.0);
+    char *txt = render(m);
+    assert_non_null(strstr(txt, "hits_total 200000\n"));
+    assert_non_null(strstr(txt, "lat_seconds_bucket{le=\"0.5\"} 50000\n"));
+    assert_non_null(strstr(txt, "lat_seconds_bucket{le=\"+Inf\"} 200000\n"));
+    assert_non_null(strstr(txt, "lat_seconds_count 200000\n"));
+    free(txt);
+    print_message("concurrency: %d renders raced the writers\n", sc.renders);
+    tlr_metrics_free(m);
+}
+
+/* ---- process metrics ---- */
+
+static double sample(const char *txt, const char *name)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "\n%s ", name);
+    const char *p = strstr(txt, key);
+    if (!p)
+        fail_msg("no sample %s in:\n%s", name, txt);
+    return strtod(p + strlen(key), NULL);
+}
+
+static double fixed_gauge(void *arg)
+{
+    return *(double *)arg;
+}
+
+static void test_process_and_func(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    tlr_metrics_register_process(m);
+    tlr_metrics_register_process(m);    /* idempotent */
+    double val = 42;
+    tlr_metrics_gauge_func(m, "answer", "The answer.", fixed_gauge, &val);
+    char *txt = render(m);
+    double now = (double)time(NULL);
+    struct { const char *name; double lo, hi; } want[] = {
+        { "process_resident_memory_bytes", 1 << 20, 1e12 },
+        { "process_virtual_memory_bytes", 1 << 20, 1e15 },
+        { "process_open_fds", 3, 1e6 },
+        { "process_max_fds", 3, 1e12 },
+        { "process_cpu_seconds_total", 0, 3600 },
+        { "process_start_time_seconds", now - 600, now + 1 },
+        { "answer", 42, 42 },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(want); i++) {
+        double v = sample(txt, want[i].name);
+        if (!(v >= want[i].lo && v <= want[i].hi))
+            fail_msg("%s: got %.17g want in [%g, %g]", want[i].name, v, want[i].lo, want[i].hi);
+    }
+    assert_non_null(strstr(txt, "# TYPE process_cpu_seconds_total counter\n"));
+    assert_non_null(strstr(txt, "# TYPE process_open_fds gauge\n"));
+    free(txt);
+    val = 43;           /* computed at scrape time */
+    txt = render(m);
+    assert_true(sample(txt, "answer") == 43);
+    free(txt);
+    tlr_metrics_free(m);
+}
+
+/* ---- promtool ---- */
+
+static bool promtool_found(void)
+{
+    return system("command -v promtool >/dev/null 2>&1") == 0;
+}
+
+static void test_promtool_accepts(void **state)
+{
+    (void)state;
+    if (!promtool_found()) {
+        print_message("promtool not on PATH: skipping promtool check\n");
+        skip();
+    }
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    tlr_metrics_register_process(m);
+    static const char *const l[] = { "nodepool", "capacity_type" };
+    tlr_metric_family *c = tlr_metrics_counter(m, "tailor_nodeclaims_created_total",
+                                               "NodeClaims created.\nSecond \\ line.", 2, l);
+    tlr_metrics_counter_inc(c, (const char *const[]){ "default", "spot" });
+    tlr_metrics_counter_add(c, (const char *const[]){ "we\"ird\\\nvalue", "on-demand" }, 3);
+    tlr_metrics_counter(m, "tailor_plain_total", "Plain counter.", 0, NULL);
+    tlr_metric_family *g = tlr_metrics_gauge(m, "tailor_pending_pods", "Pending pods.", 1, l);
+    tlr_metrics_gauge_set(g, (const char *const[]){ "a", "b" }, -1.25);
+    tlr_metrics_gauge_set(g, (const char *const[]){ "a", "c" }, INFINITY);
+    tlr_metric_family *h = tlr_metrics_histogram(m, "tailor_solve_duration_seconds",
+                                                 "Solve duration.", 1, l, NULL, 0);
+    for (int i = 0; i < 50; i++)
+        tlr_metrics_histogram_observe(h, (const char *const[]){ "x" }, i * 0.37);
+    tlr_metrics_histogram(m, "tailor_empty_seconds", "Unlabelled histogram.", 0, NULL,
+                          (const double[]){ 1e-3, 1e3, INFINITY }, 3);
+    char *txt = render(m);
+
+    char path[] = "/tmp/tlr_metrics_promtool_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "promtool check metrics > %s 2>&1", path);
+    FILE *p = popen(cmd, "w");
+    assert_non_null(p);
+    fputs(txt, p);
+    int st = pclose(p);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char out[4096] = "";
+        FILE *f = fopen(path, "r");
+        if (f) {
+            size_t n = fread(out, 1, sizeof(out) - 1, f);
+            out[n] = '\0';
+            fclose(f);
+        }
+        unlink(path);
+        fail_msg("promtool check metrics: status 0x%x\n%s\ninput:\n%s", st, out, txt);
+    }
+    unlink(path);
+    free(txt);
+    tlr_metrics_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_render_exact),
+        cmocka_unit_test(test_register_twice_same_family),
+        cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_number_format),
+        cmocka_unit_test(test_render_ceiling),
+        cmocka_unit_test(test_series_ceiling),
+        cmocka_unit_test(test_programmer_errors_abort),
+        cmocka_unit_test(test_valid_names),
+        cmocka_unit_test(test_concurrency),
+        cmocka_unit_test(test_process_and_func),
+        cmocka_unit_test(test_promtool_accepts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

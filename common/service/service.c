@@ -1,0 +1,207 @@
+/* service.c - the common service skeleton (see tlr_service.h).
+ *
+ * Order matters at start-up: the loop is created first because it blocks
+ * SIGTERM/SIGINT/SIGHUP in this thread, and every thread created later
+ * (nng's, the HTTP server's) inherits that mask, so signals are only ever
+ * delivered to the loop's signalfd.  Teardown runs in reverse.
+ */
+#include "tlr_service.h"
+#include "tlr_service_internal.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+
+#include "tlr_alloc.h"
+#include "tlr_buf.h"
+#include "tlr_err.h"
+#include "tlr_http.h"
+#include "tlr_time.h"
+
+extern char **environ;
+
+
+
+static const tlr_setting common_settings[] = {
+    { "config", "TAILOR_CONFIG", TLR_SET_CONFIG, offsetof(tlr_service_conf, config), NULL,
+      "read settings from this YAML file (flat mapping of setting name to value)" },
+    { "log-level", "TAILOR_LOG_LEVEL", TLR_SET_STR, offsetof(tlr_service_conf, log_level),
+      "info", "least severe log level written: debug, info, warn or error" },
+    { "http-listen", "TAILOR_HTTP_LISTEN", TLR_SET_STR,
+      offsetof(tlr_service_conf, http_listen), NULL,
+      "host:port serving /healthz, /readyz and /metrics" },
+};
+#define NCOMMON (sizeof(common_settings) / sizeof(common_settings[0]))
+
+tlr_loop *tlr_service_loop(tlr_service *svc) { return svc->loop; }
+tlr_logger *tlr_service_log(tlr_service *svc) { return svc->log; }
+tlr_metrics *tlr_service_metrics(tlr_service *svc) { return svc->metrics; }
+const char *tlr_service_id(const tlr_service *svc) { return svc->id; }
+
+void tlr_service_set_ready(tlr_service *svc, bool ready, const char *reason)
+{
+    atomic_store(&svc->ready, ready);
+    if (svc->http)
+        tlr_http_set_ready(svc->http, ready, reason);
+}
+
+void tlr_service_shutdown(tlr_service *svc)
+{
+    tlr_loop_stop(svc->loop);
+}
+
+static void on_signal(tlr_loop *loop, int signo, void *arg)
+{
+    tlr_service *svc = arg;
+    if (signo == SIGHUP) {
+        TLR_INFO(svc->log, "SIGHUP ignored; restart to change settings");
+        return;
+    }
+    TLR_INFO(svc->log, "shutting down", TLR_S("signal", signo == SIGTERM ? "SIGTERM" : "SIGINT"));
+    tlr_service_set_ready(svc, false, "shutting down");
+    tlr_loop_stop(loop);
+}
+
+static double uptime_seconds(void *arg)
+{
+    const tlr_service *svc = arg;
+    return (double)(tlr_mono_ms() - svc->started_ms) / 1000.0;
+}
+
+/* The whole table: common settings (offsets into the leading
+ * tlr_service_conf) followed by the service's own.  The caller frees it. */
+static tlr_setting *merge_settings(const tlr_service_ops *ops, size_t *n)
+{
+    tlr_setting *t = tlr_calloc(NCOMMON + ops->nsettings, sizeof(*t));
+    memcpy(t, common_settings, sizeof(common_settings));
+    t[2].def = ops->http_default;
+    if (ops->nsettings)
+        memcpy(t + NCOMMON, ops->settings, ops->nsettings * sizeof(*t));
+    *n = NCOMMON + ops->nsettings;
+    return t;
+}
+
+int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops)
+{
+    char prog[64];
+    snprintf(prog, sizeof(prog), "tailor-%s", ops->name);
+    size_t nset;
+    tlr_setting *table = merge_settings(ops, &nset);
+    tlr_service svc = { .ops = ops, .started_ms = tlr_mono_ms(), .started_wall_ms = tlr_wall_ms() };
+    int exit_code = 1;
+    bool started = false;
+
+    tlr_conf_result res;
+    int rc = tlr_conf_load(table, nset, ops->cfg, argc, argv,
+                           (const char *const *)environ, &res);
+    if (rc) {
+        fprintf(stderr, "%s: %s\nTry '%s --help'.\n", prog, res.err, prog);
+        exit_code = 2;
+        goto out;
+    }
+    if (res.help) {
+        tlr_conf_help(prog, ops->summary, table, nset, stdout);
+        exit_code = 0;
+        goto out;
+    }
+    if (res.version) {
+        printf("%s %s (contract tailor.v1)\n", prog, TLR_VERSION);
+        exit_code = 0;
+        goto out;
+    }
+    if (res.argc > 0) {
+        fprintf(stderr, "%s: unexpected argument '%s'\nTry '%s --help'.\n", prog,
+                res.argv[0], prog);
+        exit_code = 2;
+        goto out;
+    }
+    tlr_service_conf *common = ops->cfg;
+    tlr_log_level level;
+    if (tlr_log_level_parse(common->log_level, &level)) {
+        fprintf(stderr, "%s: --log-level: unknown level \"%s\" (debug, info, warn, error)\n",
+                prog, common->log_level ? common->log_level : "");
+        exit_code = 2;
+        goto out;
+    }
+
+    char host[64] = "localhost";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(svc.id, sizeof(svc.id), "%s/%s/%ld", ops->name, host, (long)getpid());
+    tlr_logger_create(&(tlr_log_opts){ .service = ops->name, .level = level, .fd = 2 },
+                      &svc.log);
+
+    if ((rc = tlr_loop_create(&svc.loop))) {
+        TLR_ERROR(svc.log, "cannot create event loop", TLR_ERR(rc));
+        goto out;
+    }
+    tlr_loop_on_signal(svc.loop, on_signal, &svc);
+
+    tlr_metrics_create(&svc.metrics);
+    tlr_metrics_register_process(svc.metrics);
+    tlr_metrics_gauge_set(tlr_metrics_gauge(svc.metrics, "tailor_build_info",
+                                            "Build and contract version of this binary.", 3,
+                                            (const char *[]){ "service", "version", "contract" }),
+                          (const char *[]){ ops->name, TLR_VERSION, "tailor.v1" }, 1);
+    tlr_metrics_gauge_func(svc.metrics, "tailor_uptime_seconds",
+                           "Seconds since this process started.", uptime_seconds, &svc);
+    svc.rpc_requests = tlr_metrics_counter(svc.metrics, "tailor_rpc_requests_total",
+                                           "Requests answered, by request type and result code.",
+                                           2, (const char *[]){ "type", "code" });
+    svc.rpc_duration = tlr_metrics_histogram(svc.metrics, "tailor_rpc_duration_seconds",
+                                             "Time to answer one request, by request type.",
+                                             1, (const char *[]){ "type" }, NULL, 0);
+
+    if (common->http_listen && *common->http_listen) {
+        rc = tlr_http_start(&(tlr_http_opts){ .listen = common->http_listen,
+                                              .metrics = svc.metrics, .log = svc.log },
+                            &svc.http);
+        if (rc) {
+            TLR_ERROR(svc.log, "cannot serve health and metrics", TLR_S("listen", common->http_listen),
+                      TLR_ERR(rc));
+            goto out;
+        }
+        tlr_http_set_ready(svc.http, false, "starting");
+    }
+
+    tlr_buf dump;
+    tlr_buf_init(&dump, 64 * 1024);
+    tlr_conf_dump_json(table, nset, ops->cfg, &dump);
+    TLR_INFO(svc.log, "starting", TLR_S("id", svc.id), TLR_S("version", TLR_VERSION),
+             TLR_S("config_file", res.config_path), TLR_RAW("settings", tlr_buf_str(&dump)));
+    tlr_buf_free(&dump);
+
+    if (ops->start && (rc = ops->start(&svc, ops->app))) {
+        TLR_ERROR(svc.log, "start failed", TLR_ERR(rc));
+        started = true;   /* start may have half-built state: let stop free it */
+        goto out;
+    }
+    started = true;
+
+    rc = tlr_loop_run(svc.loop);
+    if (rc) {
+        TLR_ERROR(svc.log, "event loop failed", TLR_ERR(rc));
+        goto out;
+    }
+    exit_code = 0;
+
+out:
+    if (svc.http)
+        tlr_http_set_ready(svc.http, false, "shutting down");
+    if (started && ops->stop)
+        ops->stop(&svc, ops->app);
+    tlr_http_stop(svc.http);
+    if (svc.log && started)
+        TLR_INFO(svc.log, "stopped", TLR_I("exit_code", exit_code));
+    tlr_metrics_free(svc.metrics);
+    tlr_loop_free(svc.loop);
+    tlr_logger_free(svc.log);
+    tlr_conf_free(table, nset, ops->cfg);
+    free(table);
+    nng_fini();
+    return exit_code;
+}

@@ -1,0 +1,97 @@
+/* tlr_service.h - the skeleton every tailor service runs in.
+ *
+ * main.c of a service declares its settings and hands a tlr_service_ops to
+ * tlr_service_main(), which owns everything that is the same in all four:
+ *   - settings: the service's table plus the common ones (--log-level,
+ *     --http-listen, --config), --help and --version;
+ *   - the JSON logger, the event loop, the metrics registry and the HTTP
+ *     endpoint with /healthz, /readyz and /metrics;
+ *   - signals: SIGTERM and SIGINT shut down cleanly (ops->stop, then every
+ *     resource freed and nng_fini(), so valgrind sees no leak); SIGHUP is
+ *     logged and ignored;
+ *   - exit codes: 0 after a clean shutdown or --help, 2 for bad settings,
+ *     1 when the service failed to start or its loop failed.
+ *
+ * The service's config struct must begin with a tlr_service_conf member so
+ * the common settings can be stored in it:
+ *
+ *   typedef struct solver_cfg {
+ *       tlr_service_conf svc;      // first member
+ *       char *listen;
+ *   } solver_cfg;
+ */
+#ifndef TLR_SERVICE_H
+#define TLR_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tlr_conf.h"
+#include "tlr_log.h"
+#include "tlr_loop.h"
+#include "tlr_metrics.h"
+
+#define TLR_VERSION "0.1.0"
+
+typedef struct tlr_service_conf {
+    char *config;        /* --config FILE */
+    char *log_level;     /* --log-level */
+    char *http_listen;   /* --http-listen host:port for /healthz etc. */
+} tlr_service_conf;
+
+typedef struct tlr_service tlr_service;
+
+typedef struct tlr_service_ops {
+    const char *name;          /* "solver": binary tailor-solver */
+    const char *summary;       /* one line for --help */
+    const char *http_default;  /* default --http-listen, e.g. "127.0.0.1:8101" */
+    const tlr_setting *settings;
+    size_t nsettings;
+    void *cfg;                 /* borrowed; begins with tlr_service_conf */
+    /* Called once everything common is up.  Register fds and timers on
+     * tlr_service_loop(svc); call tlr_service_set_ready() when serving.
+     * A non-zero return is logged and the process exits 1. */
+    int  (*start)(tlr_service *svc, void *app);
+    /* Called after the loop stopped, before common teardown.  Free what
+     * start created.  May be NULL. */
+    void (*stop)(tlr_service *svc, void *app);
+    void *app;                 /* borrowed; passed to start and stop */
+} tlr_service_ops;
+
+/* Run the service; returns the process exit code.  argv, ops: borrowed. */
+int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops);
+
+/* Borrowed handles, valid between start and stop. */
+tlr_loop    *tlr_service_loop(tlr_service *svc);
+tlr_logger  *tlr_service_log(tlr_service *svc);
+tlr_metrics *tlr_service_metrics(tlr_service *svc);
+/* "solver/<hostname>/<pid>": the sender id put in envelopes. */
+const char  *tlr_service_id(const tlr_service *svc);
+/* Thread-safe.  reason (copied) is what /readyz says while not ready. */
+void tlr_service_set_ready(tlr_service *svc, bool ready, const char *reason);
+/* Ask for a clean shutdown, as SIGTERM does. */
+void tlr_service_shutdown(tlr_service *svc);
+
+#endif
+
+/* ---- endpoints: nng sockets wired to the loop, metrics and Ping ------- */
+#include "tlr_pubsub.h"
+#include "tlr_rep.h"
+
+/* Serve routes (borrowed table; copied) on url.  Adds a Ping route that
+ * reports this service's name, id, version, uptime and readiness, and
+ * counts every request in tailor_rpc_requests_total{type,code} and
+ * tailor_rpc_duration_seconds{type}.  On TLR_OK *out is new and owned:
+ * free with tlr_rep_server_free() in ops->stop. */
+int tlr_service_listen(tlr_service *svc, const char *url, size_t max_msg,
+                       const tlr_rep_route *routes, size_t nroutes,
+                       tlr_rep_server **out);
+
+/* Publish on url.  On TLR_OK *out is new and owned: tlr_pub_free(). */
+int tlr_service_publish(tlr_service *svc, const char *url, size_t max_msg,
+                        tlr_pub **out);
+
+/* A route for a request this build does not handle yet: it answers
+ * Status{UNIMPLEMENTED} naming the service and the request type. */
+tlr_rep_route tlr_service_route_unimplemented(tlr_service *svc,
+                                              const ProtobufCMessageDescriptor *request);

@@ -1,0 +1,59 @@
+/* tlr_solve.h - the solver engine: scheduling simulation and instance
+ * selection, a pure function from a request to a plan.
+ *
+ * The same engine runs behind tailor-solver (Solve/Simulate over nng) and
+ * `tailorctl solve` (offline dry-run).  It links no HTTP, Kubernetes or
+ * AWS code and never reads a clock other than for its own timeout: the
+ * request carries "now".
+ *
+ * Strategies:
+ *   TLR_SOLVE_TAILOR     tailor's packing (the default).
+ *   TLR_SOLVE_KARPENTER  the baseline the benchmarks compare against:
+ *                        Karpenter's algorithm as documented in
+ *                        ../shared/reference/karpenter-v1-notes.md §2 (pods
+ *                        by cpu then memory descending; existing nodes,
+ *                        then in-flight claims with fewest pods first, then
+ *                        a new claim keeping every type that still fits;
+ *                        launch the cheapest option), honouring the same
+ *                        constraints so the comparison is fair.
+ */
+#ifndef TLR_SOLVE_H
+#define TLR_SOLVE_H
+
+#include <stdint.h>
+
+#include "tailor/v1/solver.pb-c.h"
+
+typedef enum tlr_solve_strategy {
+    TLR_SOLVE_TAILOR = 0,
+    TLR_SOLVE_KARPENTER = 1,
+} tlr_solve_strategy;
+
+typedef struct tlr_solve_opts {
+    tlr_solve_strategy strategy;
+    const char *replica_id;    /* borrowed; copied into the response */
+} tlr_solve_opts;
+
+/* Plan req (borrowed).  o may be NULL (defaults).  On TLR_OK *out is new
+ * and owned by the caller: free with tlr_solve_response_free().  Pods that
+ * cannot be placed are not an error: each gets a PodError with reasons.
+ * Errors: TLR_E_INVAL for a request that makes no sense as a whole (the
+ * response is then still returned, with status set, when out is non-NULL:
+ * check (*out)->status).  Catalog misses: see solver.proto. */
+int  tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o,
+               Tailor__V1__SolveResponse **out);
+void tlr_solve_response_free(Tailor__V1__SolveResponse *r);   /* NULL is fine */
+
+/* Would the pods of req->remove_node_names (and req->pending_pods) fit
+ * without those nodes, and at what cost.  Ownership as tlr_solve(). */
+int  tlr_simulate(const Tailor__V1__SimulateRequest *req, const tlr_solve_opts *o,
+                  Tailor__V1__SimulateResponse **out);
+void tlr_simulate_response_free(Tailor__V1__SimulateResponse *r);
+
+/* A lower bound on the hourly cost of new capacity for the pending pods of
+ * req that do not fit on existing nodes and in-flight claims: the optimum
+ * of a linear relaxation (see lower_bound.c and docs/solver.md).  0 when
+ * nothing needs new capacity.  Pure; does not place anything. */
+int  tlr_solve_lower_bound(const Tailor__V1__SolveRequest *req, double *cost_per_hour);
+
+#endif

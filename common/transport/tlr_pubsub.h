@@ -1,0 +1,91 @@
+/* tlr_pubsub.h - topics: a publisher and loop-driven subscribers.
+ *
+ * One message on the wire is the topic, one NUL byte, then the Envelope:
+ *
+ *   "pending" 0x00 <tailor.v1.Envelope bytes>
+ *
+ * A subscriber subscribes to the prefix "<topic>\0", so "pending" never
+ * matches "pending-v2".  Publishing never blocks: nng's pub drops a
+ * message for a subscriber whose queue is full, and a subscriber only
+ * gets what was published after its connection was set up -- everything
+ * earlier is gone.  tailor's topics are level-triggered (every message
+ * carries the complete state), so a lost message only delays; receivers
+ * must not rely on seeing every message.
+ *
+ * A subscriber checks each message like a REP server checks a request
+ * (size, decode, contract version); what fails is logged at warn, counted
+ * and dropped, and the subscriber carries on.
+ */
+#ifndef TLR_PUBSUB_H
+#define TLR_PUBSUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "tlr_envelope.h"
+#include "tlr_log.h"
+#include "tlr_loop.h"
+
+/* The longest topic name. */
+#define TLR_TOPIC_MAX 64
+
+typedef struct tlr_pub tlr_pub;
+typedef struct tlr_sub tlr_sub;
+
+typedef struct tlr_pub_stats {
+    uint64_t sent;       /* handed to nng (which may still drop per peer) */
+    uint64_t failed;     /* too big, bad topic, or nng refused */
+} tlr_pub_stats;
+
+/* Listen on listen_url (borrowed; tcp port 0 picks one).  max_msg: 0 =
+ * TLR_MSG_MAX_DEFAULT.  log borrowed (NULL: stderr); sender copied.
+ * On TLR_OK *out is new and owned: free with tlr_pub_free().
+ * Errors: TLR_E_INVAL (bad URL), TLR_E_IO. */
+int  tlr_pub_create(const char *listen_url, size_t max_msg, tlr_logger *log,
+                    const char *sender, tlr_pub **out);
+void tlr_pub_free(tlr_pub *p);   /* NULL is fine */
+
+/* Publish msg (borrowed) on topic (borrowed; 1..TLR_TOPIC_MAX bytes).
+ * Returns once nng has the message.  Errors: TLR_E_INVAL (bad topic),
+ * TLR_E_TOOBIG (framed message over max_msg), TLR_E_IO. */
+int  tlr_pub_send(tlr_pub *p, const char *topic, const ProtobufCMessage *msg);
+
+int    tlr_pub_port(const tlr_pub *p);    /* bound TCP port; 0 if not TCP */
+size_t tlr_pub_peers(const tlr_pub *p);   /* subscribers connected */
+void   tlr_pub_stats_get(const tlr_pub *p, tlr_pub_stats *out);
+
+/* Called on the loop thread for every good message.  topic and env are
+ * borrowed for the call.  Decode the payload with tlr_envelope_payload(). */
+typedef void (*tlr_sub_fn)(void *arg, const char *topic,
+                           const Tailor__V1__Envelope *env);
+
+typedef struct tlr_sub_opts {
+    const char *const *urls;    /* publishers to dial; borrowed */
+    size_t nurls;
+    const char *const *topics;  /* borrowed; at least one */
+    size_t ntopics;
+    size_t max_msg;             /* 0 = TLR_MSG_MAX_DEFAULT */
+    tlr_logger *log;            /* borrowed; NULL logs to stderr */
+    tlr_sub_fn fn;
+    void *arg;                  /* borrowed, passed to fn */
+} tlr_sub_opts;
+
+typedef struct tlr_sub_stats {
+    uint64_t received;   /* messages taken off the socket */
+    uint64_t delivered;  /* passed to fn */
+    uint64_t dropped;    /* bad framing, too big, garbage, wrong version */
+} tlr_sub_stats;
+
+/* Dial every URL in the background, subscribe to every topic and watch
+ * the socket on loop (borrowed; must outlive the subscriber).  On TLR_OK
+ * *out is new and owned: free with tlr_sub_free().
+ * Errors: TLR_E_INVAL (no URL, no topic, bad topic, bad URL), TLR_E_IO. */
+int  tlr_sub_create(tlr_loop *loop, const tlr_sub_opts *o, tlr_sub **out);
+void tlr_sub_free(tlr_sub *s);   /* NULL is fine */
+
+size_t tlr_sub_peers(const tlr_sub *s);   /* publishers connected */
+void   tlr_sub_stats_get(const tlr_sub *s, tlr_sub_stats *out);
+
+#endif

@@ -1,0 +1,65 @@
+# lib.sh - shell helpers for integration tests (sourced, not run).
+# Every helper fails loudly; tests use `set -euo pipefail`.
+
+# free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# http_get URL: print the body; return non-zero unless the status is 2xx.
+http_get() {
+  curl -fsS --max-time 5 "$1"
+}
+
+# http_status URL: print just the status code (000 when nothing answers).
+http_status() {
+  curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$1" || true
+}
+
+# wait_for_status URL CODE SECONDS: poll until URL answers CODE.
+wait_for_status() {
+  local url=$1 want=$2 secs=$3 i
+  for ((i = 0; i < secs * 10; i++)); do
+    [ "$(http_status "$url")" = "$want" ] && return 0
+    sleep 0.1
+  done
+  echo "timeout: $url never answered $want (last: $(http_status "$url"))" >&2
+  return 1
+}
+
+# wait_exit PID SECONDS: wait for child PID to exit; its exit status is
+# left in WAIT_RC (137 when it had to be killed after SECONDS).  Not for
+# use inside $(...): a subshell cannot wait for its parent's children.
+wait_exit() {
+  local pid=$1 secs=$2 killer
+  # The watchdog's sleep is killed once pid is reaped, which skips the
+  # rest of its && chain, so it exits quietly.
+  (sleep "$secs" && echo "timeout: pid $pid still running after ${secs}s" >&2 &&
+    kill -9 "$pid" 2>/dev/null) &
+  killer=$!
+  WAIT_RC=0
+  wait "$pid" || WAIT_RC=$?
+  pkill -PIPE -P "$killer" sleep 2>/dev/null || true   # bash reports no SIGPIPE deaths
+  wait "$killer" 2>/dev/null || true
+}
+
+# check NAME CONDITION...: run the condition; print PASS/FAIL and count.
+PASSED=0
+FAILED=0
+check() {
+  local name=$1
+  shift
+  if "$@"; then
+    echo "PASS: $name"
+    PASSED=$((PASSED + 1))
+  else
+    echo "FAIL: $name"
+    FAILED=$((FAILED + 1))
+  fi
+}
+
+# finish: the summary line ctest and CI read; non-zero if anything failed.
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}

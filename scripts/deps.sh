@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# deps.sh - install what building and testing tailor needs on Debian 12.
+#
+# Idempotent and fast when everything is present: it asks dpkg first and
+# only runs apt-get (update + install) for what is missing.  Needs root for
+# the install step; without root it prints the command to run instead.
+set -euo pipefail
+
+# Build and test dependencies, one concern a line.
+PACKAGES=(
+  build-essential cmake pkg-config git curl ca-certificates     # toolchain
+  protobuf-c-compiler libprotobuf-c-dev                          # contracts
+  libnng-dev                                                     # transport
+  libjson-c-dev libyaml-dev libcurl4-openssl-dev libssl-dev      # parsing, HTTP, TLS
+  libexpat1-dev                                                  # EC2 XML responses
+  libmicrohttpd-dev                                              # kubesim's API server
+  python3-kubernetes python3-botocore                            # real clients in tests
+  libcmocka-dev valgrind clang                                   # tests, leak checks, libFuzzer
+  prometheus                                                     # promtool checks /metrics
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: not root; run: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# --no-install-recommends keeps prometheus from pulling in a desktop's worth.
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "deps: done"

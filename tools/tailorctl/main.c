@@ -1,0 +1,44 @@
+/* main.c - tailorctl: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tailorctl.h"
+#include "tlr_service.h"
+
+typedef struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} subcommand;
+
+static const subcommand commands[] = {
+    { "ping", cmd_ping, "check that tailor services answer, and which version they speak" },
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Usage: tailorctl COMMAND [OPTIONS]\n\n"
+                 "Operate tailor, the Kubernetes node autoscaler.\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'tailorctl COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("tailorctl %s (contract tailor.v1)\n", TLR_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tailorctl: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,10 @@
+/* tailorctl.h - what the subcommands share: the signature main.c
+ * dispatches to.  Each subcommand parses its own flags (tlr_conf) and
+ * returns the process exit code: 0 success, 1 the operation failed,
+ * 2 bad usage. */
+#ifndef TAILORCTL_H
+#define TAILORCTL_H
+
+int cmd_ping(int argc, char **argv);
+
+#endif
