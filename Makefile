@@ -7,6 +7,7 @@
 #   build/release   RelWithDebInfo: the binaries, valgrind and promtool checks
 #   build/sanitize  ASan+UBSan (gcc): every unit and integration test again
 #   build/fuzz      clang + libFuzzer: short fuzz runs
+SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?= --output-on-failure
 
@@ -27,21 +28,24 @@ build/fuzz/CMakeCache.txt:
 build: deps build/release/CMakeCache.txt
 	cmake --build build/release -j $(JOBS)
 
+# The release pass runs verbose so every cmocka line is in the log; the
+# others print a test's output only when it fails.  Each pass keeps its
+# ctest output in build/<tree>/ctest.out for the closing summary.
 test: deps
 	@$(MAKE) --no-print-directory test-release test-sanitize test-fuzz
-	@echo "make test: all suites passed"
+	@bash scripts/test-summary.sh build/release build/sanitize build/fuzz
 
 test-release: build/release/CMakeCache.txt
 	cmake --build build/release -j $(JOBS)
-	cd build/release && ctest $(CTEST_ARGS) -j $(JOBS)
+	cd build/release && ctest $(CTEST_ARGS) -V -j $(JOBS) 2>&1 | tee ctest.out; exit $${PIPESTATUS[0]}
 
 test-sanitize: build/sanitize/CMakeCache.txt
 	cmake --build build/sanitize -j $(JOBS)
-	cd build/sanitize && ctest $(CTEST_ARGS) -j $(JOBS) -LE 'valgrind|fuzz'
+	cd build/sanitize && ctest $(CTEST_ARGS) -j $(JOBS) -LE 'valgrind|fuzz|bench' 2>&1 | tee ctest.out; exit $${PIPESTATUS[0]}
 
 test-fuzz: build/fuzz/CMakeCache.txt
 	cmake --build build/fuzz -j $(JOBS)
-	cd build/fuzz && ctest $(CTEST_ARGS) -L fuzz
+	cd build/fuzz && ctest $(CTEST_ARGS) -L fuzz 2>&1 | tee ctest.out; exit $${PIPESTATUS[0]}
 
 demo: build
 	@bash scripts/demo.sh build/release
