@@ -47,6 +47,13 @@ test-fuzz: build/fuzz/CMakeCache.txt
 	cmake --build build/fuzz -j $(JOBS)
 	cd build/fuzz && ctest $(CTEST_ARGS) -L fuzz 2>&1 | tee ctest.out; exit $${PIPESTATUS[0]}
 
+# Benchmarks (bench/*/): optimized build, then every bench-* program in
+# full; they print figures and ratios and exit non-zero on an invalid plan.
+bench: build/release/CMakeCache.txt
+	cmake --build build/release -j $(JOBS) --target bench-solver
+	@set -e; for b in build/release/bench/*/bench-*; do \
+	  echo "== $$b"; TAILOR_SHARED_DATA=$(CURDIR)/../shared/data $$b; done
+
 demo: build
 	@bash scripts/demo.sh build/release
 

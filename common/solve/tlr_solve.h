@@ -20,6 +20,7 @@
 #ifndef TLR_SOLVE_H
 #define TLR_SOLVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tailor/v1/solver.pb-c.h"
@@ -32,6 +33,9 @@ typedef enum tlr_solve_strategy {
 typedef struct tlr_solve_opts {
     tlr_solve_strategy strategy;
     const char *replica_id;    /* borrowed; copied into the response */
+    /* Leave SolveResponse.lower_bound_cost_per_hour at 0 (not computed):
+     * the bound is an LP and can cost more than the solve itself. */
+    bool no_lower_bound;
 } tlr_solve_opts;
 
 /* Plan req (borrowed).  o may be NULL (defaults).  On TLR_OK *out is new

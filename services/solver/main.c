@@ -1,12 +1,14 @@
 /* main.c - tailor-solver: settings and wiring only.
  *
  * The solver answers Solve and Simulate (proto/tailor/v1/solver.proto) on
- * a REP socket; it is stateless, so any number of replicas can run behind
- * one client.  The engine is not built yet: both requests are answered
- * with Status UNIMPLEMENTED until the Solver issue lands.
+ * a REP socket; it is stateless apart from a catalog cache (handlers.c),
+ * so any number of replicas can run behind one client.
  */
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
+#include "handlers.h"
 #include "tailor/v1/solver.pb-c.h"
 #include "tlr_err.h"
 #include "tlr_service.h"
@@ -15,10 +17,15 @@ typedef struct solver_cfg {
     tlr_service_conf svc;       /* must be first */
     char *listen;
     int max_msg_mib;
+    int cache_entries;
+    int cache_mib;
+    char *strategy;
+    bool lower_bound;
 } solver_cfg;
 
 typedef struct solver_app {
     solver_cfg cfg;
+    solver_handlers *handlers;
     tlr_rep_server *rep;
 } solver_app;
 
@@ -28,14 +35,44 @@ static const tlr_setting settings[] = {
     { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT,
       offsetof(solver_cfg, max_msg_mib), "64",
       "largest request or reply accepted, in MiB", .min = 1, .max = 2048 },
+    { "catalog-cache-entries", "TAILOR_CATALOG_CACHE_ENTRIES", TLR_SET_INT,
+      offsetof(solver_cfg, cache_entries), "16",
+      "most instance-type catalogs kept in the cache (least recently used go first)",
+      .min = 1, .max = 4096 },
+    { "catalog-cache-mib", "TAILOR_CATALOG_CACHE_MIB", TLR_SET_INT,
+      offsetof(solver_cfg, cache_mib), "1024", "most MiB of catalogs kept in the cache",
+      .min = 1, .max = 65536 },
+    { "strategy", "TAILOR_SOLVER_STRATEGY", TLR_SET_STR, offsetof(solver_cfg, strategy), "tailor",
+      "packing strategy: tailor, or karpenter (the baseline, for comparisons)" },
+    { "lower-bound", "TAILOR_SOLVER_LOWER_BOUND", TLR_SET_BOOL, offsetof(solver_cfg, lower_bound), "false",
+      "also compute the cost lower bound (an LP; slower) in every Solve reply" },
 };
 
 static int start(tlr_service *svc, void *arg)
 {
     solver_app *app = arg;
+    tlr_solve_strategy strategy;
+    if (!strcmp(app->cfg.strategy, "tailor"))
+        strategy = TLR_SOLVE_TAILOR;
+    else if (!strcmp(app->cfg.strategy, "karpenter"))
+        strategy = TLR_SOLVE_KARPENTER;
+    else {
+        TLR_ERROR(tlr_service_log(svc), "unknown strategy (want tailor or karpenter)",
+                  TLR_S("strategy", app->cfg.strategy));
+        return TLR_E_INVAL;
+    }
+    const solver_handlers_opts ho = {
+        .cache_entries = (size_t)app->cfg.cache_entries,
+        .cache_bytes = (size_t)app->cfg.cache_mib << 20,
+        .strategy = strategy,
+        .lower_bound = app->cfg.lower_bound,
+        .replica_id = tlr_service_id(svc),
+        .metrics = tlr_service_metrics(svc),
+    };
+    solver_handlers_create(&ho, &app->handlers);
     const tlr_rep_route routes[] = {
-        tlr_service_route_unimplemented(svc, &tailor__v1__solve_request__descriptor),
-        tlr_service_route_unimplemented(svc, &tailor__v1__simulate_request__descriptor),
+        solver_handlers_solve_route(app->handlers),
+        solver_handlers_simulate_route(app->handlers),
     };
     int rc = tlr_service_listen(svc, app->cfg.listen, (size_t)app->cfg.max_msg_mib << 20,
                                 routes, sizeof(routes) / sizeof(routes[0]), &app->rep);
@@ -50,6 +87,9 @@ static void stop(tlr_service *svc, void *arg)
     (void)svc;
     solver_app *app = arg;
     tlr_rep_server_free(app->rep);
+    app->rep = NULL;
+    solver_handlers_free(app->handlers);
+    app->handlers = NULL;
 }
 
 int main(int argc, char **argv)

@@ -13,6 +13,7 @@ typedef struct subcommand {
 
 static const subcommand commands[] = {
     { "ping", cmd_ping, "check that tailor services answer, and which version they speak" },
+    { "solve", cmd_solve, "plan nodes for pods offline: what they would cost, and why not" },
 };
 
 static void usage(FILE *out)

@@ -6,5 +6,8 @@
 #define TAILORCTL_H
 
 int cmd_ping(int argc, char **argv);
+/* solve.c: exit 0 every pod placed, 3 some unschedulable, 2 bad usage or
+ * input, 1 other failure. */
+int cmd_solve(int argc, char **argv);
 
 #endif

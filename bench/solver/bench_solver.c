@@ -1,0 +1,483 @@
+/* bench_solver.c - bench-solver: speed and cost of the solver engine.
+ *
+ * Not a test: it prints figures and ratios.  For every case it runs the
+ * Karpenter-style baseline (TLR_SOLVE_KARPENTER) and tailor
+ * (TLR_SOLVE_TAILOR) on the same request and prints, per strategy: pods,
+ * pods placed, new nodes, cost $/h, the lower bound (tlr_solve_lower_bound
+ * over the pods the plan placed), cost/bound, solve time, pods/s, and the
+ * number of violations tlr_plan_check finds; then tailor/baseline cost.
+ * Any invalid plan makes the program exit 1.  Peak RSS (ru_maxrss) is
+ * printed after each case.
+ *
+ * Cases:
+ *   karpenter-diverse-N  Karpenter's scheduling_benchmark_test.go shapes:
+ *                        400 synthetic types (type i: i+1 vCPU, 2(i+1)
+ *                        GiB, 10(i+1) pods; offerings test-zone-1/2 x
+ *                        on-demand/spot; on-demand price = Karpenter's fake
+ *                        PriceFromResources 0.1/vCPU + 0.1/GB, spot 30%
+ *                        cheaper), pods cpu {100,250,500,1000,1500}m x
+ *                        memory {100,256,512,1024,2048,4096}Mi, 1/5 each
+ *                        generic, zone spread, hostname spread, zone pod
+ *                        affinity, hostname anti-affinity (as Karpenter's
+ *                        makeDiversePods, with a fixed-seed PRNG).
+ *   karpenter-generic-N  the same catalog, generic pods only.
+ *   alibaba-gpu          the real catalog (../shared/data/aws-instance-
+ *                        types.json, us-east-1 on-demand, zones a/b/c) and
+ *                        the real trace (workload-alibaba-gpu2023.csv):
+ *                        GPUs as whole nvidia.com/gpu, shared GPUs
+ *                        (gpu_milli < 1000) rounded up to 1.
+ *   alibaba-cpu          the same trace with GPU requests dropped.
+ * --quick runs small sizes only (the ctest smoke run); --case PREFIX runs
+ * the cases whose name starts with PREFIX; --data DIR points
+ * at the shared data (default $TAILOR_SHARED_DATA, else ../shared/data).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "tlr_alloc.h"
+#include "tlr_buf.h"
+#include "tlr_catalog.h"
+#include "tlr_err.h"
+#include "tlr_plancheck.h"
+#include "tlr_solve.h"
+
+#define MIB (1024LL * 1024)
+#define GIB (1024LL * MIB)
+#define PUSH(arr, n, x)                                         \
+    do {                                                        \
+        (arr) = tlr_realloc((arr), ((n) + 1) * sizeof(*(arr))); \
+        (arr)[(n)++] = (x);                                     \
+    } while (0)
+
+/* ---- tiny builders ------------------------------------------------------ */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+static Tailor__V1__Label *label(const char *k, const char *v)
+{
+    Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
+    tailor__v1__label__init(l);
+    l->key = tlr_strdup(k);
+    l->value = tlr_strdup(v);
+    return l;
+}
+
+static Tailor__V1__ResourceList *res(int64_t cpu, int64_t mem, int64_t pods)
+{
+    Tailor__V1__ResourceList *r = tlr_malloc(sizeof(*r));
+    tailor__v1__resource_list__init(r);
+    r->cpu_millis = cpu;
+    r->memory_bytes = mem;
+    r->pods = pods;
+    return r;
+}
+
+static void add_gpu(Tailor__V1__ResourceList *r, int64_t n)
+{
+    Tailor__V1__ExtendedResource *e = tlr_malloc(sizeof(*e));
+    tailor__v1__extended_resource__init(e);
+    e->name = tlr_strdup("nvidia.com/gpu");
+    e->value = n;
+    PUSH(r->extended, r->n_extended, e);
+}
+
+static Tailor__V1__LabelSelector *selector(const char *k, const char *v)
+{
+    Tailor__V1__LabelSelector *s = tlr_malloc(sizeof(*s));
+    tailor__v1__label_selector__init(s);
+    PUSH(s->match_labels, s->n_match_labels, label(k, v));
+    return s;
+}
+
+static Tailor__V1__PodAffinity *affinity(const char *key, const char *k, const char *v)
+{
+    Tailor__V1__PodAffinityTerm *t = tlr_malloc(sizeof(*t));
+    tailor__v1__pod_affinity_term__init(t);
+    t->topology_key = tlr_strdup(key);
+    t->label_selector = selector(k, v);
+    Tailor__V1__PodAffinity *a = tlr_malloc(sizeof(*a));
+    tailor__v1__pod_affinity__init(a);
+    PUSH(a->required, a->n_required, t);
+    return a;
+}
+
+static Tailor__V1__Pod *pod(const char *uid, int64_t cpu, int64_t mem)
+{
+    Tailor__V1__Pod *p = tlr_malloc(sizeof(*p));
+    tailor__v1__pod__init(p);
+    p->uid = tlr_strdup(uid);
+    p->namespace_ = tlr_strdup("default");
+    p->name = tlr_strdup(uid);
+    p->requests = res(cpu, mem, 1);
+    p->phase = TAILOR__V1__POD_PHASE__POD_PHASE_PENDING;
+    p->unschedulable = 1;
+    return p;
+}
+
+/* A request with one NodePool "default" using node class "default". */
+static Tailor__V1__SolveRequest *request(Tailor__V1__Catalog *cat)
+{
+    Tailor__V1__SolveRequest *req = tlr_malloc(sizeof(*req));
+    tailor__v1__solve_request__init(req);
+    req->cluster = tlr_malloc(sizeof(*req->cluster));
+    tailor__v1__cluster_state__init(req->cluster);
+    req->cluster->synced = 1;
+    Tailor__V1__NodePool *np = tlr_malloc(sizeof(*np));
+    tailor__v1__node_pool__init(np);
+    np->name = tlr_strdup("default");
+    np->weight = 0;
+    np->node_class_ref = tlr_malloc(sizeof(*np->node_class_ref));
+    tailor__v1__node_class_ref__init(np->node_class_ref);
+    np->node_class_ref->name = tlr_strdup("default");
+    PUSH(req->cluster->nodepools, req->cluster->n_nodepools, np);
+    Tailor__V1__CatalogRef *ref = tlr_malloc(sizeof(*ref));
+    tailor__v1__catalog_ref__init(ref);
+    ref->hash = tlr_strdup(cat->hash);
+    ref->catalog = cat;   /* handed over: freed with the request */
+    PUSH(ref->node_classes, ref->n_node_classes, tlr_strdup("default"));
+    PUSH(req->catalogs, req->n_catalogs, ref);
+    req->now_unix_ms = 1700000000000;
+    return req;
+}
+
+/* ---- Karpenter's benchmark shapes ---------------------------------------- */
+
+static Tailor__V1__Catalog *synthetic_catalog(void)
+{
+    Tailor__V1__Catalog *c = tlr_malloc(sizeof(*c));
+    tailor__v1__catalog__init(c);
+    c->hash = tlr_strdup("karpenter-fake-400");
+    c->region = tlr_strdup("test");
+    for (int i = 0; i < 400; i++) {
+        Tailor__V1__InstanceType *t = tlr_malloc(sizeof(*t));
+        tailor__v1__instance_type__init(t);
+        char name[32];
+        snprintf(name, sizeof(name), "fake-it-%03d", i);
+        t->name = tlr_strdup(name);
+        t->arch = tlr_strdup("amd64");
+        PUSH(t->operating_systems, t->n_operating_systems, tlr_strdup("linux"));
+        t->vcpu = i + 1;
+        t->memory_mib = 2048LL * (i + 1);
+        t->max_pods = 10 * (i + 1);
+        t->allocatable = res(1000LL * (i + 1), 2 * GIB * (i + 1), 10 * (i + 1));
+        t->capacity = res(1000LL * (i + 1), 2 * GIB * (i + 1), 10 * (i + 1));
+        Tailor__V1__NodeSelectorRequirement *r = tlr_malloc(sizeof(*r));
+        tailor__v1__node_selector_requirement__init(r);
+        r->key = tlr_strdup("node.kubernetes.io/instance-type");
+        r->operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
+        PUSH(r->values, r->n_values, tlr_strdup(name));
+        PUSH(t->requirements, t->n_requirements, r);
+        double od = 0.1 * (i + 1) + 0.1 * (2.0 * GIB * (i + 1)) / 1e9;
+        for (int z = 0; z < 2; z++) {
+            for (int spot = 0; spot < 2; spot++) {
+                Tailor__V1__Offering *o = tlr_malloc(sizeof(*o));
+                tailor__v1__offering__init(o);
+                o->zone = tlr_strdup(z ? "test-zone-2" : "test-zone-1");
+                o->capacity_type = spot ? TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
+                                        : TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND;
+                o->price_per_hour = spot ? od * 0.7 : od;
+                o->available = 1;
+                PUSH(t->offerings, t->n_offerings, o);
+            }
+        }
+        PUSH(c->instance_types, c->n_instance_types, t);
+    }
+    return c;
+}
+
+static const char *const label_values[] = {"a", "b", "c", "d", "e", "f", "g"};
+
+static Tailor__V1__Pod *karpenter_pod(uint64_t *rng, size_t idx, int kind)
+{
+    static const int cpus[] = {100, 250, 500, 1000, 1500};
+    static const int mems[] = {100, 256, 512, 1024, 2048, 4096};
+    char uid[32];
+    snprintf(uid, sizeof(uid), "pod-%06zu", idx);
+    /* Karpenter draws the labels before the resources. */
+    const char *l1 = label_values[rng_next(rng) % 7];
+    const char *l2 = label_values[rng_next(rng) % 7];
+    int64_t cpu = cpus[rng_next(rng) % 5];
+    int64_t mem = mems[rng_next(rng) % 6] * MIB;
+    Tailor__V1__Pod *p = pod(uid, cpu, mem);
+    switch (kind) {
+    case 1: case 2: {   /* topology spread, zone / hostname */
+        PUSH(p->labels, p->n_labels, label("my-label", l1));
+        Tailor__V1__TopologySpreadConstraint *c = tlr_malloc(sizeof(*c));
+        tailor__v1__topology_spread_constraint__init(c);
+        c->max_skew = 1;
+        c->topology_key = tlr_strdup(kind == 1 ? "topology.kubernetes.io/zone"
+                                               : "kubernetes.io/hostname");
+        c->when_unsatisfiable =
+            TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_DO_NOT_SCHEDULE;
+        c->label_selector = selector("my-label", l2);
+        PUSH(p->topology_spread_constraints, p->n_topology_spread_constraints, c);
+        break;
+    }
+    case 3:             /* zone self-affinity */
+        PUSH(p->labels, p->n_labels, label("my-affininity", l1));
+        p->pod_affinity = affinity("topology.kubernetes.io/zone", "my-affininity", l1);
+        break;
+    case 4:             /* hostname anti-affinity, all pods against each other */
+        PUSH(p->labels, p->n_labels, label("app", "nginx"));
+        p->pod_anti_affinity = affinity("kubernetes.io/hostname", "app", "nginx");
+        break;
+    default:
+        break;
+    }
+    return p;
+}
+
+static Tailor__V1__SolveRequest *karpenter_case(size_t n, bool diverse)
+{
+    Tailor__V1__SolveRequest *req = request(synthetic_catalog());
+    uint64_t rng = 42 * 0x9E3779B97F4A7C15ULL;
+    size_t per = diverse ? n / 5 : 0, idx = 0;
+    for (int kind = 0; kind < 5 && diverse; kind++)
+        for (size_t i = 0; i < per; i++, idx++)
+            PUSH(req->pending_pods, req->n_pending_pods, karpenter_pod(&rng, idx, kind));
+    while (idx < n) {
+        PUSH(req->pending_pods, req->n_pending_pods, karpenter_pod(&rng, idx, 0));
+        idx++;
+    }
+    return req;
+}
+
+/* ---- the real catalog and trace ------------------------------------------ */
+
+static Tailor__V1__SolveRequest *alibaba_case(const char *data, bool gpus, size_t limit)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/aws-instance-types.json", data);
+    Tailor__V1__Catalog *cat = NULL;
+    char err[256];
+    tlr_catalog_file_opts o = {.price_source = "static:karpenter-2026-07-20"};
+    if (tlr_catalog_file_load(path, &o, &cat, err, sizeof(err)) != TLR_OK) {
+        fprintf(stderr, "bench-solver: %s\n", err);
+        return NULL;
+    }
+    snprintf(path, sizeof(path), "%s/workload-alibaba-gpu2023.csv", data);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "bench-solver: cannot open %s\n", path);
+        tlr_catalog_free(cat);
+        return NULL;
+    }
+    Tailor__V1__SolveRequest *req = request(cat);
+    char line[1024];
+    bool header = true;
+    while (fgets(line, sizeof(line), f) && req->n_pending_pods < limit) {
+        if (header) {
+            header = false;
+            continue;
+        }
+        char name[128];
+        long long cpu, mem, ngpu, gmilli;
+        if (sscanf(line, "%127[^,],%lld,%lld,%lld,%lld", name, &cpu, &mem, &ngpu, &gmilli) != 5)
+            continue;
+        Tailor__V1__Pod *p = pod(name, cpu, mem * MIB);
+        if (gpus && ngpu > 0)
+            add_gpu(p->requests, ngpu);   /* shared (gpu_milli < 1000) = 1 whole GPU */
+        PUSH(req->pending_pods, req->n_pending_pods, p);
+    }
+    fclose(f);
+    return req;
+}
+
+/* ---- measuring -------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static long peak_rss_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024;
+}
+
+typedef struct result {
+    double cost, bound, secs, lb_secs;
+    size_t placed, nodes, errors;
+    int violations;
+    bool ok;
+} result;
+
+/* The bound over the pods the plan placed: a plan that leaves pods out is
+ * compared with the cheapest way to place the same pods. */
+static double bound_for_placed(Tailor__V1__SolveRequest *req, const Tailor__V1__SolveResponse *r,
+                               double *secs)
+{
+    size_t n = req->n_pending_pods, kept = 0;
+    Tailor__V1__Pod **all = req->pending_pods;
+    Tailor__V1__Pod **sub = tlr_calloc(n + 1, sizeof(*sub));
+    for (size_t i = 0; i < n; i++) {
+        bool failed = false;
+        for (size_t e = 0; e < r->n_pod_errors && !failed; e++)
+            failed = strcmp(r->pod_errors[e]->pod_uid, all[i]->uid) == 0;
+        if (!failed)
+            sub[kept++] = all[i];
+    }
+    req->pending_pods = sub;
+    req->n_pending_pods = kept;
+    double lb = 0, t0 = now_s();
+    (void)tlr_solve_lower_bound(req, &lb);
+    *secs = now_s() - t0;
+    req->pending_pods = all;
+    req->n_pending_pods = n;
+    free(sub);
+    return lb;
+}
+
+static result run(Tailor__V1__SolveRequest *req, tlr_solve_strategy s, bool print_violations)
+{
+    result out = {0};
+    /* The bound is computed (and timed) separately below, over the pods
+     * the plan placed; "solve ms" is the plan alone. */
+    tlr_solve_opts o = {.strategy = s, .replica_id = "bench", .no_lower_bound = true};
+    Tailor__V1__SolveResponse *r = NULL;
+    double t0 = now_s();
+    int rc = tlr_solve(req, &o, &r);
+    out.secs = now_s() - t0;
+    if (rc != TLR_OK || !r) {
+        fprintf(stderr, "  tlr_solve failed: %s\n", tlr_strerror(rc));
+        tlr_solve_response_free(r);
+        return out;
+    }
+    out.cost = r->total_cost_per_hour;
+    out.nodes = r->n_new_nodeclaims;
+    out.errors = r->n_pod_errors;
+    out.placed = req->n_pending_pods - r->n_pod_errors;
+    out.bound = out.errors == 0 || out.errors < req->n_pending_pods
+                    ? bound_for_placed(req, r, &out.lb_secs) : 0;
+    tlr_buf v;
+    tlr_buf_init(&v, 1 << 16);
+    out.violations = tlr_plan_check(req, r, &v);
+    if (out.violations && print_violations) {
+        /* The first few lines are enough to start debugging. */
+        const char *txt = tlr_buf_str(&v), *end = txt;
+        for (int lines = 0; lines < 8 && *end; lines++) {
+            const char *nl = strchr(end, '\n');
+            end = nl ? nl + 1 : end + strlen(end);
+        }
+        fprintf(stderr, "  %s: plan violations (%d), first ones:\n%.*s",
+                s == TLR_SOLVE_TAILOR ? "tailor" : "baseline", out.violations,
+                (int)(end - txt), txt);
+    }
+    tlr_buf_free(&v);
+    out.ok = true;
+    tlr_solve_response_free(r);
+    return out;
+}
+
+static void print_row(const char *name, const char *strategy, size_t pods, const result *r)
+{
+    double ratio = r->bound > 0 ? r->cost / r->bound : NAN;
+    printf("%-24s %-9s %7zu %7zu %6zu %11.3f %11.3f %7.4f %9.1f %10.0f %6.1f %5d\n", name,
+           strategy, pods, r->placed, r->nodes, r->cost, r->bound, ratio, r->secs * 1e3,
+           r->secs > 0 ? pods / r->secs : 0.0, r->lb_secs * 1e3, r->violations);
+}
+
+typedef struct bench_case {
+    const char *name;
+    size_t pods;
+    bool diverse;
+    int real;           /* 0 synthetic, 1 alibaba-gpu, 2 alibaba-cpu */
+    const char *target; /* printed next to the result */
+} bench_case;
+
+int main(int argc, char **argv)
+{
+    bool quick = false;
+    const char *only = NULL;
+    const char *data = getenv("TAILOR_SHARED_DATA");
+    if (!data)
+        data = "../shared/data";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
+            data = argv[++i];
+        } else {
+            fprintf(stderr, "usage: bench-solver [--quick] [--case NAME-PREFIX] [--data DIR]\n");
+            return 2;
+        }
+    }
+    static const bench_case full[] = {
+        {"karpenter-diverse-1", 1, true, 0, NULL},
+        {"karpenter-diverse-100", 100, true, 0, NULL},
+        {"karpenter-diverse-1000", 1000, true, 0, "Karpenter 0.78 s"},
+        {"karpenter-diverse-5000", 5000, true, 0, "Karpenter 3.74 s"},
+        {"karpenter-diverse-10000", 10000, true, 0, "Karpenter 8.1 s"},
+        {"karpenter-diverse-20000", 20000, true, 0, "target < 0.2 s (Karpenter 20.2 s)"},
+        {"karpenter-generic-20000", 20000, false, 0, NULL},
+        {"karpenter-generic-100000", 100000, false, 0, "target < 1 s"},
+        {"alibaba-gpu", SIZE_MAX, false, 1, "target cost/bound <= 1.02"},
+        {"alibaba-cpu", SIZE_MAX, false, 2, "target cost/bound <= 1.02"},
+    };
+    static const bench_case small[] = {
+        {"karpenter-diverse-1", 1, true, 0, NULL},
+        {"karpenter-diverse-100", 100, true, 0, NULL},
+        {"karpenter-generic-500", 500, false, 0, NULL},
+        {"alibaba-gpu-300", 300, false, 1, NULL},
+    };
+    const bench_case *cases = quick ? small : full;
+    size_t n_cases = quick ? sizeof(small) / sizeof(small[0]) : sizeof(full) / sizeof(full[0]);
+
+    printf("%-24s %-9s %7s %7s %6s %11s %11s %7s %9s %10s %6s %5s\n", "case", "strategy",
+           "pods", "placed", "nodes", "cost$/h", "bound$/h", "c/bound", "solve ms", "pods/s",
+           "lb ms", "viol");
+    int bad = 0;
+    for (size_t c = 0; c < n_cases; c++) {
+        const bench_case *bc = &cases[c];
+        if (only && strncmp(bc->name, only, strlen(only)) != 0)
+            continue;
+        fprintf(stderr, "[%zu/%zu] %s: building...\n", c + 1, n_cases, bc->name);
+        Tailor__V1__SolveRequest *req =
+            bc->real ? alibaba_case(data, bc->real == 1, bc->pods)
+                     : karpenter_case(bc->pods, bc->diverse);
+        if (!req) {
+            bad++;
+            continue;
+        }
+        fprintf(stderr, "[%zu/%zu] %s: %zu pods, solving (baseline, then tailor)...\n", c + 1,
+                n_cases, bc->name, req->n_pending_pods);
+        result k = run(req, TLR_SOLVE_KARPENTER, true);
+        result t = run(req, TLR_SOLVE_TAILOR, true);
+        print_row(bc->name, "baseline", req->n_pending_pods, &k);
+        print_row(bc->name, "tailor", req->n_pending_pods, &t);
+        double ratio = k.cost > 0 ? t.cost / k.cost : NAN;
+        printf("%-24s tailor/baseline cost %.4f%s  peak RSS %ld MiB%s%s\n", bc->name, ratio,
+               ratio > 1 + 1e-9 ? "  ** TAILOR MORE EXPENSIVE **" : "",
+               peak_rss_mib(), bc->target ? "  | " : "", bc->target ? bc->target : "");
+        if (t.placed < k.placed)
+            printf("%-24s ** tailor placed fewer pods (%zu < %zu) **\n", bc->name, t.placed,
+                   k.placed);
+        fflush(stdout);
+        if (!k.ok || !t.ok || k.violations || t.violations)
+            bad++;
+        tailor__v1__solve_request__free_unpacked(req, NULL);
+    }
+    printf("peak RSS %ld MiB; %s\n", peak_rss_mib(),
+           bad ? "SOME PLANS INVALID OR FAILED" : "all plans valid");
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,130 @@
+/* aws_testsrv.h - a scripted HTTP server on loopback, for the aws unit
+ * tests only (header-only so it stays out of tailor_common).
+ *
+ * It answers each connection with the next scripted response (status,
+ * body) and records what it received (request line, headers, body), so a
+ * test can assert both what the client sent and how it handled the
+ * answer.  One request per connection ("Connection: close").  A response
+ * with status 0 closes the connection without answering (a transport
+ * error for the client).
+ */
+#ifndef AWS_TESTSRV_H
+#define AWS_TESTSRV_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define TESTSRV_MAX 16
+
+typedef struct testsrv_resp {
+    int status;
+    const char *body;
+} testsrv_resp;
+
+typedef struct testsrv {
+    int fd;
+    int port;
+    pthread_t th;
+    testsrv_resp resp[TESTSRV_MAX];
+    int nresp;
+    int served;              /* connections answered so far */
+    char *req[TESTSRV_MAX];  /* raw requests received (head + body), owned */
+} testsrv;
+
+static char *testsrv_read_request(int c)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap + 1);
+    long body = -1;
+    char *head_end = NULL;
+
+    for (;;) {
+        ssize_t n = read(c, buf + len, cap - len);
+
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (head_end == NULL && (head_end = strstr(buf, "\r\n\r\n")) != NULL) {
+            const char *cl = strcasestr(buf, "\r\nContent-Length:");
+
+            body = cl != NULL && cl < head_end ? strtol(cl + 17, NULL, 10) : 0;
+        }
+        if (head_end != NULL && (long)(len - (size_t)(head_end + 4 - buf)) >= body)
+            break;
+        if (len == cap)
+            break;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static void *testsrv_main(void *arg)
+{
+    testsrv *s = arg;
+
+    while (s->served < s->nresp) {
+        int c = accept(s->fd, NULL, NULL);
+        const testsrv_resp *r;
+        char head[256];
+
+        if (c < 0)
+            break;
+        r = &s->resp[s->served];
+        s->req[s->served] = testsrv_read_request(c);
+        s->served++;
+        if (r->status != 0) {
+            snprintf(head, sizeof(head),
+                     "HTTP/1.1 %d X\r\nContent-Type: text/xml\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n", r->status, strlen(r->body));
+            if (write(c, head, strlen(head)) < 0 || write(c, r->body, strlen(r->body)) < 0)
+                perror("testsrv write");
+        }
+        close(c);
+    }
+    return NULL;
+}
+
+/* Start serving the n scripted responses. */
+static void testsrv_start(testsrv *s, const testsrv_resp *resp, int n)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof(a);
+    int one = 1;
+
+    memset(s, 0, sizeof(*s));
+    s->nresp = n < TESTSRV_MAX ? n : TESTSRV_MAX;
+    memcpy(s->resp, resp, (size_t)s->nresp * sizeof(*resp));
+    s->fd = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(s->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s->fd, 16) != 0 ||
+        getsockname(s->fd, (struct sockaddr *)&a, &alen) != 0)
+        abort();
+    s->port = ntohs(a.sin_port);
+    pthread_create(&s->th, NULL, testsrv_main, s);
+}
+
+/* Stop serving (unblocking accept); the recorded requests stay readable
+ * until testsrv_free(). */
+static void testsrv_stop(testsrv *s)
+{
+    shutdown(s->fd, SHUT_RDWR);
+    close(s->fd);
+    pthread_join(s->th, NULL);
+}
+
+static void testsrv_free(testsrv *s)
+{
+    for (int i = 0; i < TESTSRV_MAX; i++) {
+        free(s->req[i]);
+        s->req[i] = NULL;
+    }
+}
+
+#endif

@@ -1,0 +1,609 @@
+/* emit.c - turn a placed model into SolveResponse / SimulateResponse parts.
+ *
+ * Everything emitted is allocated from the response's own arena (m->out,
+ * see solve.c), so a response of 100k pods costs a few bump allocations
+ * instead of a million mallocs, and tlr_solve_response_free() frees it in
+ * one go.  Unset strings stay protobuf-c's shared empty string.
+ *
+ * A new claim's options are every candidate type that still holds the
+ * claim's pods plus the DaemonSets landing on it, has an available offering
+ * in the claim's zones and capacity types, and (for a NodePool with limits)
+ * is no larger than what was charged to the limits; cheapest first, at
+ * most max_instance_types, with minValues kept by taking the cheapest type
+ * of each missing value first.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solve_internal.h"
+#include "tlr_alloc.h"
+#include "tlr_err.h"
+
+char *sv_ostrdup(tlr_arena *oa, const char *s)
+{
+    return tlr_arena_strdup(oa, s ? s : "");
+}
+
+static Tailor__V1__NodeSelectorRequirement *nsr_new(tlr_arena *oa, const char *key, int op, const char *const *vals,
+                                                    size_t n, int minv)
+{
+    Tailor__V1__NodeSelectorRequirement *r = tlr_arena_alloc(oa, sizeof(*r));
+    tailor__v1__node_selector_requirement__init(r);
+    r->key = sv_ostrdup(oa, key);
+    r->operator_ = op;
+    r->min_values = minv;
+    r->n_values = n;
+    r->values = n ? tlr_arena_alloc(oa, n * sizeof(char *)) : NULL;
+    for (size_t i = 0; i < n; i++)
+        r->values[i] = sv_ostrdup(oa, vals[i]);
+    return r;
+}
+
+/* Like nsr_new, but vals (n of them, already in oa) become the values. */
+static Tailor__V1__NodeSelectorRequirement *nsr_shared(tlr_arena *oa, const char *key, int op, char **vals,
+                                                       size_t n, int minv)
+{
+    Tailor__V1__NodeSelectorRequirement *r = nsr_new(oa, key, op, NULL, 0, minv);
+    r->n_values = n;
+    r->values = vals;
+    return r;
+}
+
+static Tailor__V1__NodeSelectorRequirement *nsr_copy(tlr_arena *oa, const Tailor__V1__NodeSelectorRequirement *s)
+{
+    return nsr_new(oa, s->key, s->operator_, (const char *const *)s->values, s->n_values, s->min_values);
+}
+
+static Tailor__V1__ResourceList *rl_new(const sv_model *m, const sv_res *r)
+{
+    tlr_arena *oa = m->out;
+    Tailor__V1__ResourceList *l = tlr_arena_alloc(oa, sizeof(*l));
+    tailor__v1__resource_list__init(l);
+    l->cpu_millis = r->v[SV_DIM_CPU];
+    l->memory_bytes = r->v[SV_DIM_MEM];
+    l->pods = r->v[SV_DIM_PODS];
+    l->ephemeral_storage_bytes = r->v[SV_DIM_EPH];
+    for (int d = 4; d < m->ndim; d++)
+        if (r->v[d])
+            l->n_extended++;
+    l->extended = l->n_extended ? tlr_arena_alloc(oa, l->n_extended * sizeof(*l->extended)) : NULL;
+    size_t k = 0;
+    for (int d = 4; d < m->ndim; d++)
+        if (r->v[d]) {
+            Tailor__V1__ExtendedResource *x = tlr_arena_alloc(oa, sizeof(*x));
+            tailor__v1__extended_resource__init(x);
+            x->name = sv_ostrdup(oa, m->dim_name[d]);
+            x->value = r->v[d];
+            l->extended[k++] = x;
+        }
+    /* sorted by name, as resources.proto asks */
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && strcmp(l->extended[j - 1]->name, l->extended[j]->name) > 0; j--) {
+            Tailor__V1__ExtendedResource *t = l->extended[j];
+            l->extended[j] = l->extended[j - 1];
+            l->extended[j - 1] = t;
+        }
+    return l;
+}
+
+static Tailor__V1__Taint **taints_copy(tlr_arena *oa, Tailor__V1__Taint *const *src, size_t n)
+{
+    if (!n)
+        return NULL;
+    Tailor__V1__Taint **out = tlr_arena_alloc(oa, n * sizeof(*out));
+    for (size_t i = 0; i < n; i++) {
+        out[i] = tlr_arena_alloc(oa, sizeof(**out));
+        tailor__v1__taint__init(out[i]);
+        out[i]->key = sv_ostrdup(oa, src[i]->key);
+        out[i]->value = sv_ostrdup(oa, src[i]->value);
+        out[i]->effect = src[i]->effect;
+    }
+    return out;
+}
+
+static Tailor__V1__Label *label_new(tlr_arena *oa, const char *k, const char *v)
+{
+    Tailor__V1__Label *l = tlr_arena_alloc(oa, sizeof(*l));
+    tailor__v1__label__init(l);
+    l->key = sv_ostrdup(oa, k);
+    l->value = sv_ostrdup(oa, v);
+    return l;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+    return strcmp((*(Tailor__V1__Label *const *)a)->key, (*(Tailor__V1__Label *const *)b)->key);
+}
+
+/* ---- claim options ---------------------------------------------------- */
+
+typedef struct opt {
+    int pt;
+    int rank;       /* by name, for ties */
+    double price;
+} opt;
+
+/* Work arrays for one claim, sized for the largest pool, reused. */
+typedef struct scratch {
+    opt *o, *picked;
+    bool *taken;
+    sv_id *vals;
+} scratch;
+
+static int opt_cmp(const void *a, const void *b)
+{
+    const opt *x = a, *y = b;
+    if (x->price != y->price)
+        return x->price < y->price ? -1 : 1;
+    return x->rank - y->rank;
+}
+
+static int rank_cmp(const void *a, const void *b, void *arg)
+{
+    const sv_model *m = ((void **)arg)[0];
+    const sv_pool *p = ((void **)arg)[1];
+    return strcmp(sv_str(m, m->types[p->types[*(const int *)a]].name),
+                  sv_str(m, m->types[p->types[*(const int *)b]].name));
+}
+
+static scratch *scratch_get(sv_model *m)
+{
+    if (m->scratch)
+        return m->scratch;
+    int max = 1;
+    for (int i = 0; i < m->npools; i++)
+        if (m->pools[i].ntypes + 1 > max)
+            max = m->pools[i].ntypes + 1;
+    scratch *s = tlr_arena_alloc(m->ar, sizeof(*s));
+    s->o = tlr_arena_alloc(m->ar, (size_t)max * sizeof(opt));
+    s->picked = tlr_arena_alloc(m->ar, (size_t)max * sizeof(opt));
+    s->taken = tlr_arena_alloc(m->ar, (size_t)max * sizeof(bool));
+    s->vals = tlr_arena_alloc(m->ar, (size_t)max * sizeof(sv_id));
+    m->scratch = s;
+    return s;
+}
+
+static const int *pool_rank(sv_model *m, sv_pool *p)
+{
+    if (p->rank)
+        return p->rank;
+    int *order = tlr_arena_alloc(m->ar, ((size_t)p->ntypes + 1) * sizeof(int));
+    for (int i = 0; i < p->ntypes; i++)
+        order[i] = i;
+    const void *arg[2] = { m, p };
+    qsort_r(order, (size_t)p->ntypes, sizeof(int), rank_cmp, arg);
+    p->rank = tlr_arena_alloc(m->ar, ((size_t)p->ntypes + 1) * sizeof(int));
+    for (int i = 0; i < p->ntypes; i++)
+        p->rank[order[i]] = i;
+    return p->rank;
+}
+
+/* Move the k smallest of o[0..n) to the front (in any order). */
+static void select_k(opt *o, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        opt pivot = o[(lo + hi) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (opt_cmp(&o[i], &pivot) < 0)
+                i++;
+            while (opt_cmp(&o[j], &pivot) > 0)
+                j--;
+            if (i <= j) {
+                opt t = o[i];
+                o[i++] = o[j];
+                o[j--] = t;
+            }
+        }
+        if (k - 1 <= j)
+            hi = j;
+        else if (k - 1 >= i)
+            lo = i;
+        else
+            break;
+    }
+}
+
+/* The candidate options of new claim x, cheapest first in o[0..k) where k
+ * is the return value capped at want (all of them sorted when want < 0). */
+static int claim_options(sv_model *m, const sv_bin *x, opt *o, int want)
+{
+    sv_pool *p = &m->pools[x->pool];
+    const int *rank = pool_rank(m, p);
+    bool limited = p->limited;
+    int n = 0;
+    int words = p->ntypes / 64 + 1;
+    for (int w = 0; w < words; w++) {
+        uint64_t bits = x->cand[w];
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (!sv_pool_type_fits(m, p, pt, &x->used))
+                continue;
+            double price = sv_type_price(m, p->types[pt], x->pmask, NULL);
+            if (price < 0)
+                continue;
+            if (limited) {
+                bool ok = true;
+                for (int d = 0; d < m->ndim && ok; d++)
+                    ok = m->types[p->types[pt]].cap.v[d] <= x->charged.v[d];
+                if (!ok)
+                    continue;
+            }
+            o[n].pt = pt;
+            o[n].rank = rank[pt];
+            o[n++].price = price;
+        }
+    }
+    if (want >= 0 && n > want) {
+        select_k(o, n, want);
+        n = want;
+    }
+    qsort(o, (size_t)n, sizeof(opt), opt_cmp);
+    return n;
+}
+
+double sv_claim_cost(sv_model *m, int b)
+{
+    scratch *s = scratch_get(m);
+    int n = claim_options(m, &m->bins[b], s->o, 1);
+    return n ? s->o[0].price : 0;
+}
+
+/* minValues requirements in force on claim b. */
+static int claim_min_values(const sv_model *m, const sv_bin *x, const sv_req **out, int max)
+{
+    int n = 0;
+    const sv_pool *p = &m->pools[x->pool];
+    for (int i = 0; i < p->reqs.n && n < max; i++)
+        if (p->reqs.r[i].min_values > 0)
+            out[n++] = &p->reqs.r[i];
+    for (int c = 0; c < x->nclasses; c++) {
+        const sv_level *lv = &m->classes[x->classes[c]].levels[x->lvls[c]];
+        for (int i = 0; i < lv->reqs.n && n < max; i++)
+            if (lv->reqs.r[i].min_values > 0)
+                out[n++] = &lv->reqs.r[i];
+    }
+    return n;
+}
+
+static sv_id type_value(const sv_model *m, int t, sv_id key)
+{
+    const sv_dent *e = sv_dom_get(&m->types[t].labels, key);
+    return e && e->nvals ? e->vals[0] : 0;
+}
+
+/* Pick at most max options keeping minValues; returns the count and sets
+ * *short_by when some minValues cannot be met at all. */
+static int pick_options(sv_model *m, const sv_bin *x, opt *o, int n, int max, const sv_req **mv, int nmv,
+                        opt *picked, const sv_req **unmet)
+{
+    const sv_pool *p = &m->pools[x->pool];
+    scratch *s = scratch_get(m);
+    bool *taken = s->taken;
+    memset(taken, 0, (size_t)n * sizeof(bool));
+    int k = 0;
+    *unmet = NULL;
+    for (int r = 0; r < nmv; r++) {
+        sv_id *vals = s->vals;
+        int nv = 0;
+        for (int i = 0; i < k; i++) {
+            sv_id v = type_value(m, p->types[picked[i].pt], mv[r]->key);
+            bool dup = false;
+            for (int j = 0; j < nv && !dup; j++)
+                dup = vals[j] == v;
+            if (v && !dup)
+                vals[nv++] = v;
+        }
+        for (int i = 0; i < n && nv < mv[r]->min_values && k < max; i++) {
+            if (taken[i])
+                continue;
+            sv_id v = type_value(m, p->types[o[i].pt], mv[r]->key);
+            bool dup = !v;
+            for (int j = 0; j < nv && !dup; j++)
+                dup = vals[j] == v;
+            if (dup)
+                continue;
+            vals[nv++] = v;
+            taken[i] = true;
+            picked[k++] = o[i];
+        }
+        if (nv < mv[r]->min_values && !*unmet)
+            *unmet = mv[r];
+    }
+    for (int i = 0; i < n && k < max; i++)
+        if (!taken[i])
+            picked[k++] = o[i];
+    qsort(picked, (size_t)k, sizeof(opt), opt_cmp);
+    return k;
+}
+
+static bool req_is_offering(const sv_model *m, sv_id key)
+{
+    return key == m->k_zone || key == m->k_ct || key == m->k_zone_id || key == m->k_type || key == m->k_pool;
+}
+
+static void push_req(tlr_arena *oa, Tailor__V1__NodeClaim *nc, size_t *cap,
+                     Tailor__V1__NodeSelectorRequirement *r)
+{
+    if (nc->n_requirements == *cap) {
+        size_t nc2 = *cap ? *cap * 2 : 8;
+        Tailor__V1__NodeSelectorRequirement **v = tlr_arena_alloc(oa, nc2 * sizeof(*v));
+        if (nc->n_requirements)
+            memcpy(v, nc->requirements, nc->n_requirements * sizeof(*v));
+        nc->requirements = v;
+        *cap = nc2;
+    }
+    nc->requirements[nc->n_requirements++] = r;
+}
+
+/* Emit claim b; NULL when STRICT minValues cannot be met (pods then fail). */
+static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
+{
+    tlr_arena *oa = m->out;
+    sv_bin *x = &m->bins[b];
+    const sv_pool *p = &m->pools[x->pool];
+    const Tailor__V1__NodePool *np = p->np;
+    scratch *s = scratch_get(m);
+    const sv_req *mv[32];
+    int nmv = claim_min_values(m, x, mv, 32);
+    opt *o = s->o, *picked = s->picked;
+    /* minValues may need types beyond the cheapest max_types */
+    int n = claim_options(m, x, o, nmv ? -1 : m->max_types);
+    const sv_req *unmet = NULL;
+    int k = pick_options(m, x, o, n, m->max_types, mv, nmv, picked, &unmet);
+    if (!k)
+        return NULL;
+    if (unmet) {
+        if (!m->best_effort_min_values) {
+            for (int i = 0; i < x->npods; i++)
+                m->classes[m->pods[x->pods[i]].cls].fail[x->pool] =
+                    sv_arena_printf(m->ar, "minValues %d for %s cannot be met by the instance types "
+                                    "that fit", unmet->min_values, sv_str(m, unmet->key));
+            return NULL;
+        }
+        x->min_values_relaxed = true;
+    }
+    Tailor__V1__NodeClaim *nc = tlr_arena_alloc(oa, sizeof(*nc));
+    tailor__v1__node_claim__init(nc);
+    nc->nodepool = sv_ostrdup(oa, np->name);
+    nc->node_class = sv_ostrdup(oa, np->node_class_ref ? np->node_class_ref->name : "");
+    nc->n_instance_type_options = (size_t)k;
+    nc->instance_type_options = tlr_arena_alloc(oa, (size_t)k * sizeof(*nc->instance_type_options));
+    char **names = tlr_arena_alloc(oa, (size_t)k * sizeof(char *));
+    for (int i = 0; i < k; i++) {
+        Tailor__V1__InstanceTypeOption *io = tlr_arena_alloc(oa, sizeof(*io));
+        tailor__v1__instance_type_option__init(io);
+        /* one copy of each name serves the option and the requirement */
+        names[i] = sv_ostrdup(oa, sv_str(m, m->types[p->types[picked[i].pt]].name));
+        io->name = names[i];
+        io->price_per_hour = picked[i].price;
+        nc->instance_type_options[i] = io;
+    }
+    *cost = picked[0].price;
+    /* Requirements: pool ∩ pods, then the computed type/zone/capacity. */
+    size_t cap = 0;
+    const char *pn = np->name;
+    push_req(oa, nc, &cap, nsr_new(oa, "karpenter.sh/nodepool",
+                               TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, &pn, 1, 0));
+    int type_min = 0;
+    for (int i = 0; i < nmv; i++)
+        if (mv[i]->key == m->k_type && mv[i]->min_values > type_min)
+            type_min = mv[i]->min_values;
+    push_req(oa, nc, &cap, nsr_shared(oa, "node.kubernetes.io/instance-type",
+                                      TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, names, (size_t)k,
+                                      type_min));
+    const char *zs[SV_MAXZONE], *cs[3];
+    size_t nz = 0, ncs = 0;
+    static const char *const ctn[4] = { "", "on-demand", "spot", "reserved" };
+    for (int z = 0; z < m->nzones; z++) {
+        bool any = false;
+        for (int i = 0; i < k && !any; i++) {
+            const sv_type *t = &m->types[p->types[picked[i].pt]];
+            for (int q = 0; q < t->noffers && !any; q++)
+                any = t->offers[q].place / 4 == z && sv_pmask_has(x->pmask, t->offers[q].place);
+        }
+        if (any)
+            zs[nz++] = sv_str(m, m->zones[z]);
+    }
+    for (int ct = 1; ct < 4; ct++) {
+        bool any = false;
+        for (int i = 0; i < k && !any; i++) {
+            const sv_type *t = &m->types[p->types[picked[i].pt]];
+            for (int q = 0; q < t->noffers && !any; q++)
+                any = t->offers[q].place % 4 == ct && sv_pmask_has(x->pmask, t->offers[q].place);
+        }
+        if (any)
+            cs[ncs++] = ctn[ct];
+    }
+    push_req(oa, nc, &cap, nsr_new(oa, "topology.kubernetes.io/zone",
+                               TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, zs, nz, 0));
+    push_req(oa, nc, &cap, nsr_new(oa, "karpenter.sh/capacity-type",
+                               TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, cs, ncs, 0));
+    for (int i = 0; i < p->reqs.n; i++)
+        if (!req_is_offering(m, p->reqs.r[i].key))
+            push_req(oa, nc, &cap, nsr_copy(oa, p->reqs.r[i].src));
+    for (int c = 0; c < x->nclasses; c++) {
+        const sv_level *lv = &m->classes[x->classes[c]].levels[x->lvls[c]];
+        for (int i = 0; i < lv->reqs.n; i++) {
+            const sv_req *r = &lv->reqs.r[i];
+            if (req_is_offering(m, r->key))
+                continue;
+            bool dup = false;
+            for (size_t j = 0; j < nc->n_requirements && !dup; j++) {
+                const Tailor__V1__NodeSelectorRequirement *e = nc->requirements[j];
+                if (strcmp(e->key, r->src->key) || e->operator_ != r->src->operator_ ||
+                    e->n_values != r->src->n_values)
+                    continue;
+                dup = true;
+                for (size_t v = 0; v < e->n_values && dup; v++)
+                    dup = !strcmp(e->values[v], r->src->values[v]);
+            }
+            if (!dup)
+                push_req(oa, nc, &cap, nsr_copy(oa, r->src));
+        }
+    }
+    /* Resources: the pods plus the DaemonSets of the cheapest option. */
+    sv_res rr = x->used;
+    for (int d = 0; d < m->ndim; d++)
+        rr.v[d] += p->ds[picked[0].pt].v[d];
+    nc->resources_requested = rl_new(m, &rr);
+    nc->n_taints = np->n_taints;
+    nc->taints = taints_copy(oa, np->taints, np->n_taints);
+    nc->n_startup_taints = np->n_startup_taints;
+    nc->startup_taints = taints_copy(oa, np->startup_taints, np->n_startup_taints);
+    nc->labels = tlr_arena_alloc(oa, (np->n_labels + 1) * sizeof(*nc->labels));
+    for (size_t i = 0; i < np->n_labels; i++)
+        nc->labels[nc->n_labels++] = label_new(oa, np->labels[i]->key, np->labels[i]->value);
+    nc->labels[nc->n_labels++] = label_new(oa, "karpenter.sh/nodepool", np->name);
+    qsort(nc->labels, nc->n_labels, sizeof(*nc->labels), label_cmp);
+    nc->annotations = tlr_arena_alloc(oa, (np->n_annotations + 1) * sizeof(*nc->annotations));
+    for (size_t i = 0; i < np->n_annotations; i++)
+        nc->annotations[nc->n_annotations++] = label_new(oa, np->annotations[i]->key, np->annotations[i]->value);
+    if (x->min_values_relaxed)
+        nc->annotations[nc->n_annotations++] = label_new(oa, "karpenter.sh/nodeclaim-min-values-relaxed", "true");
+    qsort(nc->annotations, nc->n_annotations, sizeof(*nc->annotations), label_cmp);
+    nc->n_planned_pod_uids = (size_t)x->npods;
+    nc->planned_pod_uids = x->npods ? tlr_arena_alloc(oa, (size_t)x->npods * sizeof(char *)) : NULL;
+    for (int i = 0; i < x->npods; i++)
+        nc->planned_pod_uids[i] = sv_ostrdup(oa, m->pods[x->pods[i]].pod->uid);
+    nc->expire_after_ms = np->expire_after_ms;
+    nc->expire_never = np->expire_never;
+    nc->termination_grace_period_ms = np->termination_grace_period_ms;
+    nc->nodepool_hash = sv_ostrdup(oa, np->hash);
+    nc->creation_unix_ms = m->now_ms;
+    return nc;
+}
+
+void sv_emit_claims(sv_model *m, Tailor__V1__NodeClaim ***out, size_t *n, double *cost)
+{
+    tlr_arena *oa = m->out;
+    size_t cnt = 0;
+    for (int b = m->nexisting; b < m->nbins; b++)
+        if (!m->bins[b].dead && m->bins[b].npods)
+            cnt++;
+    Tailor__V1__NodeClaim **v = cnt ? tlr_arena_alloc(oa, cnt * sizeof(*v)) : NULL;
+    size_t k = 0;
+    double total = 0;
+    for (int b = m->nexisting; b < m->nbins; b++) {
+        sv_bin *x = &m->bins[b];
+        if (x->dead || !x->npods)
+            continue;
+        double c = 0;
+        Tailor__V1__NodeClaim *nc = claim_emit(m, b, &c);
+        if (!nc) {
+            for (int i = 0; i < x->npods; i++) {
+                m->pods[x->pods[i]].bin = SV_NONE;
+                m->pods[x->pods[i]].err = TLR_E_UNSCHEDULABLE;
+            }
+            x->dead = true;
+            continue;
+        }
+        v[k++] = nc;
+        total += c;
+    }
+    *out = v;
+    *n = k;
+    *cost = total;
+}
+
+/* ---- pod errors ------------------------------------------------------- */
+
+static Tailor__V1__NodePoolReason *reason_new(tlr_arena *oa, const char *pool, const char *why)
+{
+    Tailor__V1__NodePoolReason *r = tlr_arena_alloc(oa, sizeof(*r));
+    tailor__v1__node_pool_reason__init(r);
+    r->nodepool = sv_ostrdup(oa, pool);
+    r->reason = sv_ostrdup(oa, why);
+    return r;
+}
+
+void sv_emit_errors(sv_model *m, Tailor__V1__PodError ***out, size_t *n)
+{
+    tlr_arena *oa = m->out;
+    size_t cnt = 0;
+    for (int i = 0; i < m->npods; i++)
+        if (m->pods[i].bin == SV_NONE)
+            cnt++;
+    Tailor__V1__PodError **v = cnt ? tlr_arena_alloc(oa, cnt * sizeof(*v)) : NULL;
+    size_t k = 0;
+    for (int i = 0; i < m->npods; i++) {
+        sv_podst *ps = &m->pods[i];
+        if (ps->bin != SV_NONE)
+            continue;
+        sv_class *cl = &m->classes[ps->cls];
+        int lvi = ps->level < cl->nlevels ? ps->level : cl->nlevels - 1;
+        sv_level *lv = lvi >= 0 ? &cl->levels[lvi] : NULL;
+        Tailor__V1__PodError *e = tlr_arena_alloc(oa, sizeof(*e));
+        tailor__v1__pod_error__init(e);
+        e->pod_uid = sv_ostrdup(oa, ps->pod->uid);
+        e->namespace_ = sv_ostrdup(oa, ps->pod->namespace_);
+        e->name = sv_ostrdup(oa, ps->pod->name);
+        e->reasons = tlr_arena_alloc(oa, ((size_t)m->npools + 1) * sizeof(*e->reasons));
+        const char *first = NULL;
+        if (ps->err != TLR_E_TIMEOUT) {
+            for (int pi = 0; pi < m->npools; pi++) {
+                const char *why = lv && lv->why[pi] ? lv->why[pi] : cl->fail[pi] ? cl->fail[pi]
+                                : cl->bad ? cl->bad
+                                : "no new node of this NodePool can take the pod with the other pods";
+                if (!first)
+                    first = why;
+                e->reasons[e->n_reasons++] = reason_new(oa, m->pools[pi].np->name, why);
+            }
+            if (!m->npools) {
+                first = cl->bad ? cl->bad : "no NodePool in the request and no existing node fits";
+                e->reasons[e->n_reasons++] = reason_new(oa, "", first);
+            }
+        }
+        e->status = tlr_arena_alloc(oa, sizeof(*e->status));
+        tailor__v1__status__init(e->status);
+        e->status->code = (uint32_t)(ps->err ? ps->err : TLR_E_UNSCHEDULABLE);
+        e->status->reason = sv_ostrdup(oa, ps->err == TLR_E_TIMEOUT ? "Timeout" : "Unschedulable");
+        e->status->message = ps->err == TLR_E_TIMEOUT
+            ? sv_arena_printf(oa, "pod %s/%s: the solve ran out of time before placing it",
+                        ps->pod->namespace_, ps->pod->name)
+            : sv_arena_printf(oa, "pod %s/%s cannot be scheduled: %s", ps->pod->namespace_, ps->pod->name,
+                        first ? first : "no node fits");
+        v[k++] = e;
+    }
+    *out = v;
+    *n = k;
+}
+
+static Tailor__V1__Binding *binding_new(const sv_model *m, const sv_podst *ps)
+{
+    tlr_arena *oa = m->out;
+    const sv_bin *x = &m->bins[ps->bin];
+    Tailor__V1__Binding *b = tlr_arena_alloc(oa, sizeof(*b));
+    tailor__v1__binding__init(b);
+    b->pod_uid = sv_ostrdup(oa, ps->pod->uid);
+    b->namespace_ = sv_ostrdup(oa, ps->pod->namespace_);
+    b->name = sv_ostrdup(oa, ps->pod->name);
+    if (x->kind == SV_BIN_NODE) {
+        b->target_case = TAILOR__V1__BINDING__TARGET_NODE_NAME;
+        b->node_name = sv_ostrdup(oa, x->name);
+    } else {
+        b->target_case = TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME;
+        b->nodeclaim_name = sv_ostrdup(oa, x->name);
+    }
+    return b;
+}
+
+void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n)
+{
+    tlr_arena *oa = m->out;
+    size_t cnt = 0;
+    for (int i = 0; i < m->npods; i++)
+        if (m->pods[i].bin != SV_NONE && m->pods[i].bin < m->nexisting)
+            cnt++;
+    Tailor__V1__Binding **v = cnt ? tlr_arena_alloc(oa, cnt * sizeof(*v)) : NULL;
+    size_t k = 0;
+    for (int i = 0; i < m->npods; i++)
+        if (m->pods[i].bin != SV_NONE && m->pods[i].bin < m->nexisting)
+            v[k++] = binding_new(m, &m->pods[i]);
+    *out = v;
+    *n = k;
+}

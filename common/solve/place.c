@@ -1,0 +1,1365 @@
+/* place.c - where each pod goes: existing nodes, in-flight NodeClaims, new
+ * NodeClaims.  Both strategies share every constraint check here (one
+ * function, sv_bin_room, answers "how many pods of class c may this bin
+ * still take at relaxation level lv"), so the comparison between them is
+ * about packing and instance choice only.
+ *
+ * TLR_SOLVE_KARPENTER (the baseline) follows Karpenter's Scheduler.Solve:
+ * pods one at a time, sorted by cpu then memory descending; first fit over
+ * existing nodes (initialized first, then by name) and in-flight claims;
+ * then the claims opened in this solve, fewest pods first; then a new
+ * claim from the first NodePool (by weight) that can take the pod.  A new
+ * claim keeps every instance type that still fits and absorbs pods while
+ * any does; its cost is its cheapest option.
+ *
+ * TLR_SOLVE_TAILOR works on classes of identical pods, most expensive per
+ * pod first (a class's "unit": its cheapest price per pod on any type it
+ * may use, packed alone), and
+ * places a whole class in a few steps: as many as fit on each existing
+ * node, in-flight claim and open claim, then new claims.  A new claim is
+ * sized when it opens: the "target" type minimises price per unit of value
+ * packed, where a pod's value is its cheapest achievable cost per pod and
+ * the packing looks ahead at the next classes still to place.  Claims keep
+ * every compatible type as a later option; emit.c ranks the types that hold
+ * the final content, so a claim that ended up half full is downsized.
+ *
+ * Cost: the compiled tables make each room check O(dims + constraints);
+ * tailor's placement is O(classes x bins), the baseline's O(pods x bins x
+ * types) in the worst case, like Karpenter's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "solve_internal.h"
+#include "tlr_err.h"
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool timed_out(sv_model *m)
+{
+    if (!m->timed_out && now_ns() > m->deadline_ns)
+        m->timed_out = true;
+    return m->timed_out;
+}
+
+static int *grow_int(sv_model *m, int *a, int n, int *cap)
+{
+    if (n < *cap)
+        return a;
+    int nc = *cap ? *cap * 2 : 8;
+    int *na = tlr_arena_alloc(m->ar, (size_t)nc * sizeof(int));
+    if (n)
+        memcpy(na, a, (size_t)n * sizeof(int));
+    *cap = nc;
+    return na;
+}
+
+static int host_count(const sv_group *g, const int *arr, int b)
+{
+    return arr && b < g->nhost ? arr[b] : 0;
+}
+
+static void group_host_grow(sv_model *m, sv_group *g, int need)
+{
+    if (need <= g->nhost)
+        return;
+    int nc = g->nhost ? g->nhost : 16;
+    while (nc < need)
+        nc *= 2;
+    int *a = tlr_arena_calloc(m->ar, (size_t)nc, sizeof(int));
+    int *o = tlr_arena_calloc(m->ar, (size_t)nc, sizeof(int));
+    if (g->nhost) {
+        memcpy(a, g->host_match, (size_t)g->nhost * sizeof(int));
+        memcpy(o, g->host_owner, (size_t)g->nhost * sizeof(int));
+    }
+    g->host_match = a;
+    g->host_owner = o;
+    g->nhost = nc;
+}
+
+static void group_record(sv_model *m, int gi, int b, int zone, int ct, int n, bool owner)
+{
+    sv_group *g = &m->groups[gi];
+    if (owner) {
+        if (zone >= 0)
+            g->zone_owner[zone] += n;
+        if (ct >= 0)
+            g->ct_owner[ct] += n;
+        if (b >= 0) {
+            group_host_grow(m, g, b + 1);
+            g->host_owner[b] += n;
+        }
+        return;
+    }
+    if (zone >= 0)
+        g->zone_match[zone] += n;
+    if (ct >= 0)
+        g->ct_match[ct] += n;
+    if (b >= 0) {
+        group_host_grow(m, g, b + 1);
+        g->host_match[b] += n;
+    }
+    g->total_match += n;
+}
+
+static int new_bin(sv_model *m)
+{
+    if (m->nbins == m->cbins) {
+        int nc = m->cbins ? m->cbins * 2 : 64;
+        sv_bin *nb = tlr_arena_calloc(m->ar, (size_t)nc, sizeof(sv_bin));
+        if (m->nbins)
+            memcpy(nb, m->bins, (size_t)m->nbins * sizeof(sv_bin));
+        m->bins = nb;
+        m->cbins = nc;
+    }
+    sv_bin *b = &m->bins[m->nbins];
+    memset(b, 0, sizeof(*b));
+    b->zone = b->ct = SV_NONE;
+    b->pool = SV_NONE;
+    b->target = SV_NONE;
+    return m->nbins++;
+}
+
+static int zone_of(sv_model *m, const char *z)
+{
+    sv_id id = sv_intern(m, z);
+    for (int i = 0; id && i < m->nzones; i++)
+        if (m->zones[i] == id)
+            return i;
+    if (!id || m->nzones == SV_MAXZONE)
+        return SV_NONE;
+    m->zones[m->nzones] = id;
+    m->zone_ids[m->nzones] = 0;
+    return m->nzones++;
+}
+
+static int ct_of(const char *s)
+{
+    if (!s)
+        return SV_NONE;
+    if (!strcmp(s, "on-demand"))
+        return 1;
+    if (!strcmp(s, "spot"))
+        return 2;
+    if (!strcmp(s, "reserved"))
+        return 3;
+    return SV_NONE;
+}
+
+static const char *label_val(const sv_model *m, const sv_dom *d, sv_id k)
+{
+    const sv_dent *e = sv_dom_get(d, k);
+    return e && e->nvals == 1 ? sv_str(m, e->vals[0]) : NULL;
+}
+
+static void bin_add_ports(sv_model *m, sv_bin *b, const Tailor__V1__HostPort *const *hp, size_t n,
+                          const sv_port *cp, int ncp)
+{
+    int need = b->nports + (int)n + ncp;
+    if (need > b->cports) {
+        int nc = need * 2;
+        sv_port *np = tlr_arena_alloc(m->ar, (size_t)nc * sizeof(sv_port));
+        if (b->nports)
+            memcpy(np, b->ports, (size_t)b->nports * sizeof(sv_port));
+        b->ports = np;
+        b->cports = nc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sv_port *p = &b->ports[b->nports++];
+        p->port = hp[i]->port;
+        p->proto = hp[i]->protocol ? hp[i]->protocol : 1;
+        p->ip = strcmp(hp[i]->host_ip ? hp[i]->host_ip : "", "0.0.0.0") ? sv_intern(m, hp[i]->host_ip) : 0;
+    }
+    for (int i = 0; i < ncp; i++)
+        b->ports[b->nports++] = cp[i];
+}
+
+static bool ports_conflict(const sv_bin *b, const sv_class *c)
+{
+    for (int i = 0; i < c->nports; i++)
+        for (int j = 0; j < b->nports; j++)
+            if (c->ports[i].port == b->ports[j].port && c->ports[i].proto == b->ports[j].proto &&
+                (!c->ports[i].ip || !b->ports[j].ip || c->ports[i].ip == b->ports[j].ip))
+                return true;
+    return false;
+}
+
+static bool removed(const sv_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nremoved; i++)
+        if (!strcmp(m->removed[i], name ? name : ""))
+            return true;
+    return false;
+}
+
+/* Record a pod already running (or planned) in bin b into the groups. */
+static void record_existing(sv_model *m, const Tailor__V1__Pod *p, int b, int zone, int ct)
+{
+    sv_dom l = sv_labels_dom(m, p->labels, p->n_labels);
+    sv_id ns = sv_intern(m, p->namespace_);
+    for (int g = 0; g < m->ngroups; g++) {
+        sv_group *x = &m->groups[g];
+        if (sv_group_ns_ok(x, ns) && sv_selector_match(m, x->sel, &x->extra, &l))
+            group_record(m, g, b, zone, ct, 1, false);
+    }
+    int own[16];
+    int n = sv_pod_anti_groups(m, p, &l, own, 16);
+    for (int i = 0; i < n; i++)
+        group_record(m, own[i], b, zone, ct, 1, true);
+}
+
+/* ---- existing capacity ------------------------------------------------ */
+
+static int node_cmp(const void *a, const void *b)
+{
+    const Tailor__V1__Node *x = *(const Tailor__V1__Node *const *)a;
+    const Tailor__V1__Node *y = *(const Tailor__V1__Node *const *)b;
+    if (x->initialized != y->initialized)
+        return x->initialized ? -1 : 1;
+    return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+static const Tailor__V1__NodePool *find_pool(const sv_model *m, const char *name)
+{
+    for (int i = 0; name && *name && i < m->npools; i++)
+        if (!strcmp(m->pools[i].np->name, name))
+            return m->pools[i].np;
+    return NULL;
+}
+
+static void bins_nodes(sv_model *m)
+{
+    const Tailor__V1__ClusterState *cs = m->cluster;
+    if (!cs)
+        return;
+    const Tailor__V1__Node **nodes = tlr_arena_alloc(m->ar, (cs->n_nodes + 1) * sizeof(*nodes));
+    for (size_t i = 0; i < cs->n_nodes; i++)
+        nodes[i] = cs->nodes[i];
+    qsort(nodes, cs->n_nodes, sizeof(*nodes), node_cmp);
+    for (size_t i = 0; i < cs->n_nodes; i++) {
+        const Tailor__V1__Node *n = nodes[i];
+        if (removed(m, n->name))
+            continue;
+        const char *ks[4] = { "topology.kubernetes.io/zone", "karpenter.sh/capacity-type",
+                              "kubernetes.io/hostname", "node.kubernetes.io/instance-type" };
+        static const char *const cts[4] = { "", "on-demand", "spot", "reserved" };
+        const char *vs[4] = { n->zone, n->capacity_type > 0 && n->capacity_type < 4 ? cts[n->capacity_type] : "",
+                              n->name, n->instance_type };
+        sv_dom base = sv_labels_dom(m, n->labels, n->n_labels);
+        sv_dom labels = sv_dom_extend(m, &base, ks, vs, 4);
+        int zone = zone_of(m, label_val(m, &labels, m->k_zone));
+        int ct = ct_of(label_val(m, &labels, m->k_ct));
+        bool eligible = n->ready && !n->unschedulable && !n->marked_for_deletion && !n->deletion_unix_ms &&
+                        (n->initialized || m->allow_uninit);
+        int b = SV_NONE;
+        if (eligible) {
+            b = new_bin(m);
+            sv_bin *x = &m->bins[b];
+            x->kind = SV_BIN_NODE;
+            x->idx = (int)i;
+            x->name = n->name;
+            x->labels = labels;
+            x->taints = (const Tailor__V1__Taint *const *)n->taints;
+            x->ntaints = n->n_taints;
+            x->np = find_pool(m, n->nodepool);
+            x->zone = zone;
+            x->ct = ct;
+            x->initialized = n->initialized;
+            sv_res a = { { 0 } }, r = { { 0 } };
+            const Tailor__V1__ResourceList *al = n->allocatable, *rq = n->requested;
+            if (al) {
+                a.v[SV_DIM_CPU] = al->cpu_millis;
+                a.v[SV_DIM_MEM] = al->memory_bytes;
+                a.v[SV_DIM_PODS] = al->pods ? al->pods : 110;
+                a.v[SV_DIM_EPH] = al->ephemeral_storage_bytes;
+                for (size_t j = 0; j < al->n_extended; j++)
+                    for (int d = 4; d < m->ndim; d++)
+                        if (!strcmp(m->dim_name[d], al->extended[j]->name))
+                            a.v[d] = al->extended[j]->value;
+            }
+            if (rq) {
+                r.v[SV_DIM_CPU] = rq->cpu_millis;
+                r.v[SV_DIM_MEM] = rq->memory_bytes;
+                r.v[SV_DIM_PODS] = rq->pods ? rq->pods : (int64_t)n->n_pods;
+                r.v[SV_DIM_EPH] = rq->ephemeral_storage_bytes;
+                for (size_t j = 0; j < rq->n_extended; j++)
+                    for (int d = 4; d < m->ndim; d++)
+                        if (!strcmp(m->dim_name[d], rq->extended[j]->name))
+                            r.v[d] = rq->extended[j]->value;
+            } else
+                r.v[SV_DIM_PODS] = (int64_t)n->n_pods;
+            for (int d = 0; d < SV_NDIM; d++)
+                x->free.v[d] = a.v[d] - r.v[d];
+            for (size_t j = 0; j < n->n_pods; j++)
+                bin_add_ports(m, x, (const Tailor__V1__HostPort *const *)n->pods[j]->host_ports,
+                              n->pods[j]->n_host_ports, NULL, 0);
+        }
+        for (size_t j = 0; j < n->n_pods; j++)
+            record_existing(m, n->pods[j], b, zone, ct);
+    }
+}
+
+static int pending_by_uid(const sv_model *m, const char *uid)
+{
+    /* Linear: in-flight claims are few and list few pods compared with a
+     * whole batch; a hash is not worth it here. */
+    for (int i = 0; uid && *uid && i < m->npods; i++)
+        if (m->pods[i].bin == SV_NONE && m->pods[i].pod->uid && !strcmp(m->pods[i].pod->uid, uid))
+            return i;
+    return SV_NONE;
+}
+
+static void bins_inflight(sv_model *m)
+{
+    const Tailor__V1__ClusterState *cs = m->cluster;
+    for (size_t i = 0; cs && i < cs->n_nodeclaims; i++) {
+        const Tailor__V1__NodeClaim *nc = cs->nodeclaims[i];
+        const Tailor__V1__NodeClaimStatus *st = nc->status;
+        if (nc->deletion_unix_ms || removed(m, nc->name))
+            continue;
+        if (st && (st->phase >= TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_DRAINING))
+            continue;
+        if (st && st->node_name && *st->node_name) {
+            bool has_node = false;
+            for (size_t j = 0; j < cs->n_nodes && !has_node; j++)
+                has_node = !strcmp(cs->nodes[j]->name, st->node_name);
+            if (has_node)
+                continue;
+        }
+        if (!m->allow_uninit && m->nremoved)
+            continue;   /* Simulate: in-flight claims are not initialized */
+        int b = new_bin(m);
+        sv_bin *x = &m->bins[b];
+        x->kind = SV_BIN_INFLIGHT;
+        x->idx = (int)i;
+        x->name = nc->name;
+        x->np = find_pool(m, nc->nodepool);
+        x->taints = (const Tailor__V1__Taint *const *)nc->taints;
+        x->ntaints = nc->n_taints;
+        const char *ks[1] = { "karpenter.sh/nodepool" };
+        const char *vs[1] = { nc->nodepool };
+        sv_dom base = sv_labels_dom(m, nc->labels, nc->n_labels);
+        /* Requirements with one value are labels the node will have. */
+        const char **rk = tlr_arena_alloc(m->ar, (nc->n_requirements + 2) * sizeof(char *));
+        const char **rv = tlr_arena_alloc(m->ar, (nc->n_requirements + 2) * sizeof(char *));
+        int nr = 0;
+        rk[nr] = ks[0];
+        rv[nr++] = vs[0];
+        for (size_t j = 0; j < nc->n_requirements; j++) {
+            const Tailor__V1__NodeSelectorRequirement *r = nc->requirements[j];
+            if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN && r->n_values == 1) {
+                rk[nr] = r->key;
+                rv[nr++] = r->values[0];
+            }
+        }
+        if (st && st->zone && *st->zone) {
+            rk[nr] = "topology.kubernetes.io/zone";
+            rv[nr++] = st->zone;
+        }
+        x->labels = sv_dom_extend(m, &base, rk, rv, nr);
+        x->zone = zone_of(m, label_val(m, &x->labels, m->k_zone));
+        x->ct = ct_of(label_val(m, &x->labels, m->k_ct));
+        /* Capacity: the launched type's allocatable, else the smallest of
+         * its options that the catalog knows. */
+        sv_res a = { { 0 } };
+        bool have = false;
+        if (st && st->allocatable && st->allocatable->cpu_millis) {
+            a.v[SV_DIM_CPU] = st->allocatable->cpu_millis;
+            a.v[SV_DIM_MEM] = st->allocatable->memory_bytes;
+            a.v[SV_DIM_PODS] = st->allocatable->pods ? st->allocatable->pods : 110;
+            a.v[SV_DIM_EPH] = st->allocatable->ephemeral_storage_bytes;
+            have = true;
+        } else {
+            for (size_t j = 0; j < nc->n_instance_type_options; j++)
+                for (int t = 0; t < m->ntypes; t++)
+                    if (!strcmp(sv_str(m, m->types[t].name), nc->instance_type_options[j]->name)) {
+                        for (int d = 0; d < SV_NDIM; d++)
+                            if (!have || m->types[t].alloc.v[d] < a.v[d])
+                                a.v[d] = m->types[t].alloc.v[d];
+                        have = true;
+                        break;
+                    }
+        }
+        const Tailor__V1__ResourceList *rq = nc->resources_requested;
+        sv_res used = { { 0 } };
+        if (rq) {
+            used.v[SV_DIM_CPU] = rq->cpu_millis;
+            used.v[SV_DIM_MEM] = rq->memory_bytes;
+            used.v[SV_DIM_PODS] = rq->pods;
+            used.v[SV_DIM_EPH] = rq->ephemeral_storage_bytes;
+        }
+        for (int d = 0; d < SV_NDIM; d++)
+            x->free.v[d] = have ? a.v[d] - used.v[d] : 0;
+        /* Pods already planned here are covered: bind them, don't count
+         * them again unless the claim says nothing of its requests. */
+        for (size_t j = 0; j < nc->n_planned_pod_uids; j++) {
+            int p = pending_by_uid(m, nc->planned_pod_uids[j]);
+            if (p == SV_NONE)
+                continue;
+            sv_podst *ps = &m->pods[p];
+            sv_class *c = &m->classes[ps->cls];
+            ps->bin = b;
+            c->left--;
+            x = &m->bins[b];
+            if (!rq)
+                for (int d = 0; d < SV_NDIM; d++)
+                    x->free.v[d] -= c->req.v[d];
+            bin_add_ports(m, x, NULL, 0, c->ports, c->nports);
+            for (int g = 0; g < c->nmatch; g++)
+                group_record(m, c->match[g], b, x->zone, x->ct, 1, false);
+            for (int g = 0; g < c->nowns; g++)
+                group_record(m, c->owns[g], b, x->zone, x->ct, 1, true);
+        }
+    }
+}
+
+/* ---- constraints ------------------------------------------------------ */
+
+static bool taints_ok(const sv_bin *b, const sv_class *c, const sv_level *lv)
+{
+    const Tailor__V1__NodePool *np = b->np;
+    for (size_t i = 0; i < b->ntaints; i++) {
+        const Tailor__V1__Taint *t = b->taints[i];
+        bool block = t->effect == TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE ||
+                     t->effect == TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE ||
+                     (lv->prefer_noschedule && t->effect == TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_PREFER_NO_SCHEDULE);
+        if (!block || sv_tolerates(c->tols, c->ntols, t))
+            continue;
+        /* Startup taints of an uninitialized node go away by themselves. */
+        bool startup = false;
+        for (size_t j = 0; np && !b->initialized && j < np->n_startup_taints && !startup; j++)
+            startup = !strcmp(np->startup_taints[j]->key, t->key);
+        if (!startup)
+            return false;
+    }
+    return true;
+}
+
+static bool labels_ok(const sv_model *m, const sv_bin *b, const sv_level *lv)
+{
+    for (int i = 0; i < lv->reqs.n; i++)
+        if (!sv_req_ok(m, &lv->reqs.r[i], &b->labels, NULL))
+            return false;
+    return true;
+}
+
+/* Zones and capacity types a spread of class c at level lv counts. */
+static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
+{
+    if (lv->dmask_ok)
+        return;
+    uint32_t zm = 0;
+    uint8_t cm = 0;
+    for (int pi = 0; pi < m->npools; pi++) {
+        if (!lv->compat[pi])
+            continue;
+        sv_pool *p = &m->pools[pi];
+        for (int pt = 0; pt < p->ntypes; pt++) {
+            if (!sv_bit(lv->compat[pi], pt))
+                continue;
+            const sv_type *t = &m->types[p->types[pt]];
+            for (int o = 0; o < t->noffers; o++)
+                if (sv_pmask_has(lv->pmask[pi], t->offers[o].place)) {
+                    zm |= 1u << (t->offers[o].place / 4);
+                    cm |= (uint8_t)(1u << (t->offers[o].place % 4));
+                }
+        }
+    }
+    for (int b = 0; b < m->nexisting; b++) {
+        sv_bin *x = &m->bins[b];
+        if (!labels_ok(m, x, lv))
+            continue;
+        if (x->zone >= 0)
+            zm |= 1u << x->zone;
+        if (x->ct >= 0)
+            cm |= (uint8_t)(1u << x->ct);
+    }
+    (void)c;
+    lv->zmask = zm;
+    lv->ctmask = cm;
+    lv->dmask_ok = true;
+}
+
+static int spread_min(sv_model *m, sv_class *c, sv_level *lv, const sv_group *g, const sv_cons *cn)
+{
+    if (g->tk == SV_TK_HOST) {
+        if (m->allow_new)
+            return 0;
+        int mn = -1;
+        for (int b = 0; b < m->nexisting; b++)
+            if (labels_ok(m, &m->bins[b], lv)) {
+                int v = host_count(g, g->host_match, b);
+                if (mn < 0 || v < mn)
+                    mn = v;
+            }
+        return mn < 0 ? 0 : mn;
+    }
+    level_domains(m, c, lv);
+    int mn = -1, nd = 0;
+    if (g->tk == SV_TK_ZONE) {
+        for (int z = 0; z < m->nzones; z++)
+            if (lv->zmask & (1u << z)) {
+                nd++;
+                if (mn < 0 || g->zone_match[z] < mn)
+                    mn = g->zone_match[z];
+            }
+    } else {
+        for (int k = 1; k < 4; k++)
+            if (lv->ctmask & (1u << k)) {
+                nd++;
+                if (mn < 0 || g->ct_match[k] < mn)
+                    mn = g->ct_match[k];
+            }
+    }
+    if (mn < 0 || nd < cn->min_domains)
+        return 0;
+    return mn;
+}
+
+/* How many pods of c the topology allows on bin b if its zone is z and its
+ * capacity type ct (SV_NONE = unknown). */
+static int topo_cap(sv_model *m, sv_class *c, sv_level *lv, int b, int z, int ct, int k)
+{
+    for (int i = 0; i < c->ncons && k > 0; i++) {
+        const sv_cons *cn = &c->cons[i];
+        if (cn->soft && !lv->soft_tsc)
+            continue;
+        const sv_group *g = &m->groups[cn->group];
+        int cnt;
+        if (g->tk == SV_TK_ZONE) {
+            if (z < 0)
+                return 0;
+            cnt = g->zone_match[z];
+        } else if (g->tk == SV_TK_CT) {
+            if (ct < 0)
+                return 0;
+            cnt = g->ct_match[ct];
+        } else
+            cnt = host_count(g, g->host_match, b);
+        switch (cn->kind) {
+        case SV_C_SPREAD: {
+            int cap = cn->max_skew + spread_min(m, c, lv, g, cn) - cnt;
+            if (cap <= 0)
+                return 0;
+            if (cn->self_match && cap < k)
+                k = cap;
+            break;
+        }
+        case SV_C_AFFINITY:
+            if (cnt == 0 && !(g->total_match == 0 && cn->self_match))
+                return 0;
+            break;
+        case SV_C_ANTI:
+            if (cnt > 0)
+                return 0;
+            if (cn->self_match)
+                k = 1;
+            break;
+        }
+    }
+    for (int i = 0; i < c->nmatch && k > 0; i++) {
+        const sv_group *g = &m->groups[c->match[i]];
+        int own = g->tk == SV_TK_ZONE ? (z >= 0 ? g->zone_owner[z] : 0)
+                : g->tk == SV_TK_CT ? (ct >= 0 ? g->ct_owner[ct] : 0)
+                : host_count(g, g->host_owner, b);
+        if (own > 0)
+            return 0;
+    }
+    return k;
+}
+
+static int res_room(const sv_model *m, const sv_res *free, const sv_res *req, int k)
+{
+    for (int d = 0; d < m->ndim && k > 0; d++) {
+        if (req->v[d] <= 0)
+            continue;
+        int64_t q = free->v[d] < 0 ? 0 : free->v[d] / req->v[d];
+        if (q < k)
+            k = (int)q;
+    }
+    return k;
+}
+
+/* Free room of a new claim on pool type pt. */
+static void claim_free(const sv_model *m, const sv_bin *x, int pt, sv_res *out)
+{
+    const sv_pool *p = &m->pools[x->pool];
+    const sv_type *t = &m->types[p->types[pt]];
+    for (int d = 0; d < m->ndim; d++)
+        out->v[d] = t->alloc.v[d] - p->ds[pt].v[d] - x->used.v[d];
+}
+
+/* Karpenter claims: does some candidate type hold used + n*req? */
+static bool karp_fits(sv_model *m, sv_bin *x, const uint64_t *compat, sv_pmask pm, const sv_res *req, int n)
+{
+    const sv_pool *p = &m->pools[x->pool];
+    sv_res u = x->used;
+    for (int d = 0; d < m->ndim; d++)
+        u.v[d] += req->v[d] * n;
+    if (x->target >= 0 && sv_bit(compat, x->target) && sv_pool_type_fits(m, p, x->target, &u) &&
+        sv_type_price(m, p->types[x->target], pm, NULL) >= 0)
+        return true;
+    int words = p->ntypes / 64 + 1;
+    for (int w = 0; w < words; w++) {
+        uint64_t bits = x->cand[w] & compat[w];
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (sv_pool_type_fits(m, p, pt, &u) && sv_type_price(m, p->types[pt], pm, NULL) >= 0) {
+                x->target = pt;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool custom_ok(const sv_pool *p, const uint64_t *a, const uint64_t *b)
+{
+    for (int k = 0; k < p->ncustom; k++)
+        if (!(a[k] & b[k]))
+            return false;
+    return true;
+}
+
+/* The room of bin b for class c at level lv, at most want; *place gets the
+ * place to pin (SV_NONE when nothing to pin). */
+static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
+{
+    sv_bin *x = &m->bins[b];
+    sv_class *cl = &m->classes[c];
+    sv_level *lv = &cl->levels[lvi];
+    *place = SV_NONE;
+    if (cl->nports && ports_conflict(x, cl))
+        return 0;
+    int k = want;
+    if (cl->nports)
+        k = 1;
+    if (x->kind != SV_BIN_NEW) {
+        if (!labels_ok(m, x, lv) || !taints_ok(x, cl, lv))
+            return 0;
+        k = res_room(m, &x->free, &cl->req, k);
+        if (k <= 0)
+            return 0;
+        return topo_cap(m, cl, lv, b, x->zone, x->ct, k);
+    }
+    int pi = x->pool;
+    const sv_pool *p = &m->pools[pi];
+    if (!lv->compat[pi] || !custom_ok(p, x->custom, lv->custom[pi]))
+        return 0;
+    sv_pmask pm = sv_pmask_and(x->pmask, lv->pmask[pi]);
+    if (!sv_pmask_any(pm))
+        return 0;
+    if (m->strategy == TLR_SOLVE_TAILOR) {
+        if (!sv_bit(lv->compat[pi], x->target))
+            return 0;
+        sv_res f;
+        claim_free(m, x, x->target, &f);
+        k = res_room(m, &f, &cl->req, k);
+    } else if (k > 0) {
+        k = karp_fits(m, x, lv->compat[pi], pm, &cl->req, 1) ? 1 : 0;
+    }
+    if (k <= 0)
+        return 0;
+    bool needz = cl->pin_zone && x->zone < 0, needc = cl->pin_ct && x->ct < 0;
+    if (!needz && !needc)
+        return topo_cap(m, cl, lv, b, x->zone, x->ct, k);
+    /* Choose the place to pin: the one allowing most pods, then the
+     * cheapest for the claim's target type. */
+    int best = 0, bestp = SV_NONE;
+    double bestprice = 0;
+    int tt = x->target >= 0 ? p->types[x->target] : SV_NONE;
+    for (int pl = 0; pl < m->nzones * 4; pl++) {
+        if (!sv_pmask_has(pm, pl))
+            continue;
+        int z = needz ? pl / 4 : x->zone, ct = needc ? pl % 4 : x->ct;
+        sv_pmask one = { { 0, 0 } };
+        sv_pmask_set(&one, pl);
+        double price = tt >= 0 ? sv_type_price(m, tt, one, NULL) : 0;
+        if (price < 0)
+            continue;
+        int r = topo_cap(m, cl, lv, b, z, ct, k);
+        if (r > best || (r == best && r > 0 && price < bestprice)) {
+            best = r;
+            bestp = pl;
+            bestprice = price;
+        }
+    }
+    *place = bestp;
+    return best;
+}
+
+int sv_bin_room(sv_model *m, int b, int c, int lv, int want)
+{
+    int pl;
+    return room_at(m, b, c, lv, want, &pl);
+}
+
+/* ---- placing ---------------------------------------------------------- */
+
+static void claim_narrow_karp(sv_model *m, sv_bin *x)
+{
+    const sv_pool *p = &m->pools[x->pool];
+    int words = p->ntypes / 64 + 1;
+    int n = 0;
+    for (int w = 0; w < words; w++) {
+        uint64_t bits = x->cand[w];
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (!sv_pool_type_fits(m, p, pt, &x->used) || sv_type_price(m, p->types[pt], x->pmask, NULL) < 0)
+                sv_bit_clr(x->cand, pt);
+            else
+                n++;
+        }
+    }
+    x->ncand = n;
+}
+
+/* Place n pods (indices pods[0..n)) of class c at level lv on bin b. */
+static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, int place)
+{
+    sv_bin *x = &m->bins[b];
+    sv_class *cl = &m->classes[c];
+    sv_level *lv = &cl->levels[lvi];
+    if (place >= 0) {
+        if (cl->pin_zone && x->zone < 0) {
+            x->zone = place / 4;
+            sv_pmask zm = { { 0, 0 } };
+            for (int k = 1; k < 4; k++)
+                sv_pmask_set(&zm, SV_PLACE(x->zone, k));
+            x->pmask = sv_pmask_and(x->pmask, zm);
+        }
+        if (cl->pin_ct && x->ct < 0) {
+            x->ct = place % 4;
+            sv_pmask cm = { { 0, 0 } };
+            for (int z = 0; z < m->nzones; z++)
+                sv_pmask_set(&cm, SV_PLACE(z, x->ct));
+            x->pmask = sv_pmask_and(x->pmask, cm);
+        }
+    }
+    if (x->kind == SV_BIN_NEW) {
+        int pi = x->pool;
+        const sv_pool *p = &m->pools[pi];
+        x->pmask = sv_pmask_and(x->pmask, lv->pmask[pi]);
+        for (int k = 0; k < p->ncustom; k++)
+            x->custom[k] &= lv->custom[pi][k];
+        int words = p->ntypes / 64 + 1;
+        for (int w = 0; w < words; w++)
+            x->cand[w] &= lv->compat[pi][w];
+        for (int d = 0; d < m->ndim; d++)
+            x->used.v[d] += cl->req.v[d] * n;
+        bool seen = false;
+        for (int i = 0; i < x->nclasses && !seen; i++)
+            seen = x->classes[i] == c && x->lvls[i] == lvi;
+        if (!seen) {
+            int cap = x->nclasses, cap2 = x->nclasses;
+            x->classes = grow_int(m, x->classes, x->nclasses, &cap);
+            x->lvls = grow_int(m, x->lvls, x->nclasses, &cap2);
+            if (cap != cap2) {
+                /* keep the two arrays the same capacity */
+                int *l2 = tlr_arena_alloc(m->ar, (size_t)cap * sizeof(int));
+                memcpy(l2, x->lvls, (size_t)x->nclasses * sizeof(int));
+                x->lvls = l2;
+            }
+            x->classes[x->nclasses] = c;
+            x->lvls[x->nclasses++] = lvi;
+        }
+        if (m->strategy == TLR_SOLVE_KARPENTER)
+            claim_narrow_karp(m, x);
+    } else {
+        for (int d = 0; d < m->ndim; d++)
+            x->free.v[d] -= cl->req.v[d] * n;
+    }
+    if (cl->nports)
+        bin_add_ports(m, x, NULL, 0, cl->ports, cl->nports);
+    int cap = x->npods_cap;
+    if (x->npods + n > cap) {
+        int nc = (x->npods + n) * 2;
+        int *np = tlr_arena_alloc(m->ar, (size_t)nc * sizeof(int));
+        if (x->npods)
+            memcpy(np, x->pods, (size_t)x->npods * sizeof(int));
+        x->pods = np;
+        x->npods_cap = nc;
+    }
+    for (int i = 0; i < n; i++) {
+        sv_podst *ps = &m->pods[pods[i]];
+        ps->bin = b;
+        ps->level = lvi;
+        ps->err = TLR_OK;
+        x->pods[x->npods++] = pods[i];
+    }
+    cl->left -= n;
+    for (int g = 0; g < cl->nmatch; g++)
+        group_record(m, cl->match[g], b, x->zone, x->ct, n, false);
+    for (int g = 0; g < cl->nowns; g++)
+        group_record(m, cl->owns[g], b, x->zone, x->ct, n, true);
+}
+
+/* Most pods of class c one node may take because of its constraints. */
+static int class_host_cap(const sv_model *m, const sv_class *c)
+{
+    int k = 1 << 30;
+    if (c->nports)
+        k = 1;
+    for (int i = 0; i < c->ncons; i++) {
+        const sv_cons *cn = &c->cons[i];
+        if (!cn->self_match || m->groups[cn->group].tk != SV_TK_HOST)
+            continue;
+        if (cn->kind == SV_C_ANTI)
+            k = 1;
+        if (cn->kind == SV_C_SPREAD && cn->max_skew < k)
+            k = cn->max_skew;
+    }
+    return k;
+}
+
+/* Cheapest price per pod of c over the types it may use (value unit). */
+static double class_unit(sv_model *m, int c)
+{
+    sv_class *cl = &m->classes[c];
+    if (cl->unit > 0)
+        return cl->unit;
+    double best = 0;
+    for (int li = 0; li < cl->nlevels && best == 0; li++) {
+        sv_level *lv = &cl->levels[li];
+        for (int pi = 0; pi < m->npools; pi++) {
+            if (!lv->compat[pi])
+                continue;
+            const sv_pool *p = &m->pools[pi];
+            for (int pt = 0; pt < p->ntypes; pt++) {
+                if (!sv_bit(lv->compat[pi], pt))
+                    continue;
+                const sv_type *t = &m->types[p->types[pt]];
+                double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
+                sv_res f;
+                for (int d = 0; d < m->ndim; d++)
+                    f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
+                int k = res_room(m, &f, &cl->req, 1 << 20);
+                if (k > cl->host_cap)
+                    k = cl->host_cap;
+                if (k > 0 && price >= 0) {
+                    double u = price / k;
+                    if (best == 0 || u < best)
+                        best = u;
+                }
+            }
+        }
+    }
+    cl->unit = best > 0 ? best : 1e-9;
+    return cl->unit;
+}
+
+#define SV_TOPK 8
+#define SV_LOOKAHEAD 24
+
+/* Tailor: the target type of a new claim of pool pi for class c. */
+static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *cand, int nrem, int pos)
+{
+    sv_class *cl = &m->classes[c];
+    sv_level *lv = &cl->levels[lvi];
+    const sv_pool *p = &m->pools[pi];
+    double unit = class_unit(m, c);
+    int top[SV_TOPK];
+    double topv[SV_TOPK];
+    int ntop = 0;
+    for (int pt = 0; pt < p->ntypes; pt++) {
+        if (!sv_bit(cand, pt))
+            continue;
+        double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
+        sv_res f;
+        const sv_type *t = &m->types[p->types[pt]];
+        for (int d = 0; d < m->ndim; d++)
+            f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
+        int k = res_room(m, &f, &cl->req, nrem < cl->host_cap ? nrem : cl->host_cap);
+        if (k <= 0 || price < 0)
+            continue;
+        double score = price / (k * unit);
+        if (ntop < SV_TOPK) {
+            top[ntop] = pt;
+            topv[ntop++] = score;
+        } else {
+            int w = 0;
+            for (int i = 1; i < SV_TOPK; i++)
+                if (topv[i] > topv[w])
+                    w = i;
+            if (score < topv[w]) {
+                top[w] = pt;
+                topv[w] = score;
+            }
+        }
+    }
+    if (!ntop)
+        return SV_NONE;
+    /* Also consider the types that are cheapest for the whole remaining
+     * demand (what the next classes will want too): big nodes whose price
+     * per unit of capacity is best, which a class alone would not fill. */
+    double tot[SV_NDIM] = { 0 };
+    for (int j = pos; j < m->nclasses; j++) {
+        const sv_class *d = &m->classes[m->class_order[j]];
+        if (d->left > 0 && !d->bad)
+            for (int dd = 0; dd < m->ndim; dd++)
+                tot[dd] += (double)d->req.v[dd] * d->left;
+    }
+    int extra[SV_TOPK / 2];
+    double extrav[SV_TOPK / 2];
+    int nextra = 0;
+    for (int pt = 0; pt < p->ntypes; pt++) {
+        if (!sv_bit(cand, pt))
+            continue;
+        const sv_type *t = &m->types[p->types[pt]];
+        double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
+        double cap = 0;
+        for (int dd = 0; dd < m->ndim; dd++)
+            if (tot[dd] > 0) {
+                double share = (double)(t->alloc.v[dd] - p->ds[pt].v[dd]) / tot[dd];
+                if (cap == 0 || share < cap)
+                    cap = share;
+            }
+        if (price < 0 || cap <= 0)
+            continue;
+        double score = price / cap;
+        if (nextra < SV_TOPK / 2) {
+            extra[nextra] = pt;
+            extrav[nextra++] = score;
+        } else {
+            int w = 0;
+            for (int i = 1; i < SV_TOPK / 2; i++)
+                if (extrav[i] > extrav[w])
+                    w = i;
+            if (score < extrav[w]) {
+                extra[w] = pt;
+                extrav[w] = score;
+            }
+        }
+    }
+    int all[SV_TOPK + SV_TOPK / 2];
+    int nall = 0;
+    for (int i = 0; i < ntop; i++)
+        all[nall++] = top[i];
+    for (int i = 0; i < nextra; i++) {
+        bool dup = false;
+        for (int j = 0; j < ntop && !dup; j++)
+            dup = top[j] == extra[i];
+        if (!dup)
+            all[nall++] = extra[i];
+    }
+    /* Look ahead: what the rest of the node would hold. */
+    int best = SV_NONE;
+    double bestv = 0;
+    for (int i = 0; i < nall; i++) {
+        int pt = all[i];
+        const sv_type *t = &m->types[p->types[pt]];
+        double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
+        sv_res f;
+        for (int d = 0; d < m->ndim; d++)
+            f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
+        int k = res_room(m, &f, &cl->req, nrem < cl->host_cap ? nrem : cl->host_cap);
+        for (int d = 0; d < m->ndim; d++)
+            f.v[d] -= cl->req.v[d] * k;
+        double value = k * unit;
+        int seen = 0;
+        for (int j = pos + 1; j < m->nclasses && seen < SV_LOOKAHEAD; j++) {
+            int dci = m->class_order[j];
+            sv_class *d = &m->classes[dci];
+            if (d->left <= 0 || d->bad || !d->levels[0].compat[pi] || !sv_bit(d->levels[0].compat[pi], pt))
+                continue;
+            bool aff = false;
+            for (int q = 0; q < d->ncons; q++)
+                if (d->cons[q].kind == SV_C_AFFINITY)
+                    aff = true;
+            if (aff)
+                continue;
+            seen++;
+            int kd = res_room(m, &f, &d->req, d->left < d->host_cap ? d->left : d->host_cap);
+            if (kd <= 0)
+                continue;
+            for (int dd = 0; dd < m->ndim; dd++)
+                f.v[dd] -= d->req.v[dd] * kd;
+            value += kd * class_unit(m, dci);
+        }
+        double v = price / value;
+        if (best == SV_NONE || v < bestv) {
+            best = pt;
+            bestv = v;
+        }
+    }
+    return best;
+}
+
+static bool limit_fits(const sv_model *m, const sv_pool *p, const sv_res *cap)
+{
+    for (int d = 0; d < m->ndim; d++)
+        if (p->limit_left.v[d] != INT64_MAX && cap->v[d] > p->limit_left.v[d])
+            return false;
+    return true;
+}
+
+static const char *limit_dim(const sv_model *m, const sv_pool *p, const sv_res *cap)
+{
+    for (int d = 0; d < m->ndim; d++)
+        if (p->limit_left.v[d] != INT64_MAX && cap->v[d] > p->limit_left.v[d])
+            return m->dim_name[d];
+    return "nodes";
+}
+
+/* Open a new claim of pool pi for class c and place up to want pods on it.
+ * Returns the number placed (0: nothing opened; cl->fail[pi] says why). */
+static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int want, int pos)
+{
+    sv_class *cl = &m->classes[c];
+    sv_level *lv = &cl->levels[lvi];
+    sv_pool *p = &m->pools[pi];
+    if (!lv->compat[pi])
+        return 0;
+    if (!m->allow_new || (m->max_new > 0 && m->nnew >= m->max_new)) {
+        cl->fail[pi] = m->allow_new ? "the replacement limit is reached" : "new nodes are not allowed";
+        return 0;
+    }
+    if (p->nodes_left <= 0) {
+        cl->fail[pi] = "NodePool limit nodes reached";
+        return 0;
+    }
+    int words = p->ntypes / 64 + 1;
+    uint64_t *cand = tlr_arena_alloc(m->ar, (size_t)words * sizeof(uint64_t));
+    int ncand = 0;
+    const char *lim = NULL;
+    for (int w = 0; w < words; w++) {
+        cand[w] = lv->compat[pi][w];
+        uint64_t bits = cand[w];
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (p->limited && !limit_fits(m, p, &m->types[p->types[pt]].cap)) {
+                if (!lim)
+                    lim = limit_dim(m, p, &m->types[p->types[pt]].cap);
+                sv_bit_clr(cand, pt);
+            } else
+                ncand++;
+        }
+    }
+    if (!ncand) {
+        cl->fail[pi] = sv_arena_printf(m->ar, "NodePool limit %s reached", lim ? lim : "?");
+        return 0;
+    }
+    int b = new_bin(m);
+    sv_bin *x = &m->bins[b];
+    x->kind = SV_BIN_NEW;
+    x->pool = pi;
+    x->np = p->np;
+    x->cand = cand;
+    x->ncand = ncand;
+    x->pmask = lv->pmask[pi];
+    x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
+    for (int k = 0; k < p->ncustom; k++)
+        x->custom[k] = ~(uint64_t)0;
+    x->level_class = c;
+    x->level = lvi;
+    if (m->strategy == TLR_SOLVE_TAILOR) {
+        x->target = choose_target(m, c, lvi, pi, cand, cl->left, pos);
+        if (x->target == SV_NONE) {
+            m->nbins--;
+            cl->fail[pi] = "no instance type has an available offering for the pod";
+            return 0;
+        }
+    }
+    int place;
+    int r = room_at(m, b, c, lvi, want, &place);
+    if (r <= 0) {
+        m->nbins--;
+        cl->fail[pi] = "topology constraints (spread, pod affinity or anti-affinity) cannot be met on a new node";
+        return 0;
+    }
+    place_n(m, b, c, lvi, pods, r, place);
+    x = &m->bins[b];
+    /* Limits: the largest option counts (Karpenter's subtractMax). */
+    sv_res charge = { { 0 } };
+    if (m->strategy == TLR_SOLVE_TAILOR)
+        charge = m->types[p->types[x->target]].cap;
+    else
+        for (int w = 0; w < words; w++) {
+            uint64_t bits = x->cand[w];
+            while (bits) {
+                int pt = w * 64 + __builtin_ctzll(bits);
+                bits &= bits - 1;
+                for (int d = 0; d < m->ndim; d++)
+                    if (m->types[p->types[pt]].cap.v[d] > charge.v[d])
+                        charge.v[d] = m->types[p->types[pt]].cap.v[d];
+            }
+        }
+    x->charged = charge;
+    for (int d = 0; d < m->ndim; d++)
+        if (p->limit_left.v[d] != INT64_MAX)
+            p->limit_left.v[d] -= charge.v[d];
+    if (p->nodes_left != INT64_MAX)
+        p->nodes_left--;
+    m->nnew++;
+    return r;
+}
+
+/* ---- tailor ----------------------------------------------------------- */
+
+static int quick_ok(const sv_model *m, const sv_bin *x, const sv_class *cl)
+{
+    if (x->kind != SV_BIN_NEW)
+        return x->free.v[SV_DIM_CPU] >= cl->req.v[SV_DIM_CPU] && x->free.v[SV_DIM_MEM] >= cl->req.v[SV_DIM_MEM] &&
+               x->free.v[SV_DIM_PODS] >= 1;
+    if (m->strategy != TLR_SOLVE_TAILOR)
+        return 1;
+    const sv_pool *p = &m->pools[x->pool];
+    const sv_type *t = &m->types[p->types[x->target]];
+    return x->used.v[SV_DIM_CPU] + cl->req.v[SV_DIM_CPU] <= t->alloc.v[SV_DIM_CPU] &&
+           x->used.v[SV_DIM_MEM] + cl->req.v[SV_DIM_MEM] <= t->alloc.v[SV_DIM_MEM];
+}
+
+static bool class_topo_changes(const sv_model *m, const sv_class *c)
+{
+    for (int i = 0; i < c->ncons; i++)
+        if (m->groups[c->cons[i].group].tk != SV_TK_HOST)
+            return true;
+    return false;
+}
+
+static void tailor_class(sv_model *m, int pos)
+{
+    int c = m->class_order[pos];
+    sv_class *cl = &m->classes[c];
+    if (cl->left <= 0)
+        return;
+    int *q = tlr_arena_alloc(m->ar, (size_t)cl->npods * sizeof(int));
+    int nq = 0;
+    for (int i = 0; i < cl->npods; i++)
+        if (m->pods[cl->pods[i]].bin == SV_NONE)
+            q[nq++] = cl->pods[i];
+    int head = 0;
+    int lvi = 0;
+    int scanned = 0;
+    bool rescan = class_topo_changes(m, cl);
+    while (head < nq) {
+        if (timed_out(m))
+            return;
+        bool progress = false;
+        for (int b = rescan ? 0 : scanned; b < m->nbins && head < nq; b++) {
+            sv_bin *x = &m->bins[b];
+            if (x->dead || !quick_ok(m, x, cl))
+                continue;
+            int place;
+            int r = room_at(m, b, c, lvi, nq - head, &place);
+            if (r > 0) {
+                place_n(m, b, c, lvi, q + head, r, place);
+                head += r;
+                progress = true;
+            }
+        }
+        scanned = m->nbins;
+        if (head >= nq)
+            break;
+        for (int pi = 0; pi < m->npools; pi++) {
+            int r = open_claim(m, c, lvi, pi, q + head, nq - head, pos);
+            if (r > 0) {
+                head += r;
+                progress = true;
+                scanned = m->nbins;
+                break;
+            }
+        }
+        if (progress)
+            continue;
+        if (lvi + 1 < cl->nlevels) {
+            lvi++;
+            scanned = 0;
+            continue;
+        }
+        for (int i = head; i < nq; i++) {
+            m->pods[q[i]].err = TLR_E_UNSCHEDULABLE;
+            m->pods[q[i]].level = lvi;
+        }
+        return;
+    }
+}
+
+/* ---- karpenter -------------------------------------------------------- */
+
+static int karp_pod_cmp(const void *a, const void *b, void *arg)
+{
+    const sv_model *m = arg;
+    const sv_podst *x = &m->pods[*(const int *)a], *y = &m->pods[*(const int *)b];
+    const sv_res *rx = &m->classes[x->cls].req, *ry = &m->classes[y->cls].req;
+    if (rx->v[SV_DIM_CPU] != ry->v[SV_DIM_CPU])
+        return rx->v[SV_DIM_CPU] > ry->v[SV_DIM_CPU] ? -1 : 1;
+    if (rx->v[SV_DIM_MEM] != ry->v[SV_DIM_MEM])
+        return rx->v[SV_DIM_MEM] > ry->v[SV_DIM_MEM] ? -1 : 1;
+    if (x->pod->creation_unix_ms != y->pod->creation_unix_ms)
+        return x->pod->creation_unix_ms < y->pod->creation_unix_ms ? -1 : 1;
+    int s = strcmp(x->pod->uid ? x->pod->uid : "", y->pod->uid ? y->pod->uid : "");
+    return s ? s : *(const int *)a - *(const int *)b;
+}
+
+typedef struct karp_order {
+    int *b;    /* new-claim bins by (pods, index) */
+    int n, cap;
+} karp_order;
+
+static void korder_bump(sv_model *m, karp_order *o, int j)
+{
+    /* bins[o->b[j]] gained pods: move it right to keep the order. */
+    while (j + 1 < o->n) {
+        sv_bin *x = &m->bins[o->b[j]], *y = &m->bins[o->b[j + 1]];
+        if (x->npods < y->npods || (x->npods == y->npods && o->b[j] < o->b[j + 1]))
+            break;
+        int t = o->b[j];
+        o->b[j] = o->b[j + 1];
+        o->b[j + 1] = t;
+        j++;
+    }
+}
+
+static bool karp_try(sv_model *m, int pi_pod, int lvi, karp_order *o)
+{
+    sv_podst *ps = &m->pods[pi_pod];
+    int c = ps->cls;
+    sv_class *cl = &m->classes[c];
+    for (int b = 0; b < m->nexisting; b++) {
+        if (!quick_ok(m, &m->bins[b], cl))
+            continue;
+        int place;
+        if (room_at(m, b, c, lvi, 1, &place) > 0) {
+            place_n(m, b, c, lvi, &pi_pod, 1, place);
+            return true;
+        }
+    }
+    for (int j = 0; j < o->n; j++) {
+        int place;
+        if (room_at(m, o->b[j], c, lvi, 1, &place) > 0) {
+            place_n(m, o->b[j], c, lvi, &pi_pod, 1, place);
+            korder_bump(m, o, j);
+            return true;
+        }
+    }
+    for (int pi = 0; pi < m->npools; pi++) {
+        if (open_claim(m, c, lvi, pi, &pi_pod, 1, 0) > 0) {
+            int b = m->nbins - 1;
+            o->b = grow_int(m, o->b, o->n, &o->cap);
+            int j = o->n++;
+            /* a one-pod claim goes before every claim with more pods */
+            while (j > 0 && m->bins[o->b[j - 1]].npods > 1) {
+                o->b[j] = o->b[j - 1];
+                j--;
+            }
+            o->b[j] = b;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void karpenter_all(sv_model *m)
+{
+    int *q = tlr_arena_alloc(m->ar, ((size_t)m->npods + 1) * sizeof(int));
+    int nq = 0;
+    for (int i = 0; i < m->npods; i++)
+        if (m->pods[i].bin == SV_NONE && !m->classes[m->pods[i].cls].bad)
+            q[nq++] = i;
+        else if (m->pods[i].bin == SV_NONE)
+            m->pods[i].err = TLR_E_UNSCHEDULABLE;
+    qsort_r(q, (size_t)nq, sizeof(int), karp_pod_cmp, m);
+    karp_order o = { 0 };
+    int *fail = tlr_arena_alloc(m->ar, ((size_t)nq + 1) * sizeof(int));
+    for (;;) {
+        int nf = 0, placed = 0;
+        for (int i = 0; i < nq; i++) {
+            if ((i & 255) == 0 && timed_out(m))
+                return;
+            sv_podst *ps = &m->pods[q[i]];
+            sv_class *cl = &m->classes[ps->cls];
+            bool ok = false;
+            for (int lv = ps->level; lv < cl->nlevels && !ok; lv++) {
+                ok = karp_try(m, q[i], lv, &o);
+                if (!ok)
+                    ps->level = lv;
+            }
+            if (ok)
+                placed++;
+            else {
+                ps->err = TLR_E_UNSCHEDULABLE;
+                fail[nf++] = q[i];
+            }
+        }
+        if (!nf || !placed)
+            break;
+        memcpy(q, fail, (size_t)nf * sizeof(int));
+        nq = nf;
+    }
+}
+
+/* ---- entry ------------------------------------------------------------ */
+
+/* Most expensive pods first: they decide which nodes are bought; the
+ * cheap ones fill what is left.  Ties: larger first, then request order. */
+static int unit_cmp(const void *a, const void *b, void *arg)
+{
+    const sv_model *m = arg;
+    const sv_class *x = &m->classes[*(const int *)a], *y = &m->classes[*(const int *)b];
+    double ux = x->bad ? 0 : x->unit, uy = y->bad ? 0 : y->unit;
+    if (ux != uy)
+        return ux > uy ? -1 : 1;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+void sv_place_all(sv_model *m)
+{
+    for (int c = 0; c < m->nclasses; c++) {
+        sv_class *cl = &m->classes[c];
+        cl->left = cl->npods;
+        cl->host_cap = class_host_cap(m, cl);
+        cl->fail = tlr_arena_calloc(m->ar, (size_t)m->npools + 1, sizeof(char *));
+    }
+    bins_nodes(m);
+    bins_inflight(m);
+    m->nexisting = m->nbins;
+    if (m->strategy == TLR_SOLVE_KARPENTER) {
+        karpenter_all(m);
+    } else {
+        for (int c = 0; c < m->nclasses; c++)
+            if (!m->classes[c].bad) {
+                class_unit(m, c);
+                if (m->unit_hint && m->unit_hint[c] > 0)
+                    m->classes[c].unit = m->unit_hint[c];
+            }
+        qsort_r(m->class_order, (size_t)m->nclasses, sizeof(int), unit_cmp, m);
+        for (int pos = 0; pos < m->nclasses; pos++) {
+            sv_class *cl = &m->classes[m->class_order[pos]];
+            if (cl->bad) {
+                for (int i = 0; i < cl->npods; i++)
+                    if (m->pods[cl->pods[i]].bin == SV_NONE)
+                        m->pods[cl->pods[i]].err = TLR_E_UNSCHEDULABLE;
+                continue;
+            }
+            tailor_class(m, pos);
+            if (m->timed_out)
+                break;
+        }
+        /* A second pass: pods whose affinity targets were placed later. */
+        for (int pos = 0; pos < m->nclasses && !m->timed_out; pos++) {
+            sv_class *cl = &m->classes[m->class_order[pos]];
+            if (cl->left > 0 && !cl->bad) {
+                for (int i = 0; i < cl->npods; i++)
+                    m->pods[cl->pods[i]].err = TLR_OK;
+                tailor_class(m, pos);
+            }
+        }
+    }
+    for (int i = 0; i < m->npods; i++)
+        if (m->pods[i].bin == SV_NONE && m->pods[i].err == TLR_OK)
+            m->pods[i].err = m->timed_out ? TLR_E_TIMEOUT : TLR_E_UNSCHEDULABLE;
+}

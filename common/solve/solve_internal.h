@@ -1,0 +1,366 @@
+/* solve_internal.h - the solver engine's compiled model, shared by the
+ * engine's files (compile.c, place.c, emit.c, solve.c).  Not a public
+ * header: nothing outside common/solve includes it.
+ *
+ * A request is compiled once into compact structs living in one arena:
+ *   - strings (label keys and values, zones) are interned to small ids;
+ *   - resources are fixed vectors (cpu, memory, pods, ephemeral storage,
+ *     then each distinct extended resource name of the request);
+ *   - instance types carry their labels as a sorted (key, value) array and
+ *     their offerings as (place, price) where a "place" is zone x capacity
+ *     type packed in one bit of a 128-bit mask;
+ *   - identical pending pods are grouped into classes; everything that
+ *     depends only on what a pod asks for (which instance types of which
+ *     NodePool it can use, at every relaxation level) is computed once per
+ *     class, not per pod.
+ * docs/solver.md explains the algorithm built on top.
+ */
+#ifndef SOLVE_INTERNAL_H
+#define SOLVE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tailor/v1/solver.pb-c.h"
+#include "tlr_arena.h"
+#include "tlr_solve.h"
+
+#define SV_NDIM      16   /* cpu, memory, pods, ephemeral + 12 extended */
+#define SV_DIM_CPU   0
+#define SV_DIM_MEM   1
+#define SV_DIM_PODS  2
+#define SV_DIM_EPH   3
+#define SV_MAXZONE   32   /* places = zone * 4 + capacity type: 128 bits */
+#define SV_NONE      (-1)
+
+/* Interned label keys and values are ids into the model's string table;
+ * 0 is the empty string. */
+typedef uint32_t sv_id;
+
+typedef struct sv_res {
+    int64_t v[SV_NDIM];
+} sv_res;
+
+/* A set of places (zone x capacity type). */
+typedef struct sv_pmask {
+    uint64_t w[2];
+} sv_pmask;
+
+static inline bool sv_pmask_any(sv_pmask m) { return (m.w[0] | m.w[1]) != 0; }
+static inline sv_pmask sv_pmask_and(sv_pmask a, sv_pmask b)
+{
+    sv_pmask r = { { a.w[0] & b.w[0], a.w[1] & b.w[1] } };
+    return r;
+}
+static inline bool sv_pmask_has(sv_pmask m, int place)
+{
+    return (m.w[place >> 6] >> (place & 63)) & 1;
+}
+static inline void sv_pmask_set(sv_pmask *m, int place)
+{
+    m->w[place >> 6] |= (uint64_t)1 << (place & 63);
+}
+#define SV_PLACE(zone, ct) ((zone) * 4 + (ct))
+
+/* One label key with the values a node may carry for it (one value for a
+ * concrete node; several for a NodePool requirement). nvals == 0 with
+ * any == true: the key exists with a value not known in advance. */
+typedef struct sv_dent {
+    sv_id key;
+    bool any;
+    int nvals;
+    sv_id *vals;
+} sv_dent;
+
+typedef struct sv_dom {
+    sv_dent *e;          /* sorted by key */
+    int n;
+} sv_dom;
+
+/* A compiled node selector requirement. */
+typedef struct sv_req {
+    sv_id key;
+    int op;              /* TAILOR__V1__SELECTOR_OPERATOR__* */
+    int nvals;
+    sv_id *vals;
+    int64_t num;         /* Gt/Lt/Gte/Lte operand */
+    bool num_ok;
+    int min_values;
+    int kind;            /* SV_KEY_* */
+    const Tailor__V1__NodeSelectorRequirement *src;   /* borrowed */
+} sv_req;
+
+enum { SV_KEY_LABEL = 0, SV_KEY_ZONE, SV_KEY_ZONE_ID, SV_KEY_CT };
+
+typedef struct sv_reqset {
+    sv_req *r;
+    int n;
+} sv_reqset;
+
+typedef struct sv_offer {
+    int place;
+    double price;
+} sv_offer;
+
+typedef struct sv_type {
+    const Tailor__V1__InstanceType *it;   /* borrowed from the request */
+    sv_id name;
+    sv_res alloc;
+    sv_res cap;
+    sv_dom labels;
+    sv_offer *offers;    /* available ones only, cheapest first */
+    int noffers;
+} sv_type;
+
+/* A taint, compiled. */
+typedef struct sv_taint {
+    const Tailor__V1__Taint *src;
+} sv_taint;
+
+/* A NodePool with the instance types of its catalog. */
+typedef struct sv_pool {
+    const Tailor__V1__NodePool *np;       /* borrowed */
+    int idx;                              /* position in the request */
+    int *types;                           /* model type indices */
+    int ntypes;
+    bool no_catalog;
+    sv_reqset reqs;
+    sv_pmask pmask;                       /* places its requirements allow */
+    sv_dom dom;                           /* labels + requirement keys */
+    sv_res *ds;                           /* DaemonSet overhead per pool type */
+    /* Limits: remaining capacity per dimension (INT64_MAX = unlimited). */
+    sv_res limit_left;
+    int64_t nodes_left;
+    bool limited;                         /* some resource is limited */
+    /* Multi-valued custom keys (In with >1 value, not a type or offering
+     * key): claims narrow them with a value bitmask. */
+    int ncustom;
+    sv_id *custom_key;
+    const sv_dent **custom_dent;
+    bool has_min_values;
+    int *rank;                            /* pool type -> rank by name (emit) */
+} sv_pool;
+
+/* What one relaxation level of a class asks of a node. */
+typedef struct sv_level {
+    sv_reqset reqs;          /* node selector + one affinity term (+ pref) */
+    bool soft_tsc;           /* ScheduleAnyway spreads still enforced */
+    bool prefer_noschedule;  /* PreferNoSchedule taints still enforced */
+    /* Per pool: compatible pool-type bitset (fits one pod with DS
+     * overhead, has an available offering in pmask), NULL if none. */
+    uint64_t **compat;
+    sv_pmask *pmask;         /* per pool */
+    uint64_t **custom;       /* per pool: a mask per custom key */
+    char **why;              /* per pool: reason when compat is empty */
+    uint32_t zmask;          /* zones a spread may count (lazy) */
+    uint8_t ctmask;
+    bool dmask_ok;
+} sv_level;
+
+enum { SV_TK_ZONE = 0, SV_TK_HOST, SV_TK_CT, SV_TK_OTHER };
+
+/* Pods matching (namespaces, selector) counted per topology domain. */
+typedef struct sv_group {
+    int tk;                      /* SV_TK_* */
+    const Tailor__V1__LabelSelector *sel;   /* borrowed; NULL matches none */
+    sv_reqset extra;             /* match_label_keys, resolved */
+    bool all_ns;
+    sv_id *ns;
+    int nns;
+    /* counts of matching pods and of pods carrying this group as an
+     * anti-affinity term ("owners"), per domain */
+    int zone_match[SV_MAXZONE], zone_owner[SV_MAXZONE];
+    int ct_match[4], ct_owner[4];
+    int *host_match, *host_owner;    /* per bin */
+    int nhost;
+    int total_match;
+} sv_group;
+
+/* A constraint of a class on one group. */
+enum { SV_C_SPREAD = 0, SV_C_AFFINITY, SV_C_ANTI };
+typedef struct sv_cons {
+    int kind;                    /* SV_C_* */
+    int group;
+    int max_skew;
+    int min_domains;
+    bool soft;                   /* ScheduleAnyway */
+    bool self_match;             /* the pod matches its own selector */
+} sv_cons;
+
+typedef struct sv_port {
+    int port;
+    int proto;
+    sv_id ip;                    /* 0 = all */
+} sv_port;
+
+/* A group of identical pending pods. */
+typedef struct sv_class {
+    const Tailor__V1__Pod *pod;          /* the first pod: borrowed */
+    sv_res req;
+    double size;                         /* for ordering */
+    int *pods;                           /* indices into model->pods */
+    int npods;
+    sv_id ns;
+    sv_dom labels;
+    const Tailor__V1__Toleration *const *tols;
+    size_t ntols;
+    sv_port *ports;
+    int nports;
+    sv_cons *cons;
+    int ncons;
+    int *match;                          /* groups whose selector matches */
+    int nmatch;
+    int *owns;                           /* groups it is anti-affine to */
+    int nowns;
+    bool pin_zone, pin_ct;               /* its placement needs a domain */
+    sv_level *levels;
+    int nlevels;
+    int nreqterms;
+    char *bad;                           /* whole-class error, else NULL */
+    int left;                            /* pods not placed yet */
+    int level;                           /* tailor: the class's level */
+    double unit;                         /* cheapest cost per pod, 0 = unknown */
+    int host_cap;                        /* most pods of it one node takes */
+    char **fail;                         /* per pool: why a new claim failed */
+} sv_class;
+
+/* Where a pod can go: an existing node, an in-flight claim or a new claim. */
+enum { SV_BIN_NODE = 0, SV_BIN_INFLIGHT, SV_BIN_NEW };
+typedef struct sv_bin {
+    int kind;
+    int idx;                     /* request node / nodeclaim index */
+    const char *name;
+    sv_dom labels;               /* nodes and in-flight claims */
+    const Tailor__V1__Taint *const *taints;
+    size_t ntaints;
+    const Tailor__V1__NodePool *np;  /* its NodePool when known */
+    sv_res free;                 /* nodes and in-flight claims */
+    sv_port *ports;
+    int nports, cports;
+    int zone, ct;                /* domain or SV_NONE when not pinned */
+    int npods;
+    bool initialized;
+    /* new claims */
+    int pool;
+    int level_class, level;      /* the first pod's class and level */
+    uint64_t *cand;              /* candidate pool-type bitset */
+    int ncand;
+    int target;                  /* pool-type index (tailor) */
+    sv_res used;
+    sv_pmask pmask;
+    uint64_t *custom;
+    sv_res charged;              /* what was charged to the pool limits */
+    int *pods;
+    int npods_cap;
+    int *classes;                /* classes whose requirements it carries */
+    int nclasses;
+    int *lvls;
+    bool min_values_relaxed;
+    bool dead;                   /* merged away */
+} sv_bin;
+
+typedef struct sv_podst {
+    const Tailor__V1__Pod *pod;  /* borrowed */
+    int cls;
+    int level;
+    int bin;                     /* SV_NONE = not placed */
+    int err;                     /* TLR_OK or the error code */
+} sv_podst;
+
+typedef struct sv_model {
+    tlr_arena *ar;
+    const Tailor__V1__ClusterState *cluster;   /* borrowed, may be NULL */
+    int64_t now_ms;
+    tlr_solve_strategy strategy;
+    int max_types;
+    bool ignore_prefs;
+    bool best_effort_min_values;
+    int64_t deadline_ns;
+    bool timed_out;
+
+    /* strings */
+    char **strs;
+    int nstrs, cstrs;
+    uint32_t *htab;
+    int hcap;
+    sv_id k_zone, k_zone_id, k_ct, k_host, k_type, k_pool, k_arch, k_os;
+
+    int ndim;
+    const char *dim_name[SV_NDIM];
+
+    int nzones;
+    sv_id zones[SV_MAXZONE];
+    sv_id zone_ids[SV_MAXZONE];
+
+    sv_type *types;
+    int ntypes;
+    sv_pool *pools;              /* weight order */
+    int npools;
+    int pwords_max;
+
+    sv_class *classes;
+    int nclasses;
+    int *class_order;
+    sv_podst *pods;
+    int npods;
+
+    sv_group *groups;
+    int ngroups, cgroups;
+
+    sv_bin *bins;
+    int nbins, cbins;
+    int nexisting;               /* bins [0, nexisting) are nodes/in-flight */
+
+    void *scratch;               /* emit.c: per-claim work arrays */
+    tlr_arena *out;              /* the response's arena (borrowed) */
+    const double *unit_hint;     /* per class, from an earlier run; may be NULL */
+    /* Simulate */
+    bool allow_new;
+    int max_new;
+    int nnew;
+    const char *const *removed;
+    size_t nremoved;
+    bool allow_uninit;
+} sv_model;
+
+/* compile.c */
+sv_id sv_intern(sv_model *m, const char *s);
+const char *sv_str(const sv_model *m, sv_id id);
+int  sv_model_build(sv_model *m, const Tailor__V1__Pod *const *pods, size_t npods,
+                    const Tailor__V1__CatalogRef *const *cats, size_t ncats,
+                    const Tailor__V1__OfferingUnavailable *const *ice, size_t nice,
+                    char *err, size_t errlen);
+const sv_dent *sv_dom_get(const sv_dom *d, sv_id key);
+/* Can a node whose labels are d1 (then d2 for keys d1 lacks) satisfy r?
+ * Offering keys (zone, capacity type) are answered by d1/d2 as labels. */
+bool sv_req_ok(const sv_model *m, const sv_req *r, const sv_dom *d1, const sv_dom *d2);
+bool sv_tolerates(const Tailor__V1__Toleration *const *tols, size_t ntols,
+                  const Tailor__V1__Taint *t);
+bool sv_selector_match(const sv_model *m, const Tailor__V1__LabelSelector *sel,
+                       const sv_reqset *extra, const sv_dom *labels);
+bool sv_group_ns_ok(const sv_group *g, sv_id ns);
+int  sv_pool_type_fits(const sv_model *m, const sv_pool *p, int pt, const sv_res *used);
+double sv_type_price(const sv_model *m, int t, sv_pmask pm, int *place);
+static inline bool sv_bit(const uint64_t *b, int i) { return (b[i >> 6] >> (i & 63)) & 1; }
+static inline void sv_bit_set(uint64_t *b, int i) { b[i >> 6] |= (uint64_t)1 << (i & 63); }
+static inline void sv_bit_clr(uint64_t *b, int i) { b[i >> 6] &= ~((uint64_t)1 << (i & 63)); }
+
+sv_dom sv_labels_dom(sv_model *m, Tailor__V1__Label *const *l, size_t n);
+/* Groups pod p is anti-affine to (existing pods); returns the count. */
+int  sv_pod_anti_groups(sv_model *m, const Tailor__V1__Pod *p, const sv_dom *labels, int *out, int max);
+sv_dom sv_dom_extend(sv_model *m, const sv_dom *base, const char *const *k, const char *const *v, int n);
+
+/* place.c */
+void sv_place_all(sv_model *m);
+int  sv_bin_room(sv_model *m, int b, int c, int lv, int want);
+
+/* emit.c */
+void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);
+void sv_emit_claims(sv_model *m, Tailor__V1__NodeClaim ***out, size_t *n, double *cost);
+void sv_emit_errors(sv_model *m, Tailor__V1__PodError ***out, size_t *n);
+double sv_claim_cost(sv_model *m, int b);
+char *sv_ostrdup(tlr_arena *oa, const char *s);   /* NULL -> "" */
+char *sv_arena_printf(tlr_arena *ar, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,235 @@
+/* aws_it.c - common/aws against a real moto server (started by moto_it.sh).
+ *
+ *   aws_it ENDPOINT
+ *
+ * While moto still lets the first calls through unauthenticated
+ * (INITIAL_NO_AUTH_ACTION_COUNT), create an IAM user with an allow-all
+ * policy and an access key, through our own Query client.  From then on
+ * moto checks SigV4 for every call, so everything after proves the signer:
+ * RunInstances of two instances tagged for a cluster, DescribeInstances
+ * finds exactly them by tag, CreateTags, TerminateInstances, and calls
+ * signed with a wrong secret or an unknown key are rejected as AUTH.
+ * Prints "N passed, N failed"; exits non-zero on any failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlr_awscreds.h"
+#include "tlr_awsquery.h"
+#include "tlr_ec2.h"
+#include "tlr_err.h"
+
+static int passed, failed;
+
+#define CHECK(name, cond, ...)                                                \
+    do {                                                                      \
+        if (cond) {                                                           \
+            printf("PASS: %s\n", name);                                       \
+            passed++;                                                         \
+        } else {                                                              \
+            printf("FAIL: %s: ", name);                                       \
+            printf(__VA_ARGS__);                                              \
+            printf("\n");                                                     \
+            failed++;                                                         \
+        }                                                                     \
+    } while (0)
+
+static const char allow_all[] =
+    "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"*\","
+    "\"Resource\":\"*\"}]}";
+
+/* IAM calls made while moto does not check signatures yet. */
+static int bootstrap_user(const char *endpoint, char **ak, char **sk)
+{
+    tlr_aws_creds *anon = NULL;
+    tlr_aws_query *iam = NULL;
+    tlr_aws_params *p = NULL;
+    tlr_xml_doc *doc = NULL;
+    tlr_aws_error err = { 0 };
+    const char *a, *s;
+    int rc;
+
+    tlr_aws_creds_create_static("AKIABOOTSTRAP0000000", "bootstrap", NULL, &anon);
+    rc = tlr_aws_query_create(&(tlr_aws_query_opts){ .service = "iam", .version = "2010-05-08",
+                                                     .endpoint = endpoint, .creds = anon,
+                                                     .max_attempts = 2 }, &iam);
+    if (rc != TLR_OK)
+        goto out;
+    tlr_aws_params_create(&p);
+    tlr_aws_params_add(p, "UserName", "tailor-it");
+    rc = tlr_aws_query_call(iam, "CreateUser", p, &doc, &err);
+    CHECK("iam CreateUser (unauthenticated phase)", rc == TLR_OK, "%s %s %s", tlr_errname(rc),
+          err.code, err.message);
+    tlr_xml_free(doc);
+    doc = NULL;
+    tlr_aws_params_add(p, "PolicyName", "allow-all");
+    tlr_aws_params_add(p, "PolicyDocument", allow_all);
+    rc = tlr_aws_query_call(iam, "PutUserPolicy", p, &doc, &err);
+    CHECK("iam PutUserPolicy", rc == TLR_OK, "%s %s %s", tlr_errname(rc), err.code, err.message);
+    tlr_xml_free(doc);
+    doc = NULL;
+    tlr_aws_params_free(p);
+    tlr_aws_params_create(&p);
+    tlr_aws_params_add(p, "UserName", "tailor-it");
+    rc = tlr_aws_query_call(iam, "CreateAccessKey", p, &doc, &err);
+    a = tlr_xml_find_text(tlr_xml_root(doc), "CreateAccessKeyResult/AccessKey/AccessKeyId");
+    s = tlr_xml_find_text(tlr_xml_root(doc), "CreateAccessKeyResult/AccessKey/SecretAccessKey");
+    CHECK("iam CreateAccessKey returns a key", rc == TLR_OK && a != NULL && s != NULL,
+          "%s %s %s", tlr_errname(rc), err.code, err.message);
+    if (rc == TLR_OK && a != NULL && s != NULL) {
+        *ak = strdup(a);
+        *sk = strdup(s);
+    } else if (rc == TLR_OK) {
+        rc = TLR_E_PARSE;
+    }
+out:
+    tlr_xml_free(doc);
+    tlr_aws_params_free(p);
+    tlr_aws_query_free(iam);
+    tlr_aws_creds_free(anon);
+    return rc;
+}
+
+/* The image of moto's first amazon-owned AMI, through the generic client. */
+static char *any_image(tlr_aws_query *ec2q)
+{
+    tlr_aws_params *p;
+    tlr_xml_doc *doc = NULL;
+    tlr_aws_error err = { 0 };
+    char *id = NULL;
+
+    tlr_aws_params_create(&p);
+    tlr_aws_params_add(p, "Owner.1", "amazon");
+    if (tlr_aws_query_call(ec2q, "DescribeImages", p, &doc, &err) == TLR_OK) {
+        const char *t = tlr_xml_find_text(tlr_xml_root(doc), "imagesSet/item/imageId");
+
+        id = t != NULL ? strdup(t) : NULL;
+    }
+    tlr_xml_free(doc);
+    tlr_aws_params_free(p);
+    return id;
+}
+
+static int count_state(const tlr_ec2_instances *l, const char *state)
+{
+    int n = 0;
+
+    for (size_t i = 0; i < l->n; i++)
+        n += strcmp(l->v[i].state, state) == 0;
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    const char *endpoint;
+    char *ak = NULL, *sk = NULL, *image = NULL;
+    tlr_aws_creds *good = NULL, *wrong = NULL, *unknown = NULL;
+    tlr_aws_query *ec2q = NULL;
+    tlr_ec2 *ec2 = NULL, *bad = NULL;
+    tlr_ec2_instances run = { 0 }, found = { 0 };
+    tlr_aws_error err = { 0 };
+    const tlr_ec2_tag tags[] = { { "kubernetes.io/cluster/it-cluster", "owned" },
+                                 { "karpenter.sh/nodepool", "default" } };
+    const char *const owned[] = { "owned" };
+    const tlr_ec2_filter by_cluster[] = { { "tag:kubernetes.io/cluster/it-cluster", owned, 1 } };
+    const char *const running[] = { "running", "pending" };
+    const tlr_ec2_filter live[] = { { "tag-key", (const char *const[]){ "karpenter.sh/nodepool" }, 1 },
+                                    { "instance-state-name", running, 2 } };
+    const char *ids[2] = { NULL, NULL };
+    int rc;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: aws_it ENDPOINT\n");
+        return 2;
+    }
+    endpoint = argv[1];
+    if (bootstrap_user(endpoint, &ak, &sk) != TLR_OK)
+        goto out;
+
+    tlr_aws_creds_create_static(ak, sk, NULL, &good);
+    tlr_aws_query_create(&(tlr_aws_query_opts){ .service = "ec2", .version = TLR_EC2_API_VERSION,
+                                                .endpoint = endpoint, .creds = good }, &ec2q);
+    tlr_ec2_create(&(tlr_aws_query_opts){ .endpoint = endpoint, .creds = good }, &ec2);
+    image = any_image(ec2q);
+    CHECK("signed DescribeImages with the new key", image != NULL, "no image");
+    if (image == NULL)
+        goto out;
+
+    rc = tlr_ec2_run_instances(ec2, &(tlr_ec2_run_opts){ .image_id = image,
+                                                        .instance_type = "m5.large", .count = 2,
+                                                        .tags = tags, .ntags = 2 }, &run, &err);
+    CHECK("RunInstances launches 2", rc == TLR_OK && run.n == 2, "%s %s %s (n=%zu)",
+          tlr_errname(rc), err.code, err.message, run.n);
+    if (rc != TLR_OK || run.n != 2)
+        goto out;
+    ids[0] = run.v[0].id;
+    ids[1] = run.v[1].id;
+
+    rc = tlr_ec2_describe_instances(ec2, by_cluster, 1, NULL, 0, 0, &found, &err);
+    CHECK("DescribeInstances by cluster tag finds both", rc == TLR_OK && found.n == 2 &&
+          (strcmp(found.v[0].id, ids[0]) == 0 || strcmp(found.v[0].id, ids[1]) == 0),
+          "%s %s (n=%zu)", tlr_errname(rc), err.code, found.n);
+    CHECK("instances carry type, zone, private dns and tags",
+          found.n == 2 && strcmp(found.v[0].type, "m5.large") == 0 && found.v[0].zone[0] &&
+          strncmp(found.v[0].private_dns, "ip-", 3) == 0 &&
+          tlr_ec2_instance_tag(&found.v[0], "karpenter.sh/nodepool") != NULL &&
+          found.v[0].launch_ms > 0,
+          "first: type %s zone %s dns %s", found.n ? found.v[0].type : "-",
+          found.n ? found.v[0].zone : "-", found.n ? found.v[0].private_dns : "-");
+    tlr_ec2_instances_free(&found);
+
+    rc = tlr_ec2_create_tags(ec2, ids, 1, (const tlr_ec2_tag[]){ { "karpenter.sh/nodeclaim",
+                                                                  "default-abcde" } }, 1, &err);
+    CHECK("CreateTags", rc == TLR_OK, "%s %s", tlr_errname(rc), err.code);
+    rc = tlr_ec2_describe_instances(ec2, NULL, 0, ids, 1, 0, &found, &err);
+    CHECK("DescribeInstances by id sees the new tag",
+          rc == TLR_OK && found.n == 1 &&
+          tlr_ec2_instance_tag(&found.v[0], "karpenter.sh/nodeclaim") != NULL,
+          "%s n=%zu", tlr_errname(rc), found.n);
+    tlr_ec2_instances_free(&found);
+
+    /* Wrong secret for a real key, and a key moto never issued. */
+    tlr_aws_creds_create_static(ak, "0000000000000000000000000000000000000000", NULL, &wrong);
+    tlr_ec2_create(&(tlr_aws_query_opts){ .endpoint = endpoint, .creds = wrong }, &bad);
+    rc = tlr_ec2_describe_instances(bad, NULL, 0, NULL, 0, 0, &found, &err);
+    CHECK("wrong secret is rejected as AUTH", rc == TLR_E_AUTH, "got %s %s %s", tlr_errname(rc),
+          err.code, err.message);
+    printf("  (moto said: %s: %s)\n", err.code, err.message);
+    tlr_ec2_instances_free(&found);
+    tlr_ec2_free(bad);
+    tlr_aws_creds_create_static("AKIANEVERISSUED00000", sk, NULL, &unknown);
+    tlr_ec2_create(&(tlr_aws_query_opts){ .endpoint = endpoint, .creds = unknown }, &bad);
+    rc = tlr_ec2_describe_instances(bad, NULL, 0, NULL, 0, 0, &found, &err);
+    CHECK("unknown key is rejected as AUTH", rc == TLR_E_AUTH, "got %s %s %s", tlr_errname(rc),
+          err.code, err.message);
+    printf("  (moto said: %s: %s)\n", err.code, err.message);
+    tlr_ec2_instances_free(&found);
+
+    rc = tlr_ec2_terminate_instances(ec2, ids, 2, &err);
+    CHECK("TerminateInstances", rc == TLR_OK, "%s %s %s", tlr_errname(rc), err.code, err.message);
+    rc = tlr_ec2_describe_instances(ec2, live, 2, NULL, 0, 0, &found, &err);
+    CHECK("no live tagged instance after terminate", rc == TLR_OK && found.n == 0,
+          "%s n=%zu", tlr_errname(rc), found.n);
+    tlr_ec2_instances_free(&found);
+    rc = tlr_ec2_describe_instances(ec2, NULL, 0, ids, 2, 0, &found, &err);
+    CHECK("both instances terminated", rc == TLR_OK && count_state(&found, "terminated") == 2,
+          "%s n=%zu", tlr_errname(rc), found.n);
+    tlr_ec2_instances_free(&found);
+    rc = tlr_ec2_terminate_instances(ec2, (const char *const[]){ "i-0000000000deadbee" }, 1, &err);
+    CHECK("terminating an absent instance is success", rc == TLR_OK, "%s %s", tlr_errname(rc),
+          err.code);
+out:
+    tlr_ec2_instances_free(&run);
+    tlr_ec2_free(bad);
+    tlr_ec2_free(ec2);
+    tlr_aws_query_free(ec2q);
+    tlr_aws_creds_free(good);
+    tlr_aws_creds_free(wrong);
+    tlr_aws_creds_free(unknown);
+    free(ak);
+    free(sk);
+    free(image);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 && passed > 0 ? 0 : 1;
+}

@@ -1,0 +1,241 @@
+/* handlers.c - Solve and Simulate on the REP socket, with the catalog cache.
+ *
+ * The engine (common/solve) wants every CatalogRef of a request to carry
+ * its catalog.  The wire usually carries only hashes, so each handler
+ * builds a shallow copy of the request whose CatalogRefs point at cached
+ * catalogs, hands it to the engine and lends the engine's reply to the REP
+ * server, which frees it through reply_done after packing.
+ *
+ * The cache is a small array searched linearly: a solver sees a handful of
+ * NodeClass configurations, not thousands.  Each entry owns a deep copy of
+ * a catalog (pack + unpack, so it no longer points into the request the
+ * server frees) and its packed size.  Recency is a counter bumped on every
+ * use; eviction drops the least recently used entries not needed by the
+ * request being answered until both bounds hold.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "tlr_alloc.h"
+#include "tlr_err.h"
+
+typedef struct cat_entry {
+    char *hash;                       /* owned */
+    Tailor__V1__Catalog *cat;         /* owned (unpacked copy) */
+    size_t bytes;
+    uint64_t used;                    /* recency stamp */
+} cat_entry;
+
+struct solver_handlers {
+    cat_entry *e;
+    size_t n, cap;
+    size_t max_entries, max_bytes, bytes;
+    uint64_t clock;
+    tlr_solve_strategy strategy;
+    bool lower_bound;
+    char *replica_id;
+    tlr_metric *hits, *misses, *stored, *evicted;
+};
+
+void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out)
+{
+    solver_handlers *h = tlr_calloc(1, sizeof(*h));
+    h->max_entries = o && o->cache_entries ? o->cache_entries : 16;
+    h->max_bytes = o && o->cache_bytes ? o->cache_bytes : (size_t)1 << 30;
+    h->strategy = o ? o->strategy : TLR_SOLVE_TAILOR;
+    h->lower_bound = o && o->lower_bound;
+    h->replica_id = tlr_strdup(o && o->replica_id ? o->replica_id : "");
+    if (o && o->metrics) {
+        static const char *const lbl[] = { "result" };
+        tlr_metric_family *f = tlr_metrics_counter(o->metrics, "tailor_solver_catalog_cache_total",
+                                                   "Catalog cache lookups and changes by result.", 1, lbl);
+        h->hits = tlr_metric_series(f, (const char *const[]){ "hit" });
+        h->misses = tlr_metric_series(f, (const char *const[]){ "miss" });
+        h->stored = tlr_metric_series(f, (const char *const[]){ "stored" });
+        h->evicted = tlr_metric_series(f, (const char *const[]){ "evicted" });
+    }
+    *out = h;
+}
+
+static void entry_free(cat_entry *e)
+{
+    free(e->hash);
+    tailor__v1__catalog__free_unpacked(e->cat, NULL);
+}
+
+void solver_handlers_free(solver_handlers *h)
+{
+    if (!h)
+        return;
+    for (size_t i = 0; i < h->n; i++)
+        entry_free(&h->e[i]);
+    free(h->e);
+    free(h->replica_id);
+    free(h);
+}
+
+size_t solver_handlers_cached(const solver_handlers *h)
+{
+    return h->n;
+}
+
+static void count(tlr_metric *m)
+{
+    if (m)
+        tlr_counter_inc(m);
+}
+
+static cat_entry *cache_find(solver_handlers *h, const char *hash)
+{
+    for (size_t i = 0; i < h->n; i++)
+        if (!strcmp(h->e[i].hash, hash)) {
+            h->e[i].used = ++h->clock;
+            return &h->e[i];
+        }
+    return NULL;
+}
+
+/* Is hash one of the request's refs? (such entries are not evicted) */
+static bool wanted(const Tailor__V1__CatalogRef *const *refs, size_t n, const char *hash)
+{
+    for (size_t i = 0; i < n; i++)
+        if (refs[i]->hash && !strcmp(refs[i]->hash, hash))
+            return true;
+    return false;
+}
+
+static void cache_evict(solver_handlers *h, const Tailor__V1__CatalogRef *const *refs, size_t nrefs)
+{
+    while (h->n > h->max_entries || h->bytes > h->max_bytes) {
+        size_t victim = h->n;
+        for (size_t i = 0; i < h->n; i++)
+            if (!wanted(refs, nrefs, h->e[i].hash) && (victim == h->n || h->e[i].used < h->e[victim].used))
+                victim = i;
+        if (victim == h->n)
+            return;   /* everything cached is in use by this request */
+        h->bytes -= h->e[victim].bytes;
+        entry_free(&h->e[victim]);
+        h->e[victim] = h->e[--h->n];
+        count(h->evicted);
+    }
+}
+
+/* Store a deep copy of cat under hash (replacing an entry of that hash). */
+static int cache_store(solver_handlers *h, const char *hash, const Tailor__V1__Catalog *cat)
+{
+    size_t len = tailor__v1__catalog__get_packed_size(cat);
+    uint8_t *buf = tlr_malloc(len ? len : 1);
+    tailor__v1__catalog__pack(cat, buf);
+    Tailor__V1__Catalog *copy = tailor__v1__catalog__unpack(NULL, len, buf);
+    free(buf);
+    if (!copy)
+        return TLR_E_DECODE;
+    cat_entry *old = cache_find(h, hash);
+    if (old) {
+        h->bytes -= old->bytes;
+        tailor__v1__catalog__free_unpacked(old->cat, NULL);
+        old->cat = copy;
+        old->bytes = len;
+        h->bytes += len;
+        return TLR_OK;
+    }
+    TLR_GROW(h->e, h->cap, h->n + 1);
+    cat_entry *e = &h->e[h->n++];
+    e->hash = tlr_strdup(hash);
+    e->cat = copy;
+    e->bytes = len;
+    e->used = ++h->clock;
+    h->bytes += len;
+    count(h->stored);
+    return TLR_OK;
+}
+
+/* Resolve refs into a new array of shallow CatalogRef copies pointing at
+ * cached catalogs (or left without a catalog: a miss).  *out (owned by the
+ * caller, free() it) holds n entries; the catalogs stay owned by the cache
+ * and are valid until the next request. */
+static Tailor__V1__CatalogRef **resolve(solver_handlers *h, Tailor__V1__CatalogRef *const *refs, size_t n,
+                                        Tailor__V1__CatalogRef *store)
+{
+    for (size_t i = 0; i < n; i++)
+        if (refs[i]->catalog && refs[i]->hash && *refs[i]->hash)
+            cache_store(h, refs[i]->hash, refs[i]->catalog);
+    cache_evict(h, (const Tailor__V1__CatalogRef *const *)refs, n);
+    Tailor__V1__CatalogRef **v = tlr_malloc((n + 1) * sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        store[i] = *refs[i];
+        v[i] = &store[i];
+        if (refs[i]->catalog && (!refs[i]->hash || !*refs[i]->hash))
+            continue;   /* unnamed catalog: used as sent, not cached */
+        cat_entry *e = cache_find(h, refs[i]->hash ? refs[i]->hash : "");
+        store[i].catalog = e ? e->cat : NULL;
+        count(e ? h->hits : h->misses);
+    }
+    return v;
+}
+
+static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *request_id,
+                        ProtobufCMessage **reply, tlr_status *st)
+{
+    (void)request_id;
+    (void)st;
+    solver_handlers *h = arg;
+    const Tailor__V1__SolveRequest *req = (const Tailor__V1__SolveRequest *)msg;
+    Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
+    Tailor__V1__SolveRequest copy = *req;
+    copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
+    tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id,
+                         .no_lower_bound = !h->lower_bound };
+    Tailor__V1__SolveResponse *resp = NULL;
+    /* A catalog miss or a malformed request still comes back as a
+     * SolveResponse with its status set: that is the reply. */
+    tlr_solve(&copy, &o, &resp);
+    free(copy.catalogs);
+    free(store);
+    *reply = &resp->base;
+    return TLR_OK;
+}
+
+static int handle_simulate(void *arg, const ProtobufCMessage *msg, const char *request_id,
+                           ProtobufCMessage **reply, tlr_status *st)
+{
+    (void)request_id;
+    (void)st;
+    solver_handlers *h = arg;
+    const Tailor__V1__SimulateRequest *req = (const Tailor__V1__SimulateRequest *)msg;
+    Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
+    Tailor__V1__SimulateRequest copy = *req;
+    copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
+    tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id };
+    Tailor__V1__SimulateResponse *resp = NULL;
+    tlr_simulate(&copy, &o, &resp);
+    free(copy.catalogs);
+    free(store);
+    *reply = &resp->base;
+    return TLR_OK;
+}
+
+static void solve_done(void *arg, ProtobufCMessage *reply)
+{
+    (void)arg;
+    tlr_solve_response_free((Tailor__V1__SolveResponse *)reply);
+}
+
+static void simulate_done(void *arg, ProtobufCMessage *reply)
+{
+    (void)arg;
+    tlr_simulate_response_free((Tailor__V1__SimulateResponse *)reply);
+}
+
+tlr_rep_route solver_handlers_solve_route(solver_handlers *h)
+{
+    tlr_rep_route r = { &tailor__v1__solve_request__descriptor, handle_solve, solve_done, h };
+    return r;
+}
+
+tlr_rep_route solver_handlers_simulate_route(solver_handlers *h)
+{
+    tlr_rep_route r = { &tailor__v1__simulate_request__descriptor, handle_simulate, simulate_done, h };
+    return r;
+}

@@ -1,0 +1,44 @@
+/* handlers.h - tailor-solver's request handlers: Solve and Simulate over
+ * the REP socket, and the catalog cache that makes "catalog by hash" work.
+ *
+ * Catalog protocol (proto/tailor/v1/solver.proto, docs/contracts.md): a
+ * request names its catalogs by CatalogRef.hash.  A hash the cache holds is
+ * used from the cache; a CatalogRef that carries its catalog is stored
+ * (evicting the least recently used entries beyond the bounds) and used;
+ * any other hash makes the reply a catalog miss (catalog_miss = true,
+ * missing_catalog_hashes, status NOTFOUND "CatalogMiss") without solving.
+ */
+#ifndef SOLVER_HANDLERS_H
+#define SOLVER_HANDLERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tlr_metrics.h"
+#include "tlr_rep.h"
+#include "tlr_solve.h"
+
+typedef struct solver_handlers solver_handlers;
+
+typedef struct solver_handlers_opts {
+    size_t cache_entries;          /* most catalogs kept; 0 = 16 */
+    size_t cache_bytes;            /* most packed bytes kept; 0 = 1 GiB */
+    tlr_solve_strategy strategy;   /* TLR_SOLVE_TAILOR unless told */
+    bool lower_bound;              /* fill SolveResponse.lower_bound_cost_per_hour */
+    const char *replica_id;        /* copied; put in every reply */
+    tlr_metrics *metrics;          /* borrowed; may be NULL */
+} solver_handlers_opts;
+
+/* On return *out is new and owned: free with solver_handlers_free() after
+ * the REP server that uses its routes is gone. */
+void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out);
+void solver_handlers_free(solver_handlers *h);   /* NULL is fine */
+
+/* The routes to hand to tlr_service_listen(); they borrow h. */
+tlr_rep_route solver_handlers_solve_route(solver_handlers *h);
+tlr_rep_route solver_handlers_simulate_route(solver_handlers *h);
+
+/* Catalogs currently cached (for tests and metrics). */
+size_t solver_handlers_cached(const solver_handlers *h);
+
+#endif

@@ -1,0 +1,178 @@
+/* handlers_test.c - tailor-solver's Solve/Simulate handlers and the
+ * catalog-by-hash protocol, through the same route functions the REP
+ * server calls.
+ *
+ * Each step of a scenario sends one request (with or without the catalog),
+ * frees it right away as the server does, and checks the reply: a miss
+ * naming the hash, or a plan.  ASan catches a cache that kept pointers into
+ * a freed request.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "handlers.h"
+#include "solve_testkit.h"
+#include "tlr_err.h"
+
+/* A request for one 1500m pod; with_catalog false strips the catalog so
+ * only the hash travels.  hash renames the catalog. */
+static Tailor__V1__SolveRequest *request(const char *hash, bool with_catalog)
+{
+    Tailor__V1__SolveRequest *r = tk_new();
+    tk_ladder(r);
+    tk_pool(r, "default", 0);
+    tk_pod(r, "p1", 1500, 1024);
+    Tailor__V1__CatalogRef *ref = r->catalogs[0];
+    free(ref->hash);
+    ref->hash = tk_s(hash);
+    if (!with_catalog) {
+        tailor__v1__catalog__free_unpacked(ref->catalog, NULL);
+        ref->catalog = NULL;
+    }
+    return r;
+}
+
+typedef struct step {
+    const char *hash;
+    bool with_catalog;
+    bool want_miss;
+    size_t want_cached;
+} step;
+
+typedef struct scenario {
+    const char *name;
+    size_t cache_entries;
+    step steps[6];
+} scenario;
+
+static const scenario scenarios[] = {
+    { "miss, resend, then served from the cache", 16,
+      { { "A", false, true, 0 }, { "A", true, false, 1 }, { "A", false, false, 1 }, { NULL, 0, 0, 0 } } },
+    { "catalog sent up front warms the cache", 16,
+      { { "A", true, false, 1 }, { "B", true, false, 2 }, { "A", false, false, 2 }, { "B", false, false, 2 },
+        { "C", false, true, 2 }, { NULL, 0, 0, 0 } } },
+    { "least recently used is evicted", 2,
+      { { "A", true, false, 1 }, { "B", true, false, 2 }, { "A", false, false, 2 }, { "C", true, false, 2 },
+        { "B", false, true, 2 }, { "A", false, false, 2 } } },
+};
+
+static int run_step(const scenario *sc, int i, solver_handlers *h, tlr_rep_route *route)
+{
+    const step *s = &sc->steps[i];
+    Tailor__V1__SolveRequest *req = request(s->hash, s->with_catalog);
+    ProtobufCMessage *reply = NULL;
+    tlr_status st;
+    tlr_status_clear(&st);
+    int rc = route->handle(route->arg, &req->base, "r", &reply, &st);
+    tk_free(req);   /* the server frees the request before packing */
+    int bad = 0;
+    Tailor__V1__SolveResponse *resp = (Tailor__V1__SolveResponse *)reply;
+    if (rc != TLR_OK || !resp) {
+        fprintf(stderr, "%s step %d: handler: want OK, got %s\n", sc->name, i, tlr_strerror(rc));
+        return 1;
+    }
+    if (resp->catalog_miss != s->want_miss) {
+        fprintf(stderr, "%s step %d (%s): catalog_miss: want %d, got %d\n", sc->name, i, s->hash,
+                s->want_miss, resp->catalog_miss);
+        bad++;
+    }
+    if (s->want_miss) {
+        if (resp->n_missing_catalog_hashes != 1 || strcmp(resp->missing_catalog_hashes[0], s->hash) ||
+            resp->status->code != TLR_E_NOTFOUND || strcmp(resp->status->reason, "CatalogMiss") ||
+            resp->n_new_nodeclaims) {
+            fprintf(stderr, "%s step %d: want a miss naming %s with status NOTFOUND/CatalogMiss and no plan\n",
+                    sc->name, i, s->hash);
+            bad++;
+        }
+    } else if (resp->n_new_nodeclaims != 1 ||
+               strcmp(resp->new_nodeclaims[0]->instance_type_options[0]->name, "s.2") ||
+               strcmp(resp->solver_replica_id, "solver/test/1")) {
+        fprintf(stderr, "%s step %d: want one claim on s.2 from solver/test/1, got %zu claims\n", sc->name, i,
+                resp->n_new_nodeclaims);
+        bad++;
+    }
+    if (solver_handlers_cached(h) != s->want_cached) {
+        fprintf(stderr, "%s step %d: cached: want %zu, got %zu\n", sc->name, i, s->want_cached,
+                solver_handlers_cached(h));
+        bad++;
+    }
+    route->reply_done(route->arg, reply);
+    return bad;
+}
+
+static void test_catalog_protocol(void **state)
+{
+    (void)state;
+    int bad = 0;
+    for (size_t k = 0; k < sizeof(scenarios) / sizeof(scenarios[0]); k++) {
+        const scenario *sc = &scenarios[k];
+        solver_handlers_opts o = { .cache_entries = sc->cache_entries, .replica_id = "solver/test/1" };
+        solver_handlers *h = NULL;
+        solver_handlers_create(&o, &h);
+        tlr_rep_route route = solver_handlers_solve_route(h);
+        for (int i = 0; i < 6 && sc->steps[i].hash; i++)
+            bad += run_step(sc, i, h, &route);
+        solver_handlers_free(h);
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* Simulate goes through the same cache: a miss, then a delete-only probe
+ * that fits the removed node's pod on the other node. */
+static void test_simulate_route(void **state)
+{
+    (void)state;
+    solver_handlers_opts o = { .replica_id = "solver/test/1" };
+    solver_handlers *h = NULL;
+    solver_handlers_create(&o, &h);
+    tlr_rep_route route = solver_handlers_simulate_route(h);
+    for (int with = 0; with < 2; with++) {
+        Tailor__V1__SolveRequest *base = request("A", with);
+        Tailor__V1__Node *keep = tk_node(base, "keep", "test-1a", 4000, 8);
+        Tailor__V1__Node *gone = tk_node(base, "gone", "test-1a", 4000, 8);
+        (void)keep;
+        tk_node_pod(gone, "moving", 1000, 1024);
+        Tailor__V1__SimulateRequest req = TAILOR__V1__SIMULATE_REQUEST__INIT;
+        req.cluster = base->cluster;
+        req.catalogs = base->catalogs;
+        req.n_catalogs = base->n_catalogs;
+        char *rm[1] = { "gone" };
+        req.remove_node_names = rm;
+        req.n_remove_node_names = 1;
+        req.now_unix_ms = base->now_unix_ms;
+        ProtobufCMessage *reply = NULL;
+        tlr_status st;
+        tlr_status_clear(&st);
+        assert_int_equal(route.handle(route.arg, &req.base, "r", &reply, &st), TLR_OK);
+        Tailor__V1__SimulateResponse *resp = (Tailor__V1__SimulateResponse *)reply;
+        if (!with) {
+            assert_true(resp->catalog_miss);
+            assert_false(resp->feasible);
+        } else {
+            assert_false(resp->catalog_miss);
+            assert_true(resp->feasible);
+            assert_int_equal(resp->n_placements, 1);
+            assert_string_equal(resp->placements[0]->node_name, "keep");
+            assert_int_equal(resp->n_replacements, 0);
+        }
+        route.reply_done(route.arg, reply);
+        tk_free(base);
+    }
+    solver_handlers_free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_catalog_protocol),
+        cmocka_unit_test(test_simulate_route),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,876 @@
+/* solve.c - tailorctl solve: the offline dry run.
+ *
+ * "What nodes would these pods get, at what cost, and why is this pod
+ * unschedulable?"  Reads what users have - pod manifests or `kubectl get
+ * pods -o json`, Deployments and friends (expanded to their replicas),
+ * Karpenter NodePools and EC2NodeClasses, optionally the cluster's nodes
+ * and DaemonSets, and an instance catalog file - builds one SolveRequest
+ * and runs the same engine as tailor-solver (tlr_solve) in process.
+ *
+ * Every input file may hold any mix of kinds (objects are routed by kind,
+ * not by the flag that named the file); kinds solve does not use are
+ * skipped with a warning that names them.  Bad input is reported with the
+ * file and the object and exits 2; nothing is solved then.
+ *
+ * Exit codes: 0 every pod placed, 3 some pods unschedulable, 2 bad usage
+ * or input, 1 any other failure.  docs/tailorctl.md documents the output.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tailorctl.h"
+#include "tlr_alloc.h"
+#include "tlr_buf.h"
+#include "tlr_catalog.h"
+#include "tlr_err.h"
+#include "tlr_json.h"
+#include "tlr_kubeobj.h"
+#include "tlr_solve.h"
+#include "tlr_time.h"
+
+#define FILE_MAX (64u << 20)      /* one input file */
+#define DIR_DEPTH_MAX 16
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNSCHED = 3 };
+
+typedef struct strvec {
+    char **v;     /* owned strings */
+    size_t n, cap;
+} strvec;
+
+static void strvec_add(strvec *s, const char *x)
+{
+    TLR_GROW(s->v, s->cap, s->n + 1);
+    s->v[s->n++] = tlr_strdup(x);
+}
+
+static void strvec_free(strvec *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+typedef struct solve_cfg {
+    strvec pods, nodepools, nodeclasses, nodes, daemonsets;
+    const char *catalog;       /* borrowed from argv */
+    const char *region;
+    strvec zones;
+    double spot_discount;
+    bool json;
+    bool explain;
+    tlr_solve_strategy strategy;
+    size_t max_pods;
+    int64_t timeout_ms;
+} solve_cfg;
+
+/* What was read, ready to become a SolveRequest. */
+typedef struct inputs {
+    Tailor__V1__Pod **pending;        /* owned */
+    size_t npending, cap_pending;
+    Tailor__V1__Pod **bound;          /* owned: pods with nodeName */
+    size_t nbound, cap_bound;
+    Tailor__V1__Node **nodes;
+    size_t nnodes, cap_nodes;
+    Tailor__V1__NodePool **pools;
+    size_t npools, cap_pools;
+    Tailor__V1__NodeClass **classes;
+    size_t nclasses, cap_classes;
+    Tailor__V1__DaemonSet **ds;
+    size_t nds, cap_ds;
+    Tailor__V1__PodDisruptionBudget **pdbs;
+    size_t npdbs, cap_pdbs;
+    Tailor__V1__NodeClaim **claims;
+    size_t nclaims, cap_claims;
+    size_t skipped;
+} inputs;
+
+#define PUSH(arr, n, cap, x)            \
+    do {                                \
+        TLR_GROW(arr, cap, (n) + 1);    \
+        (arr)[(n)++] = (x);             \
+    } while (0)
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: tailorctl solve --pods FILE|DIR... --nodepools FILE... [OPTIONS]\n"
+        "\n"
+        "Plan nodes for pods offline, with the engine tailor-solver runs, and say why\n"
+        "pods cannot be placed.  Each flag takes one path and may be repeated; a\n"
+        "directory is read recursively (*.yaml, *.yml, *.json).  Files are YAML streams\n"
+        "or JSON (kubectl get ... -o json output included) and may mix kinds.\n"
+        "\n"
+        "Inputs:\n"
+        "  --pods PATH          Pods, Deployments, ReplicaSets, StatefulSets, Jobs,\n"
+        "                       ReplicationControllers (expanded to their replicas)\n"
+        "  --nodepools PATH     karpenter.sh/v1 NodePools (required)\n"
+        "  --nodeclasses PATH   karpenter.k8s.aws/v1 EC2NodeClasses\n"
+        "  --nodes PATH         existing Nodes (kubectl get nodes -o json); pods from\n"
+        "                       --pods with spec.nodeName set are bound to them\n"
+        "  --daemonsets PATH    DaemonSets, whose pods every new node must also fit\n"
+        "  --catalog FILE       instance catalog JSON (the format of\n"
+        "                       aws-instance-types.json).  Required: offline there is\n"
+        "                       no EC2 to ask; the services get the catalog from EC2.\n"
+        "  --region NAME        catalog region for prices (default us-east-1)\n"
+        "  --zones A,B,...      zones offered (default REGIONa,REGIONb,REGIONc)\n"
+        "  --spot-discount F    also offer spot at price*(1-F), 0<F<1 (default: none)\n"
+        "\n"
+        "Output and engine:\n"
+        "  -o, --output FMT     text (default) or json\n"
+        "  --strategy NAME      tailor (default) or karpenter (the baseline)\n"
+        "  --explain            reasons for every NodePool, not only the first\n"
+        "  --max-pods N         refuse inputs that expand to more pods (default 1000000)\n"
+        "  --timeout DURATION   solve time limit (default 60s)\n"
+        "  -h, --help           this text\n"
+        "\n"
+        "Exit status: 0 every pod placed; 3 some pods unschedulable; 2 bad usage or\n"
+        "input; 1 any other failure.\n");
+}
+
+/* ---- arguments ----------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
+{
+    *help = false;
+    cfg->max_pods = 1000000;
+    cfg->timeout_ms = 60000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = NULL;
+        char name[64];
+        const char *eq = strchr(a, '=');
+
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            *help = true;
+            return TLR_OK;
+        }
+        if (!strcmp(a, "--explain")) {
+            cfg->explain = true;
+            continue;
+        }
+        if (a[0] != '-') {
+            fprintf(stderr, "tailorctl solve: unexpected argument \"%s\" (paths go after a "
+                    "flag, e.g. --pods %s)\n", a, a);
+            return TLR_E_INVAL;
+        }
+        if (!strcmp(a, "-o")) {
+            snprintf(name, sizeof(name), "--output");
+        } else if (eq != NULL && strncmp(a, "--", 2) == 0) {
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - a), a);
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof(name), "%s", a);
+        }
+        if (val == NULL) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tailorctl solve: %s needs a value\n", name);
+                return TLR_E_INVAL;
+            }
+            val = argv[++i];
+        }
+        strvec *list = NULL;
+        if (!strcmp(name, "--pods"))
+            list = &cfg->pods;
+        else if (!strcmp(name, "--nodepools"))
+            list = &cfg->nodepools;
+        else if (!strcmp(name, "--nodeclasses"))
+            list = &cfg->nodeclasses;
+        else if (!strcmp(name, "--nodes"))
+            list = &cfg->nodes;
+        else if (!strcmp(name, "--daemonsets"))
+            list = &cfg->daemonsets;
+        if (list != NULL) {
+            strvec_add(list, val);
+        } else if (!strcmp(name, "--catalog")) {
+            cfg->catalog = val;
+        } else if (!strcmp(name, "--region")) {
+            cfg->region = val;
+        } else if (!strcmp(name, "--zones")) {
+            char *copy = tlr_strdup(val), *save = NULL;
+            for (char *z = strtok_r(copy, ",", &save); z; z = strtok_r(NULL, ",", &save))
+                strvec_add(&cfg->zones, z);
+            free(copy);
+        } else if (!strcmp(name, "--spot-discount")) {
+            char *end;
+            cfg->spot_discount = strtod(val, &end);
+            if (*end != '\0' || cfg->spot_discount < 0 || cfg->spot_discount >= 1) {
+                fprintf(stderr, "tailorctl solve: --spot-discount: \"%s\" is not in [0, 1)\n",
+                        val);
+                return TLR_E_INVAL;
+            }
+        } else if (!strcmp(name, "--output")) {
+            if (strcmp(val, "json") && strcmp(val, "text")) {
+                fprintf(stderr, "tailorctl solve: --output: \"%s\" is not text or json\n", val);
+                return TLR_E_INVAL;
+            }
+            cfg->json = !strcmp(val, "json");
+        } else if (!strcmp(name, "--strategy")) {
+            if (!strcmp(val, "tailor"))
+                cfg->strategy = TLR_SOLVE_TAILOR;
+            else if (!strcmp(val, "karpenter"))
+                cfg->strategy = TLR_SOLVE_KARPENTER;
+            else {
+                fprintf(stderr, "tailorctl solve: --strategy: \"%s\" is not tailor or "
+                        "karpenter\n", val);
+                return TLR_E_INVAL;
+            }
+        } else if (!strcmp(name, "--max-pods")) {
+            char *end;
+            unsigned long long v = strtoull(val, &end, 10);
+            if (*end != '\0' || v == 0 || val[0] == '-') {
+                fprintf(stderr, "tailorctl solve: --max-pods: \"%s\" is not a positive count\n",
+                        val);
+                return TLR_E_INVAL;
+            }
+            cfg->max_pods = (size_t)v;
+        } else if (!strcmp(name, "--timeout")) {
+            if (tlr_duration_parse(val, &cfg->timeout_ms) != TLR_OK || cfg->timeout_ms <= 0) {
+                fprintf(stderr, "tailorctl solve: --timeout: \"%s\" is not a duration\n", val);
+                return TLR_E_INVAL;
+            }
+        } else {
+            fprintf(stderr, "tailorctl solve: unknown flag %s\n", name);
+            return TLR_E_INVAL;
+        }
+    }
+    if (cfg->pods.n == 0 || cfg->nodepools.n == 0 || cfg->catalog == NULL) {
+        fprintf(stderr, "tailorctl solve: --pods, --nodepools and --catalog are required "
+                "(offline there is no EC2 to ask for instance types)\n");
+        return TLR_E_INVAL;
+    }
+    return TLR_OK;
+}
+
+/* ---- reading files ------------------------------------------------------- */
+
+static int read_file(const char *path, char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    tlr_buf b;
+    char chunk[65536];
+    size_t n;
+    int rc = TLR_OK;
+
+    if (f == NULL) {
+        fprintf(stderr, "tailorctl solve: %s: %s\n", path, strerror(errno));
+        return TLR_E_IO;
+    }
+    tlr_buf_init(&b, FILE_MAX);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (tlr_buf_add(&b, chunk, n) != TLR_OK) {
+            fprintf(stderr, "tailorctl solve: %s: larger than %u MiB\n", path, FILE_MAX >> 20);
+            rc = TLR_E_TOOBIG;
+            break;
+        }
+    }
+    if (rc == TLR_OK && ferror(f)) {
+        fprintf(stderr, "tailorctl solve: %s: read error\n", path);
+        rc = TLR_E_IO;
+    }
+    fclose(f);
+    if (rc != TLR_OK) {
+        tlr_buf_free(&b);
+        return rc;
+    }
+    *len = b.len;
+    *buf = tlr_buf_take(&b);
+    return TLR_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool manifest_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && !strcmp(n + l - 5, ".yaml")) || (l > 4 && !strcmp(n + l - 4, ".yml")) ||
+           (l > 5 && !strcmp(n + l - 5, ".json"));
+}
+
+/* Expand path into files: itself, or a directory's manifests, sorted. */
+static int collect(const char *path, int depth, strvec *files)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "tailorctl solve: %s: %s\n", path, strerror(errno));
+        return TLR_E_IO;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        strvec_add(files, path);
+        return TLR_OK;
+    }
+    if (depth > DIR_DEPTH_MAX) {
+        fprintf(stderr, "tailorctl solve: %s: directories nested deeper than %d\n", path,
+                DIR_DEPTH_MAX);
+        return TLR_E_TOOBIG;
+    }
+    DIR *d = opendir(path);
+    if (d == NULL) {
+        fprintf(stderr, "tailorctl solve: %s: %s\n", path, strerror(errno));
+        return TLR_E_IO;
+    }
+    strvec names = { 0 };
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.')
+            strvec_add(&names, e->d_name);
+    closedir(d);
+    if (names.n > 1)
+        qsort(names.v, names.n, sizeof(char *), cmp_str);
+    int rc = TLR_OK;
+    for (size_t i = 0; i < names.n && rc == TLR_OK; i++) {
+        char *full = tlr_malloc(strlen(path) + strlen(names.v[i]) + 2);
+        sprintf(full, "%s/%s", path, names.v[i]);
+        if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = collect(full, depth + 1, files);
+        else if (manifest_name(names.v[i]))
+            strvec_add(files, full);
+        free(full);
+    }
+    strvec_free(&names);
+    return rc;
+}
+
+static bool is_kind(const char *k, const char *want)
+{
+    return k != NULL && !strcmp(k, want);
+}
+
+/* Route one object by kind into in.  Errors name file and object. */
+static int take_object(const solve_cfg *cfg, const char *file, json_object *o, inputs *in)
+{
+    char err[TLR_KUBEOBJ_ERRLEN] = "", what[256];
+    const char *kind = tlr_json_str(o, "kind");
+    int rc = TLR_OK;
+
+    if (is_kind(kind, "NodePool")) {
+        Tailor__V1__NodePool *p = NULL;
+        if ((rc = tlr_kubeobj_nodepool(o, NULL, &p, err, sizeof(err))) == TLR_OK)
+            PUSH(in->pools, in->npools, in->cap_pools, p);
+    } else if (is_kind(kind, "EC2NodeClass")) {
+        Tailor__V1__NodeClass *c = NULL;
+        if ((rc = tlr_kubeobj_nodeclass(o, NULL, &c, err, sizeof(err))) == TLR_OK)
+            PUSH(in->classes, in->nclasses, in->cap_classes, c);
+    } else if (is_kind(kind, "Node")) {
+        Tailor__V1__Node *n = NULL;
+        if ((rc = tlr_kubeobj_node(o, NULL, &n, err, sizeof(err))) == TLR_OK)
+            PUSH(in->nodes, in->nnodes, in->cap_nodes, n);
+    } else if (is_kind(kind, "DaemonSet")) {
+        Tailor__V1__DaemonSet *d = NULL;
+        if ((rc = tlr_kubeobj_daemonset(o, NULL, &d, err, sizeof(err))) == TLR_OK)
+            PUSH(in->ds, in->nds, in->cap_ds, d);
+    } else if (is_kind(kind, "PodDisruptionBudget")) {
+        Tailor__V1__PodDisruptionBudget *p = NULL;
+        if ((rc = tlr_kubeobj_pdb(o, NULL, &p, err, sizeof(err))) == TLR_OK)
+            PUSH(in->pdbs, in->npdbs, in->cap_pdbs, p);
+    } else if (is_kind(kind, "NodeClaim")) {
+        Tailor__V1__NodeClaim *c = NULL;
+        if ((rc = tlr_kubeobj_nodeclaim(o, NULL, &c, err, sizeof(err))) == TLR_OK)
+            PUSH(in->claims, in->nclaims, in->cap_claims, c);
+    } else {
+        Tailor__V1__Pod **pods = NULL;
+        size_t n = 0, room = cfg->max_pods - (in->npending + in->nbound);
+        rc = tlr_kubeobj_expand(o, NULL, room, &pods, &n, err, sizeof(err));
+        if (rc == TLR_E_NOTFOUND) {
+            tlr_kubeobj_describe(o, what, sizeof(what));
+            fprintf(stderr, "tailorctl solve: warning: %s: skipping %s: solve does not use "
+                    "this kind\n", file, what);
+            in->skipped++;
+            return TLR_OK;
+        }
+        for (size_t i = 0; i < n; i++) {
+            Tailor__V1__Pod *p = pods[i];
+            bool terminal = p->phase == TAILOR__V1__POD_PHASE__POD_PHASE_SUCCEEDED ||
+                            p->phase == TAILOR__V1__POD_PHASE__POD_PHASE_FAILED;
+            if (p->node_name[0] != '\0')
+                PUSH(in->bound, in->nbound, in->cap_bound, p);
+            else if (!terminal && p->deletion_unix_ms == 0 && !p->is_daemonset)
+                PUSH(in->pending, in->npending, in->cap_pending, p);
+            else
+                tlr_kubeobj_free(p);   /* finished, leaving, or the DaemonSet's business */
+        }
+        free(pods);
+    }
+    if (rc != TLR_OK)
+        fprintf(stderr, "tailorctl solve: %s: %s\n", file, err);
+    return rc;
+}
+
+static int read_inputs(const solve_cfg *cfg, inputs *in)
+{
+    const strvec *lists[] = { &cfg->pods, &cfg->nodepools, &cfg->nodeclasses, &cfg->nodes,
+                              &cfg->daemonsets };
+    strvec files = { 0 };
+    int rc = TLR_OK;
+
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]) && rc == TLR_OK; l++)
+        for (size_t i = 0; i < lists[l]->n && rc == TLR_OK; i++)
+            rc = collect(lists[l]->v[i], 0, &files);
+    for (size_t f = 0; f < files.n && rc == TLR_OK; f++) {
+        char *buf = NULL, err[512];
+        size_t len = 0;
+        json_object *objs = NULL;
+
+        if ((rc = read_file(files.v[f], &buf, &len)) != TLR_OK)
+            break;
+        rc = tlr_kubeobj_decode(buf, len, FILE_MAX, &objs, err, sizeof(err));
+        free(buf);
+        if (rc != TLR_OK) {
+            fprintf(stderr, "tailorctl solve: %s: %s\n", files.v[f], err);
+            break;
+        }
+        for (size_t i = 0; i < json_object_array_length(objs) && rc == TLR_OK; i++)
+            rc = take_object(cfg, files.v[f], json_object_array_get_idx(objs, i), in);
+        json_object_put(objs);
+    }
+    strvec_free(&files);
+    return rc;
+}
+
+static void free_inputs(inputs *in)
+{
+#define FREE_ALL(arr, n)                    \
+    do {                                    \
+        for (size_t i_ = 0; i_ < (n); i_++) \
+            tlr_kubeobj_free((arr)[i_]);    \
+        free(arr);                          \
+    } while (0)
+    FREE_ALL(in->pending, in->npending);
+    FREE_ALL(in->bound, in->nbound);
+    FREE_ALL(in->nodes, in->nnodes);
+    FREE_ALL(in->pools, in->npools);
+    FREE_ALL(in->classes, in->nclasses);
+    FREE_ALL(in->ds, in->nds);
+    FREE_ALL(in->pdbs, in->npdbs);
+    FREE_ALL(in->claims, in->nclaims);
+#undef FREE_ALL
+}
+
+/* ---- the plan, summarised ------------------------------------------------ */
+
+typedef struct pod_name {
+    const char *uid, *ns, *name;   /* borrowed from the inputs */
+} pod_name;
+
+static int cmp_uid(const void *a, const void *b)
+{
+    return strcmp(((const pod_name *)a)->uid, ((const pod_name *)b)->uid);
+}
+
+typedef struct claim_view {
+    const Tailor__V1__NodeClaim *claim;
+    const char *type, *zone, *ct;    /* borrowed; "" when unknown */
+    double price;
+} claim_view;
+
+typedef struct group {
+    const char *type, *zone, *ct;
+    size_t count, pods;
+    double price;
+} group;
+
+static const char *ct_name(Tailor__V1__CapacityType ct)
+{
+    switch (ct) {
+    case TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT: return "spot";
+    case TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND: return "on-demand";
+    case TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_RESERVED: return "reserved";
+    default: return "";
+    }
+}
+
+/* Does the claim's requirement on key allow value? */
+static bool claim_allows(const Tailor__V1__NodeClaim *c, const char *key, const char *value)
+{
+    for (size_t i = 0; i < c->n_requirements; i++) {
+        const Tailor__V1__NodeSelectorRequirement *r = c->requirements[i];
+        bool in = false;
+        if (strcmp(r->key, key) != 0)
+            continue;
+        for (size_t k = 0; k < r->n_values; k++)
+            in |= !strcmp(r->values[k], value);
+        if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN && !in)
+            return false;
+        if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_NOT_IN && in)
+            return false;
+        if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST)
+            return false;
+    }
+    return true;
+}
+
+/* The offering a claim would most likely launch: its cheapest option's
+ * cheapest available offering that the claim's zone and capacity-type
+ * requirements allow. */
+static void view_of(const Tailor__V1__NodeClaim *c, const Tailor__V1__Catalog *cat,
+                    claim_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->claim = c;
+    v->type = v->zone = v->ct = "";
+    if (c->n_instance_type_options == 0)
+        return;
+    v->type = c->instance_type_options[0]->name;
+    v->price = c->instance_type_options[0]->price_per_hour;
+    double best = -1;
+    for (size_t i = 0; i < cat->n_instance_types; i++) {
+        const Tailor__V1__InstanceType *t = cat->instance_types[i];
+        if (strcmp(t->name, v->type) != 0)
+            continue;
+        for (size_t k = 0; k < t->n_offerings; k++) {
+            const Tailor__V1__Offering *o = t->offerings[k];
+            if (!o->available || !claim_allows(c, "topology.kubernetes.io/zone", o->zone) ||
+                !claim_allows(c, "karpenter.sh/capacity-type", ct_name(o->capacity_type)))
+                continue;
+            if (best < 0 || o->price_per_hour < best) {
+                best = o->price_per_hour;
+                v->zone = o->zone;
+                v->ct = ct_name(o->capacity_type);
+            }
+        }
+    }
+}
+
+static const pod_name *find_pod(const pod_name *names, size_t n, const char *uid)
+{
+    pod_name key = { .uid = uid };
+    return bsearch(&key, names, n, sizeof(*names), cmp_uid);
+}
+
+static void add_pod_ref(tlr_buf *b, const pod_name *names, size_t n, const char *uid)
+{
+    const pod_name *p = find_pod(names, n, uid);
+    char s[600];
+    snprintf(s, sizeof(s), "%s/%s", p ? p->ns : "?", p ? p->name : uid);
+    tlr_buf_add_json_str(b, s);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    int c;
+    if ((c = strcmp(x->type, y->type)) || (c = strcmp(x->zone, y->zone)) ||
+        (c = strcmp(x->ct, y->ct)))
+        return c;
+    return 0;
+}
+
+static void print_plan(const solve_cfg *cfg, const inputs *in, const Tailor__V1__Catalog *cat,
+                       const Tailor__V1__SolveResponse *r)
+{
+    size_t npods = in->npending;
+    pod_name *names = tlr_calloc(npods + 1, sizeof(*names));
+    claim_view *views = tlr_calloc(r->n_new_nodeclaims + 1, sizeof(*views));
+    group *groups = tlr_calloc(r->n_new_nodeclaims + 1, sizeof(*groups));
+    size_t ngroups = 0, placed_new = 0, placed_existing = r->n_bindings;
+    double ratio = r->lower_bound_cost_per_hour > 0
+                       ? r->total_cost_per_hour / r->lower_bound_cost_per_hour : 0;
+    tlr_buf b;
+
+    for (size_t i = 0; i < npods; i++)
+        names[i] = (pod_name){ in->pending[i]->uid, in->pending[i]->namespace_,
+                               in->pending[i]->name };
+    qsort(names, npods, sizeof(*names), cmp_uid);
+    for (size_t i = 0; i < r->n_new_nodeclaims; i++) {
+        view_of(r->new_nodeclaims[i], cat, &views[i]);
+        placed_new += r->new_nodeclaims[i]->n_planned_pod_uids;
+        group g = { views[i].type, views[i].zone, views[i].ct, 1,
+                    r->new_nodeclaims[i]->n_planned_pod_uids, views[i].price };
+        size_t k;
+        for (k = 0; k < ngroups; k++)
+            if (!cmp_group(&groups[k], &g) && groups[k].price == g.price)
+                break;
+        if (k == ngroups)
+            groups[ngroups++] = g;
+        else {
+            groups[k].count++;
+            groups[k].pods += g.pods;
+        }
+    }
+    qsort(groups, ngroups, sizeof(*groups), cmp_group);
+    tlr_buf_init(&b, (size_t)1 << 30);
+
+    const char *strategy = cfg->strategy == TLR_SOLVE_KARPENTER ? "karpenter" : "tailor";
+    if (cfg->json) {
+        tlr_buf_printf(&b, "{\"strategy\":\"%s\",\"pods\":{\"pending\":%zu,\"on_existing\":%zu,"
+                       "\"on_new_nodes\":%zu,\"unschedulable\":%zu},\"new_nodes\":[",
+                       strategy, npods, placed_existing, placed_new, r->n_pod_errors);
+        for (size_t k = 0; k < ngroups; k++) {
+            tlr_buf_printf(&b, "%s{\"instance_type\":", k ? "," : "");
+            tlr_buf_add_json_str(&b, groups[k].type);
+            tlr_buf_adds(&b, ",\"zone\":");
+            tlr_buf_add_json_str(&b, groups[k].zone);
+            tlr_buf_adds(&b, ",\"capacity_type\":");
+            tlr_buf_add_json_str(&b, groups[k].ct);
+            tlr_buf_printf(&b, ",\"count\":%zu,\"pods\":%zu,\"price_per_hour\":%.6f,"
+                           "\"cost_per_hour\":%.6f}", groups[k].count, groups[k].pods,
+                           groups[k].price, groups[k].price * (double)groups[k].count);
+        }
+        tlr_buf_adds(&b, "],\"nodeclaims\":[");
+        for (size_t i = 0; i < r->n_new_nodeclaims; i++) {
+            const Tailor__V1__NodeClaim *c = r->new_nodeclaims[i];
+            tlr_buf_printf(&b, "%s{\"nodepool\":", i ? "," : "");
+            tlr_buf_add_json_str(&b, c->nodepool);
+            tlr_buf_adds(&b, ",\"instance_type\":");
+            tlr_buf_add_json_str(&b, views[i].type);
+            tlr_buf_adds(&b, ",\"zone\":");
+            tlr_buf_add_json_str(&b, views[i].zone);
+            tlr_buf_adds(&b, ",\"capacity_type\":");
+            tlr_buf_add_json_str(&b, views[i].ct);
+            tlr_buf_printf(&b, ",\"price_per_hour\":%.6f,\"options\":[", views[i].price);
+            for (size_t k = 0; k < c->n_instance_type_options; k++) {
+                tlr_buf_adds(&b, k ? "," : "");
+                tlr_buf_add_json_str(&b, c->instance_type_options[k]->name);
+            }
+            tlr_buf_adds(&b, "],\"pods\":[");
+            for (size_t k = 0; k < c->n_planned_pod_uids; k++) {
+                tlr_buf_adds(&b, k ? "," : "");
+                add_pod_ref(&b, names, npods, c->planned_pod_uids[k]);
+            }
+            tlr_buf_adds(&b, "]}");
+        }
+        tlr_buf_adds(&b, "],\"bindings\":[");
+        for (size_t i = 0; i < r->n_bindings; i++) {
+            const Tailor__V1__Binding *bd = r->bindings[i];
+            tlr_buf_printf(&b, "%s{\"pod\":", i ? "," : "");
+            add_pod_ref(&b, names, npods, bd->pod_uid);
+            if (bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME) {
+                tlr_buf_adds(&b, ",\"nodeclaim\":");
+                tlr_buf_add_json_str(&b, bd->nodeclaim_name);
+            } else {
+                tlr_buf_adds(&b, ",\"node\":");
+                tlr_buf_add_json_str(&b, bd->node_name);
+            }
+            tlr_buf_adds(&b, "}");
+        }
+        tlr_buf_printf(&b, "],\"total_cost_per_hour\":%.6f,\"lower_bound_cost_per_hour\":%.6f,"
+                       "\"cost_bound_ratio\":%.4f,\"unschedulable\":[",
+                       r->total_cost_per_hour, r->lower_bound_cost_per_hour, ratio);
+        for (size_t i = 0; i < r->n_pod_errors; i++) {
+            const Tailor__V1__PodError *e = r->pod_errors[i];
+            char s[600];
+            snprintf(s, sizeof(s), "%s/%s", e->namespace_, e->name);
+            tlr_buf_printf(&b, "%s{\"pod\":", i ? "," : "");
+            tlr_buf_add_json_str(&b, s);
+            tlr_buf_adds(&b, ",\"uid\":");
+            tlr_buf_add_json_str(&b, e->pod_uid);
+            tlr_buf_adds(&b, ",\"reason\":");
+            tlr_buf_add_json_str(&b, e->status ? e->status->reason : "");
+            tlr_buf_adds(&b, ",\"message\":");
+            tlr_buf_add_json_str(&b, e->status ? e->status->message : "");
+            tlr_buf_adds(&b, ",\"nodepools\":[");
+            for (size_t k = 0; k < e->n_reasons; k++) {
+                tlr_buf_adds(&b, k ? ",{\"nodepool\":" : "{\"nodepool\":");
+                tlr_buf_add_json_str(&b, e->reasons[k]->nodepool);
+                tlr_buf_adds(&b, ",\"reason\":");
+                tlr_buf_add_json_str(&b, e->reasons[k]->reason);
+                tlr_buf_adds(&b, "}");
+            }
+            tlr_buf_adds(&b, "]}");
+        }
+        tlr_buf_printf(&b, "],\"timed_out\":%s,\"solve_duration_ms\":%lld}\n",
+                       r->timed_out ? "true" : "false", (long long)r->solve_duration_ms);
+    } else {
+        tlr_buf_printf(&b, "Plan (strategy %s): %zu pending pods, %zu node pools, %zu existing "
+                       "nodes, %zu instance types\n\n", strategy, npods, in->npools, in->nnodes,
+                       cat->n_instance_types);
+        if (ngroups == 0) {
+            tlr_buf_adds(&b, "New nodes: none\n");
+        } else {
+            tlr_buf_printf(&b, "New nodes (%zu):\n  %5s  %-18s %-14s %-10s %5s %10s %10s\n",
+                           r->n_new_nodeclaims, "COUNT", "INSTANCE TYPE", "ZONE", "CAPACITY",
+                           "PODS", "$/H EACH", "$/HOUR");
+            for (size_t k = 0; k < ngroups; k++)
+                tlr_buf_printf(&b, "  %5zu  %-18s %-14s %-10s %5zu %10.4f %10.4f\n",
+                               groups[k].count, groups[k].type, groups[k].zone, groups[k].ct,
+                               groups[k].pods, groups[k].price,
+                               groups[k].price * (double)groups[k].count);
+        }
+        if (r->n_bindings > 0) {
+            tlr_buf_printf(&b, "\nPods on existing nodes (%zu):\n", r->n_bindings);
+            for (size_t i = 0; i < r->n_bindings; i++) {
+                const Tailor__V1__Binding *bd = r->bindings[i];
+                const pod_name *p = find_pod(names, npods, bd->pod_uid);
+                tlr_buf_printf(&b, "  %s/%s -> %s%s\n", p ? p->ns : "?", p ? p->name : bd->pod_uid,
+                               bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME
+                                   ? "nodeclaim " : "",
+                               bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME
+                                   ? bd->nodeclaim_name : bd->node_name);
+            }
+        }
+        tlr_buf_printf(&b, "\nTotal: $%.4f/hour for %zu new nodes (%zu pods on new nodes, %zu on "
+                       "existing)\n", r->total_cost_per_hour, r->n_new_nodeclaims, placed_new,
+                       placed_existing);
+        if (r->lower_bound_cost_per_hour > 0)
+            tlr_buf_printf(&b, "Lower bound: $%.4f/hour (cost/bound %.3f)\n",
+                           r->lower_bound_cost_per_hour, ratio);
+        else
+            tlr_buf_adds(&b, "Lower bound: not computed\n");
+        if (r->timed_out)
+            tlr_buf_adds(&b, "WARNING: the solve timed out; the plan is partial\n");
+        if (r->n_pod_errors > 0) {
+            tlr_buf_printf(&b, "\nUnschedulable pods (%zu):\n", r->n_pod_errors);
+            for (size_t i = 0; i < r->n_pod_errors; i++) {
+                const Tailor__V1__PodError *e = r->pod_errors[i];
+                tlr_buf_printf(&b, "  %s/%s: %s\n", e->namespace_, e->name,
+                               e->status && e->status->message[0] ? e->status->message
+                               : e->status ? e->status->reason : "unschedulable");
+                for (size_t k = 0; k < e->n_reasons; k++) {
+                    const char *np = e->reasons[k]->nodepool;
+                    tlr_buf_printf(&b, "    %s%s%s%s\n", np[0] ? "nodepool " : "", np,
+                                   np[0] ? ": " : "", e->reasons[k]->reason);
+                }
+            }
+        }
+    }
+    fputs(tlr_buf_str(&b), stdout);
+    tlr_buf_free(&b);
+    free(names);
+    free(views);
+    free(groups);
+}
+
+/* ---- the request --------------------------------------------------------- */
+
+static void bind_pods(inputs *in)
+{
+    size_t orphans = 0;
+    for (size_t i = 0; i < in->nbound; i++) {
+        size_t k;
+        for (k = 0; k < in->nnodes; k++)
+            if (!strcmp(in->nodes[k]->name, in->bound[i]->node_name))
+                break;
+        if (k < in->nnodes)
+            tlr_kubeobj_node_add_pod(in->nodes[k], in->bound[i]);
+        else
+            orphans++;
+    }
+    if (orphans > 0 && in->nnodes > 0)
+        fprintf(stderr, "tailorctl solve: warning: %zu bound pods name nodes not in --nodes; "
+                "they are ignored\n", orphans);
+}
+
+static bool has_str(char **v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i], s))
+            return true;
+    return false;
+}
+
+int cmd_solve(int argc, char **argv)
+{
+    solve_cfg cfg = { 0 };
+    inputs in = { 0 };
+    Tailor__V1__Catalog *cat = NULL;
+    Tailor__V1__SolveResponse *resp = NULL;
+    bool help;
+    int exit_code = EXIT_USAGE, rc;
+    char err[512];
+
+    rc = parse_args(argc, argv, &cfg, &help);
+    if (help || rc != TLR_OK) {
+        usage(help ? stdout : stderr);
+        exit_code = help ? EXIT_OK : EXIT_USAGE;
+        goto out;
+    }
+    if ((rc = read_inputs(&cfg, &in)) != TLR_OK)
+        goto out;
+    if (in.npools == 0) {
+        fprintf(stderr, "tailorctl solve: no NodePool found in the --nodepools files\n");
+        goto out;
+    }
+    tlr_catalog_file_opts copts = { .region = cfg.region,
+                                    .zones = (const char *const *)cfg.zones.v,
+                                    .n_zones = cfg.zones.n,
+                                    .spot_discount = cfg.spot_discount };
+    rc = tlr_catalog_file_load(cfg.catalog, &copts, &cat, err, sizeof(err));
+    if (rc != TLR_OK) {
+        fprintf(stderr, "tailorctl solve: %s: %s\n", cfg.catalog, err[0] ? err : tlr_strerror(rc));
+        goto out;
+    }
+    if (cat->n_instance_types == 0) {
+        fprintf(stderr, "tailorctl solve: %s: no instance type has a price in %s\n", cfg.catalog,
+                cfg.region ? cfg.region : "us-east-1");
+        goto out;
+    }
+    bind_pods(&in);
+
+    /* One catalog for every node class the pools name. */
+    Tailor__V1__CatalogRef ref = TAILOR__V1__CATALOG_REF__INIT;
+    char **classes = tlr_calloc(in.nclasses + in.npools + 1, sizeof(char *));
+    size_t ncl = 0;
+    for (size_t i = 0; i < in.nclasses; i++)
+        if (!has_str(classes, ncl, in.classes[i]->name))
+            classes[ncl++] = in.classes[i]->name;
+    for (size_t i = 0; i < in.npools; i++)
+        if (!has_str(classes, ncl, in.pools[i]->node_class_ref->name))
+            classes[ncl++] = in.pools[i]->node_class_ref->name;
+    ref.hash = cat->hash;
+    ref.catalog = cat;
+    ref.node_classes = classes;
+    ref.n_node_classes = ncl;
+    Tailor__V1__CatalogRef *refs[1] = { &ref };
+
+    Tailor__V1__ClusterState cluster = TAILOR__V1__CLUSTER_STATE__INIT;
+    cluster.nodes = in.nodes;
+    cluster.n_nodes = in.nnodes;
+    cluster.nodeclaims = in.claims;
+    cluster.n_nodeclaims = in.nclaims;
+    cluster.nodepools = in.pools;
+    cluster.n_nodepools = in.npools;
+    cluster.node_classes = in.classes;
+    cluster.n_node_classes = in.nclasses;
+    cluster.pdbs = in.pdbs;
+    cluster.n_pdbs = in.npdbs;
+    cluster.daemonsets = in.ds;
+    cluster.n_daemonsets = in.nds;
+    cluster.synced = true;
+
+    Tailor__V1__SolveOptions sopts = TAILOR__V1__SOLVE_OPTIONS__INIT;
+    sopts.explain = cfg.explain;
+    sopts.timeout_ms = cfg.timeout_ms;
+    Tailor__V1__SolveRequest req = TAILOR__V1__SOLVE_REQUEST__INIT;
+    req.batch_id = "tailorctl";
+    req.pending_pods = in.pending;
+    req.n_pending_pods = in.npending;
+    req.cluster = &cluster;
+    req.catalogs = refs;
+    req.n_catalogs = 1;
+    req.options = &sopts;
+    req.now_unix_ms = tlr_wall_ms();
+
+    rc = tlr_solve(&req, &(tlr_solve_opts){ .strategy = cfg.strategy, .replica_id = "tailorctl" },
+                   &resp);
+    free(classes);
+    if (rc != TLR_OK || resp == NULL ||
+        (resp->status != NULL && resp->status->code != TLR_OK)) {
+        fprintf(stderr, "tailorctl solve: the solver failed: %s\n",
+                resp && resp->status && resp->status->message[0] ? resp->status->message
+                                                                 : tlr_strerror(rc));
+        exit_code = rc == TLR_E_INVAL ? EXIT_USAGE : EXIT_FAIL;
+        goto out;
+    }
+    print_plan(&cfg, &in, cat, resp);
+    exit_code = resp->n_pod_errors > 0 ? EXIT_UNSCHED : EXIT_OK;
+out:
+    tlr_solve_response_free(resp);
+    tlr_catalog_free(cat);
+    free_inputs(&in);
+    strvec_free(&cfg.pods);
+    strvec_free(&cfg.nodepools);
+    strvec_free(&cfg.nodeclasses);
+    strvec_free(&cfg.nodes);
+    strvec_free(&cfg.daemonsets);
+    strvec_free(&cfg.zones);
+    return exit_code;
+}
