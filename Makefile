@@ -49,8 +49,8 @@ test-fuzz: build/fuzz/CMakeCache.txt
 
 # Benchmarks (bench/*/): optimized build, then every bench-* program in
 # full; they print figures and ratios and exit non-zero on an invalid plan.
-bench: build/release/CMakeCache.txt
-	cmake --build build/release -j $(JOBS) --target bench-solver
+bench: deps build/release/CMakeCache.txt
+	cmake --build build/release -j $(JOBS)
 	@set -e; for b in build/release/bench/*/bench-*; do \
 	  echo "== $$b"; TAILOR_SHARED_DATA=$(CURDIR)/../shared/data $$b; done
 

@@ -2,7 +2,9 @@
 #
 # tailor_add_unit_tests(DIR LIBS...)
 #   Every DIR/*_test.c becomes a cmocka executable and a ctest case named
-#   after the file (quantity_test -> unit.quantity).
+#   after the file (quantity_test -> unit.quantity).  Set TAILOR_TEST_PREFIX
+#   (e.g. "launcher_") before the call to prefix both, so services may
+#   each have a leader_test.c.
 #
 # tailor_add_fuzzers(DIR LIBS...)
 #   Every DIR/*_fuzz.c becomes a libFuzzer target when TAILOR_FUZZ is on.
@@ -12,6 +14,8 @@ function(tailor_add_unit_tests dir)
   foreach(src ${tests})
     get_filename_component(name ${src} NAME_WE)
     string(REGEX REPLACE "_test$" "" short ${name})
+    set(name ${TAILOR_TEST_PREFIX}${name})
+    set(short ${TAILOR_TEST_PREFIX}${short})
     add_executable(${name} ${src})
     target_link_libraries(${name} PRIVATE ${ARGN} PkgConfig::CMOCKA)
     add_test(NAME unit.${short} COMMAND ${name})

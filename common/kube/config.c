@@ -166,7 +166,7 @@ static int opt_str(json_object *o, const char *key, const char **out,
 static int data_field(json_object *o, const char *key, const char *what,
                       char **data, size_t *len, char *err, size_t errlen)
 {
-    const char *s;
+    const char *s = NULL;   /* opt_str writes it only on success */
     int rc = opt_str(o, key, &s, what, err, errlen);
     if (rc != TLR_OK || s == NULL || s[0] == '\0')
         return rc;
@@ -274,7 +274,7 @@ int tlr_kube_config_parse(const char *yaml, size_t len, const char *context,
 
     c = tlr_calloc(1, sizeof(*c));
     c->context = tlr_strdup(context);
-    const char *s;
+    const char *s = NULL;   /* opt_str writes it only on success */
     if ((rc = opt_str(cl, "server", &s, "cluster", err, errlen)) != TLR_OK)
         goto out;
     if (s == NULL || s[0] == '\0') {

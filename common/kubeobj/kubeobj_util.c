@@ -104,8 +104,13 @@ int kstr(kctx *c, json_object *o, const char *path, const char *field, const cha
         *s = NULL;
         return TLR_OK;
     }
-    if (!json_object_is_type(v, json_type_string))
-        return kfail(c, TLR_E_PARSE, field, "want a string, got %s", type_name(v));
+    if (!json_object_is_type(v, json_type_string)) {
+        /* Return the code itself, not kfail's result: kfail is variadic and
+         * never inlined, so only a literal lets the compiler see that the
+         * callers' out-param is set whenever this returns TLR_OK. */
+        kfail(c, TLR_E_PARSE, field, "want a string, got %s", type_name(v));
+        return TLR_E_PARSE;
+    }
     *s = json_object_get_string(v);
     return TLR_OK;
 }

@@ -989,6 +989,50 @@ static char *res_text(sv_model *m, int d, int64_t v)
     }
 }
 
+/* One remembered compatibility bitset (level_compat). */
+typedef struct sv_cmemo {
+    int pi;                      /* SV_NONE: empty slot */
+    sv_pmask pm;
+    sv_res req;
+    uint64_t *bits;
+} sv_cmemo;
+
+/* The memo slot for (pool pi, mask pm, requests req): *slot is the bitset
+ * when known, else NULL for the caller to fill.  NULL when the table is
+ * full (the caller then just computes). */
+static uint64_t **compat_memo_slot(sv_model *m, int pi, sv_pmask pm, const sv_res *req)
+{
+    if (!m->cmemo) {
+        m->cmemo_cap = 1024;
+        m->cmemo = tlr_arena_alloc(m->ar, (size_t)m->cmemo_cap * sizeof(sv_cmemo));
+        for (int i = 0; i < m->cmemo_cap; i++)
+            m->cmemo[i].pi = SV_NONE;
+    }
+    uint64_t h = 1469598103934665603ULL;
+    h = (h ^ (uint64_t)pi) * 1099511628211ULL;
+    h = (h ^ pm.w[0]) * 1099511628211ULL;
+    h = (h ^ pm.w[1]) * 1099511628211ULL;
+    for (int d = 0; d < m->ndim; d++)
+        h = (h ^ (uint64_t)req->v[d]) * 1099511628211ULL;
+    int mask = m->cmemo_cap - 1;
+    for (int i = (int)(h & (uint64_t)mask), probes = 0; probes < 64; i = (i + 1) & mask, probes++) {
+        sv_cmemo *e = &m->cmemo[i];
+        if (e->pi == SV_NONE) {
+            if (m->cmemo_n * 2 >= m->cmemo_cap)
+                return NULL;   /* full enough: stop remembering */
+            e->pi = pi;
+            e->pm = pm;
+            e->req = *req;
+            e->bits = NULL;
+            m->cmemo_n++;
+            return &e->bits;
+        }
+        if (e->pi == pi && !memcmp(&e->pm, &pm, sizeof(pm)) && !memcmp(&e->req, req, sizeof(*req)))
+            return &e->bits;
+    }
+    return NULL;
+}
+
 /* Fill lv->compat etc. for every pool. */
 static void level_compat(sv_model *m, sv_class *c, sv_level *lv)
 {
@@ -1044,6 +1088,15 @@ static void level_compat(sv_model *m, sv_class *c, sv_level *lv)
         }
         lv->custom[pi] = cust;
         int words = p->ntypes / 64 + 1;
+        /* Without label requirements the bitset depends only on the pool,
+         * the place mask and the requests: classes that share them (the
+         * diverse benchmark: ~3,200 classes of 30 request shapes) share one
+         * read-only bitset. */
+        uint64_t **memo = !lv->reqs.n ? compat_memo_slot(m, pi, pm, &c->req) : NULL;
+        if (memo && *memo) {
+            lv->compat[pi] = *memo;
+            continue;
+        }
         uint64_t *bits = tlr_arena_calloc(m->ar, (size_t)words, sizeof(uint64_t));
         int nlab = 0, nres = 0, nok = 0;
         int first_bad_req = -1;
@@ -1080,6 +1133,8 @@ static void level_compat(sv_model *m, sv_class *c, sv_level *lv)
         }
         if (nok) {
             lv->compat[pi] = bits;
+            if (memo)
+                *memo = bits;
             continue;
         }
         bool cust_empty = false;

@@ -10,7 +10,10 @@
  * in the claim's zones and capacity types, and (for a NodePool with limits)
  * is no larger than what was charged to the limits; cheapest first, at
  * most max_instance_types, with minValues kept by taking the cheapest type
- * of each missing value first.
+ * of each missing value first.  Ranking walks the pool's types in price
+ * order (one sorted list per place mask), and the option messages and
+ * names are shared across claims (claim_opts_emit), so a response of
+ * thousands of claims stays a few MiB.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,11 +128,40 @@ typedef struct opt {
     double price;
 } opt;
 
+/* A pool's types with an offering in one place mask, cheapest first (ties
+ * by name): claims with the same mask share it, so ranking a claim's
+ * options is one walk that stops at the max_instance_types-th fitting type
+ * instead of a price lookup, a selection and a sort per claim. */
+typedef struct price_order {
+    sv_pmask pm;
+    opt *o;
+    int n;
+    struct price_order *next;
+} price_order;
+
+/* A claim's emitted options: k of them (pool types pts, prices), as the
+ * option messages and the instance-type requirement's values. */
+typedef struct emitted_opts {
+    int k;
+    int *pts;
+    double *prices;
+    Tailor__V1__InstanceTypeOption **msgs;
+    char **names;
+} emitted_opts;
+
 /* Work arrays for one claim, sized for the largest pool, reused. */
 typedef struct scratch {
     opt *o, *picked;
     bool *taken;
     sv_id *vals;
+    price_order **orders;      /* per pool: a short list, one per mask */
+    /* Emitting: per pool and pool type, the response's copy of the type's
+     * name and its last option message (shared by every claim offering the
+     * type at that price); per pool, the last claim's option list, reused
+     * whole by a claim with the same options.  All in the response arena. */
+    char ***name;
+    Tailor__V1__InstanceTypeOption ***msg;
+    emitted_opts *last;
 } scratch;
 
 static int opt_cmp(const void *a, const void *b)
@@ -156,11 +188,12 @@ static scratch *scratch_get(sv_model *m)
     for (int i = 0; i < m->npools; i++)
         if (m->pools[i].ntypes + 1 > max)
             max = m->pools[i].ntypes + 1;
-    scratch *s = tlr_arena_alloc(m->ar, sizeof(*s));
+    scratch *s = tlr_arena_calloc(m->ar, 1, sizeof(*s));
     s->o = tlr_arena_alloc(m->ar, (size_t)max * sizeof(opt));
     s->picked = tlr_arena_alloc(m->ar, (size_t)max * sizeof(opt));
     s->taken = tlr_arena_alloc(m->ar, (size_t)max * sizeof(bool));
     s->vals = tlr_arena_alloc(m->ar, (size_t)max * sizeof(sv_id));
+    s->orders = tlr_arena_calloc(m->ar, (size_t)m->npools + 1, sizeof(price_order *));
     m->scratch = s;
     return s;
 }
@@ -180,69 +213,53 @@ static const int *pool_rank(sv_model *m, sv_pool *p)
     return p->rank;
 }
 
-/* Move the k smallest of o[0..n) to the front (in any order). */
-static void select_k(opt *o, int n, int k)
+static const price_order *order_for(sv_model *m, int pi, sv_pmask pm)
 {
-    int lo = 0, hi = n - 1;
-    while (lo < hi) {
-        opt pivot = o[(lo + hi) / 2];
-        int i = lo, j = hi;
-        while (i <= j) {
-            while (opt_cmp(&o[i], &pivot) < 0)
-                i++;
-            while (opt_cmp(&o[j], &pivot) > 0)
-                j--;
-            if (i <= j) {
-                opt t = o[i];
-                o[i++] = o[j];
-                o[j--] = t;
-            }
-        }
-        if (k - 1 <= j)
-            hi = j;
-        else if (k - 1 >= i)
-            lo = i;
-        else
-            break;
+    scratch *s = scratch_get(m);
+    for (price_order *po = s->orders[pi]; po; po = po->next)
+        if (po->pm.w[0] == pm.w[0] && po->pm.w[1] == pm.w[1])
+            return po;
+    sv_pool *p = &m->pools[pi];
+    const int *rank = pool_rank(m, p);
+    price_order *po = tlr_arena_alloc(m->ar, sizeof(*po));
+    po->pm = pm;
+    po->o = tlr_arena_alloc(m->ar, ((size_t)p->ntypes + 1) * sizeof(opt));
+    po->n = 0;
+    for (int pt = 0; pt < p->ntypes; pt++) {
+        double price = sv_type_price(m, p->types[pt], pm, NULL);
+        if (price < 0)
+            continue;
+        po->o[po->n].pt = pt;
+        po->o[po->n].rank = rank[pt];
+        po->o[po->n++].price = price;
     }
+    qsort(po->o, (size_t)po->n, sizeof(opt), opt_cmp);
+    po->next = s->orders[pi];
+    s->orders[pi] = po;
+    return po;
 }
 
 /* The candidate options of new claim x, cheapest first in o[0..k) where k
- * is the return value capped at want (all of them sorted when want < 0). */
+ * is the return value capped at want (all of them when want < 0). */
 static int claim_options(sv_model *m, const sv_bin *x, opt *o, int want)
 {
-    sv_pool *p = &m->pools[x->pool];
-    const int *rank = pool_rank(m, p);
+    const sv_pool *p = &m->pools[x->pool];
+    const price_order *po = order_for(m, x->pool, x->pmask);
     bool limited = p->limited;
     int n = 0;
-    int words = p->ntypes / 64 + 1;
-    for (int w = 0; w < words; w++) {
-        uint64_t bits = x->cand[w];
-        while (bits) {
-            int pt = w * 64 + __builtin_ctzll(bits);
-            bits &= bits - 1;
-            if (!sv_pool_type_fits(m, p, pt, &x->used))
+    for (int i = 0; i < po->n && (want < 0 || n < want); i++) {
+        int pt = po->o[i].pt;
+        if (!sv_bit(x->cand, pt) || !sv_pool_type_fits(m, p, pt, &x->used))
+            continue;
+        if (limited) {
+            bool ok = true;
+            for (int d = 0; d < m->ndim && ok; d++)
+                ok = m->types[p->types[pt]].cap.v[d] <= x->charged.v[d];
+            if (!ok)
                 continue;
-            double price = sv_type_price(m, p->types[pt], x->pmask, NULL);
-            if (price < 0)
-                continue;
-            if (limited) {
-                bool ok = true;
-                for (int d = 0; d < m->ndim && ok; d++)
-                    ok = m->types[p->types[pt]].cap.v[d] <= x->charged.v[d];
-                if (!ok)
-                    continue;
-            }
-            o[n].pt = pt;
-            o[n].rank = rank[pt];
-            o[n++].price = price;
         }
+        o[n++] = po->o[i];
     }
-    if (want >= 0 && n > want) {
-        select_k(o, n, want);
-        n = want;
-    }
-    qsort(o, (size_t)n, sizeof(opt), opt_cmp);
     return n;
 }
 
@@ -317,7 +334,8 @@ static int pick_options(sv_model *m, const sv_bin *x, opt *o, int n, int max, co
     for (int i = 0; i < n && k < max; i++)
         if (!taken[i])
             picked[k++] = o[i];
-    qsort(picked, (size_t)k, sizeof(opt), opt_cmp);
+    if (nmv)   /* else picked is o's prefix, already cheapest first */
+        qsort(picked, (size_t)k, sizeof(opt), opt_cmp);
     return k;
 }
 
@@ -338,6 +356,60 @@ static void push_req(tlr_arena *oa, Tailor__V1__NodeClaim *nc, size_t *cap,
         *cap = nc2;
     }
     nc->requirements[nc->n_requirements++] = r;
+}
+
+/* The option messages and names of a claim of pool pi whose options are
+ * picked[0..k).  A response of thousands of claims repeats the same few
+ * hundred types: each name is copied once per response, each (type,
+ * price) option message made once, and a claim whose options equal the
+ * previous claim's of the pool shares its arrays.  The response is freed
+ * as one arena and never modified after the solve, so sharing is safe. */
+static const emitted_opts *claim_opts_emit(sv_model *m, int pi, const opt *picked, int k)
+{
+    tlr_arena *oa = m->out;
+    scratch *s = scratch_get(m);
+    const sv_pool *p = &m->pools[pi];
+    if (!s->name) {
+        s->name = tlr_arena_calloc(m->ar, (size_t)m->npools + 1, sizeof(*s->name));
+        s->msg = tlr_arena_calloc(m->ar, (size_t)m->npools + 1, sizeof(*s->msg));
+        s->last = tlr_arena_calloc(m->ar, (size_t)m->npools + 1, sizeof(*s->last));
+    }
+    if (!s->name[pi]) {
+        s->name[pi] = tlr_arena_calloc(m->ar, (size_t)p->ntypes + 1, sizeof(char *));
+        s->msg[pi] = tlr_arena_calloc(m->ar, (size_t)p->ntypes + 1, sizeof(*s->msg[pi]));
+    }
+    emitted_opts *last = &s->last[pi];
+    bool same = last->msgs && last->k == k;
+    for (int i = 0; i < k && same; i++)
+        same = last->pts[i] == picked[i].pt && last->prices[i] == picked[i].price;
+    if (same)
+        return last;
+    if (!last->pts || last->k < k) {
+        last->pts = tlr_arena_alloc(m->ar, ((size_t)k + 1) * sizeof(int));
+        last->prices = tlr_arena_alloc(m->ar, ((size_t)k + 1) * sizeof(double));
+    }
+    last->k = k;
+    last->msgs = tlr_arena_alloc(oa, (size_t)k * sizeof(*last->msgs));
+    last->names = tlr_arena_alloc(oa, (size_t)k * sizeof(char *));
+    for (int i = 0; i < k; i++) {
+        int pt = picked[i].pt;
+        last->pts[i] = pt;
+        last->prices[i] = picked[i].price;
+        if (!s->name[pi][pt])
+            s->name[pi][pt] = sv_ostrdup(oa, sv_str(m, m->types[p->types[pt]].name));
+        Tailor__V1__InstanceTypeOption *io = s->msg[pi][pt];
+        if (!io || io->price_per_hour != picked[i].price) {
+            io = tlr_arena_alloc(oa, sizeof(*io));
+            tailor__v1__instance_type_option__init(io);
+            /* one copy of each name serves the options and requirements */
+            io->name = s->name[pi][pt];
+            io->price_per_hour = picked[i].price;
+            s->msg[pi][pt] = io;
+        }
+        last->msgs[i] = io;
+        last->names[i] = s->name[pi][pt];
+    }
+    return last;
 }
 
 /* Emit claim b; NULL when STRICT minValues cannot be met (pods then fail). */
@@ -371,18 +443,10 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
     tailor__v1__node_claim__init(nc);
     nc->nodepool = sv_ostrdup(oa, np->name);
     nc->node_class = sv_ostrdup(oa, np->node_class_ref ? np->node_class_ref->name : "");
+    const emitted_opts *eo = claim_opts_emit(m, x->pool, picked, k);
     nc->n_instance_type_options = (size_t)k;
-    nc->instance_type_options = tlr_arena_alloc(oa, (size_t)k * sizeof(*nc->instance_type_options));
-    char **names = tlr_arena_alloc(oa, (size_t)k * sizeof(char *));
-    for (int i = 0; i < k; i++) {
-        Tailor__V1__InstanceTypeOption *io = tlr_arena_alloc(oa, sizeof(*io));
-        tailor__v1__instance_type_option__init(io);
-        /* one copy of each name serves the option and the requirement */
-        names[i] = sv_ostrdup(oa, sv_str(m, m->types[p->types[picked[i].pt]].name));
-        io->name = names[i];
-        io->price_per_hour = picked[i].price;
-        nc->instance_type_options[i] = io;
-    }
+    nc->instance_type_options = eo->msgs;
+    char **names = eo->names;
     *cost = picked[0].price;
     /* Requirements: pool ∩ pods, then the computed type/zone/capacity. */
     size_t cap = 0;

@@ -22,6 +22,10 @@
  * the packing looks ahead at the next classes still to place.  Claims keep
  * every compatible type as a later option; emit.c ranks the types that hold
  * the final content, so a claim that ended up half full is downsized.
+ * While a class keeps opening claims, the type choice is reused whenever
+ * it provably cannot change (choose_target).  A last pass empties the
+ * least filled claims into other claims' slack when that is cheaper
+ * (empty_claims).
  *
  * Cost: the compiled tables make each room check O(dims + constraints);
  * tailor's placement is O(classes x bins), the baseline's O(pods x bins x
@@ -757,6 +761,8 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
             x->cand[w] &= lv->compat[pi][w];
         for (int d = 0; d < m->ndim; d++)
             x->used.v[d] += cl->req.v[d] * n;
+        x->qcpu -= cl->req.v[SV_DIM_CPU] * n;
+        x->qmem -= cl->req.v[SV_DIM_MEM] * n;
         bool seen = false;
         for (int i = 0; i < x->nclasses && !seen; i++)
             seen = x->classes[i] == c && x->lvls[i] == lvi;
@@ -798,6 +804,9 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
         x->pods[x->npods++] = pods[i];
     }
     cl->left -= n;
+    if (m->strategy == TLR_SOLVE_TAILOR)
+        for (int d = 0; d < m->ndim; d++)
+            m->tot_all[d] -= (double)cl->req.v[d] * n;
     for (int g = 0; g < cl->nmatch; g++)
         group_record(m, cl->match[g], b, x->zone, x->ct, n, false);
     for (int g = 0; g < cl->nowns; g++)
@@ -822,6 +831,68 @@ static int class_host_cap(const sv_model *m, const sv_class *c)
     return k;
 }
 
+/* Pool pi's price per type under place mask pm (cached on the pool). */
+static const double *pool_prices(sv_model *m, int pi, sv_pmask pm)
+{
+    sv_pool *p = &m->pools[pi];
+    for (sv_prices *x = p->prices; x; x = x->next)
+        if (x->pm.w[0] == pm.w[0] && x->pm.w[1] == pm.w[1])
+            return x->price;
+    sv_prices *x = tlr_arena_alloc(m->ar, sizeof(*x));
+    x->pm = pm;
+    x->price = tlr_arena_alloc(m->ar, ((size_t)p->ntypes + 1) * sizeof(double));
+    for (int pt = 0; pt < p->ntypes; pt++)
+        x->price[pt] = sv_type_price(m, p->types[pt], pm, NULL);
+    x->next = p->prices;
+    p->prices = x;
+    return x->price;
+}
+
+/* Pool pi's room per type for pods (allocatable less DaemonSets), as
+ * doubles, SV_NDIM per type (cached on the pool). */
+static const double *pool_room(sv_model *m, int pi)
+{
+    sv_pool *p = &m->pools[pi];
+    if (p->room)
+        return p->room;
+    p->room = tlr_arena_calloc(m->ar, ((size_t)p->ntypes + 1) * SV_NDIM, sizeof(double));
+    for (int pt = 0; pt < p->ntypes; pt++)
+        for (int d = 0; d < m->ndim; d++)
+            p->room[(size_t)pt * SV_NDIM + d] = (double)(m->types[p->types[pt]].alloc.v[d] - p->ds[pt].v[d]);
+    return p->room;
+}
+
+/* Cheapest price per pod of class cl at level lv over the types it may
+ * use; 0 when none. */
+static double level_unit(sv_model *m, const sv_class *cl, const sv_level *lv)
+{
+    double best = 0;
+    for (int pi = 0; pi < m->npools; pi++) {
+        if (!lv->compat[pi])
+            continue;
+        const sv_pool *p = &m->pools[pi];
+        const double *pr = pool_prices(m, pi, lv->pmask[pi]);
+        for (int pt = 0; pt < p->ntypes; pt++) {
+            if (!sv_bit(lv->compat[pi], pt))
+                continue;
+            const sv_type *t = &m->types[p->types[pt]];
+            double price = pr[pt];
+            sv_res f;
+            for (int d = 0; d < m->ndim; d++)
+                f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
+            int k = res_room(m, &f, &cl->req, 1 << 20);
+            if (k > cl->host_cap)
+                k = cl->host_cap;
+            if (k > 0 && price >= 0) {
+                double u = price / k;
+                if (best == 0 || u < best)
+                    best = u;
+            }
+        }
+    }
+    return best;
+}
+
 /* Cheapest price per pod of c over the types it may use (value unit). */
 static double class_unit(sv_model *m, int c)
 {
@@ -829,118 +900,236 @@ static double class_unit(sv_model *m, int c)
     if (cl->unit > 0)
         return cl->unit;
     double best = 0;
-    for (int li = 0; li < cl->nlevels && best == 0; li++) {
-        sv_level *lv = &cl->levels[li];
-        for (int pi = 0; pi < m->npools; pi++) {
-            if (!lv->compat[pi])
-                continue;
-            const sv_pool *p = &m->pools[pi];
-            for (int pt = 0; pt < p->ntypes; pt++) {
-                if (!sv_bit(lv->compat[pi], pt))
-                    continue;
-                const sv_type *t = &m->types[p->types[pt]];
-                double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
-                sv_res f;
-                for (int d = 0; d < m->ndim; d++)
-                    f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
-                int k = res_room(m, &f, &cl->req, 1 << 20);
-                if (k > cl->host_cap)
-                    k = cl->host_cap;
-                if (k > 0 && price >= 0) {
-                    double u = price / k;
-                    if (best == 0 || u < best)
-                        best = u;
-                }
-            }
-        }
-    }
+    for (int li = 0; li < cl->nlevels && best == 0; li++)
+        best = level_unit(m, cl, &cl->levels[li]);
     cl->unit = best > 0 ? best : 1e-9;
     return cl->unit;
+}
+
+/* Level 0 of two classes asks the same of every pool: same requests, same
+ * pods per node, same compatible types and places.  Their units are then
+ * equal when level 0 has one. */
+static bool level0_same(const sv_model *m, const sv_class *a, const sv_class *b)
+{
+    if (a->host_cap != b->host_cap || a->nlevels < 1 || b->nlevels < 1)
+        return false;
+    for (int d = 0; d < m->ndim; d++)
+        if (a->req.v[d] != b->req.v[d])
+            return false;
+    const sv_level *x = &a->levels[0], *y = &b->levels[0];
+    for (int pi = 0; pi < m->npools; pi++) {
+        if (!x->compat[pi] != !y->compat[pi])
+            return false;
+        if (!x->compat[pi])
+            continue;
+        if (memcmp(&x->pmask[pi], &y->pmask[pi], sizeof(sv_pmask)) ||
+            memcmp(x->compat[pi], y->compat[pi], ((size_t)m->pools[pi].ntypes / 64 + 1) * sizeof(uint64_t)))
+            return false;
+    }
+    return true;
+}
+
+static uint64_t level0_hash(const sv_model *m, const sv_class *c)
+{
+    uint64_t h = 1469598103934665603ULL;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+    MIX(c->host_cap);
+    for (int d = 0; d < m->ndim; d++)
+        MIX(c->req.v[d]);
+    const sv_level *x = &c->levels[0];
+    for (int pi = 0; pi < m->npools; pi++) {
+        if (!x->compat[pi]) {
+            MIX(pi);
+            continue;
+        }
+        MIX(x->pmask[pi].w[0]);
+        MIX(x->pmask[pi].w[1]);
+        for (int w = 0; w <= m->pools[pi].ntypes / 64; w++)
+            MIX(x->compat[pi][w]);
+    }
+#undef MIX
+    return h;
+}
+
+/* Every class's unit.  Classes that differ only in labels or topology
+ * (diverse-20k has ~3,200 classes of 30 request shapes) share one
+ * computation: a hash table keyed by level 0 (level0_same). */
+static void class_units(sv_model *m)
+{
+    int cap = 16;
+    while (cap < 2 * m->nclasses)
+        cap *= 2;
+    int *tab = tlr_arena_alloc(m->ar, (size_t)cap * sizeof(int));
+    for (int i = 0; i < cap; i++)
+        tab[i] = SV_NONE;
+    for (int c = 0; c < m->nclasses; c++) {
+        sv_class *cl = &m->classes[c];
+        if (cl->bad || cl->unit > 0)
+            continue;
+        if (cl->nlevels < 1) {
+            class_unit(m, c);
+            continue;
+        }
+        int slot = (int)(level0_hash(m, cl) & (uint64_t)(cap - 1));
+        while (tab[slot] != SV_NONE && !level0_same(m, &m->classes[tab[slot]], cl))
+            slot = (slot + 1) & (cap - 1);
+        if (tab[slot] != SV_NONE) {
+            cl->unit = m->classes[tab[slot]].unit;
+            continue;
+        }
+        double u0 = level_unit(m, cl, &cl->levels[0]);
+        if (u0 > 0) {
+            cl->unit = u0;
+            tab[slot] = c;   /* only units found at level 0 are shared */
+        } else
+            class_unit(m, c);
+    }
 }
 
 #define SV_TOPK 8
 #define SV_LOOKAHEAD 24
 
-/* Tailor: the target type of a new claim of pool pi for class c. */
-static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *cand, int nrem, int pos)
+/* Tailor's memory of the type choice while placing one class (see
+ * choose_target).  pi == SV_NONE: nothing to reuse. */
+typedef struct target_cache {
+    int pi, lvi;
+    int kfull;                    /* most pods of the class a candidate holds */
+    int top[SV_TOPK];             /* best types for the class alone */
+    int ntop;
+    int extra[SV_TOPK / 2];       /* best types for the remaining demand, sorted */
+    int nextra;
+    int best;                     /* the answer for (top, extra) */
+} target_cache;
+
+static int int_cmp(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Tailor: the target type of a new claim of pool pi for class c.
+ *
+ * The candidates are the SV_TOPK types with the best price per pod of the
+ * class ("top"), plus the SV_TOPK/2 types cheapest per unit of the whole
+ * remaining demand ("extra"); each is scored by a greedy look-ahead fill.
+ *
+ * The class keeps opening claims while it has pods left, and most of the
+ * choice does not move between them: "top" depends on min(pods left, pods
+ * a type holds), which is constant while the pods left stay at or above
+ * kfull; the look-ahead depends on the classes after this one, whose
+ * counts do not move while this class is placed.  Only "extra" moves,
+ * because the remaining demand shrinks.  So tc keeps top and the answer,
+ * and a later claim recomputes extra only (one cheap pass): when it is the
+ * same set, the answer is exactly the one computed before.  This turns the
+ * ~4,000 full choices of diverse-20k's hostname anti-affinity pods (one
+ * claim each) into a few dozen, without changing any plan. */
+static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *cand, int nrem, int pos,
+                         target_cache *tc)
 {
     sv_class *cl = &m->classes[c];
     sv_level *lv = &cl->levels[lvi];
     const sv_pool *p = &m->pools[pi];
     double unit = class_unit(m, c);
-    int top[SV_TOPK];
-    double topv[SV_TOPK];
-    int ntop = 0;
-    for (int pt = 0; pt < p->ntypes; pt++) {
-        if (!sv_bit(cand, pt))
-            continue;
-        double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
-        sv_res f;
-        const sv_type *t = &m->types[p->types[pt]];
-        for (int d = 0; d < m->ndim; d++)
-            f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
-        int k = res_room(m, &f, &cl->req, nrem < cl->host_cap ? nrem : cl->host_cap);
-        if (k <= 0 || price < 0)
-            continue;
-        double score = price / (k * unit);
-        if (ntop < SV_TOPK) {
-            top[ntop] = pt;
-            topv[ntop++] = score;
-        } else {
-            int w = 0;
-            for (int i = 1; i < SV_TOPK; i++)
-                if (topv[i] > topv[w])
-                    w = i;
-            if (score < topv[w]) {
-                top[w] = pt;
-                topv[w] = score;
+    const double *pr = pool_prices(m, pi, lv->pmask[pi]);
+    bool warm = tc->pi == pi && tc->lvi == lvi && !p->limited && nrem >= tc->kfull && tc->ntop > 0;
+    int *top = tc->top;
+    if (!warm) {
+        double topv[SV_TOPK];
+        int ntop = 0;
+        int kmax = 0;
+        for (int pt = 0; pt < p->ntypes; pt++) {
+            if (!sv_bit(cand, pt))
+                continue;
+            double price = pr[pt];
+            sv_res f;
+            const sv_type *t = &m->types[p->types[pt]];
+            for (int d = 0; d < m->ndim; d++)
+                f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
+            int k = res_room(m, &f, &cl->req, cl->host_cap);
+            if (k > kmax)
+                kmax = k;
+            if (k > nrem)
+                k = nrem;
+            if (k <= 0 || price < 0)
+                continue;
+            double score = price / (k * unit);
+            if (ntop < SV_TOPK) {
+                top[ntop] = pt;
+                topv[ntop++] = score;
+            } else {
+                int w = 0;
+                for (int i = 1; i < SV_TOPK; i++)
+                    if (topv[i] > topv[w])
+                        w = i;
+                if (score < topv[w]) {
+                    top[w] = pt;
+                    topv[w] = score;
+                }
             }
         }
+        tc->ntop = ntop;
+        tc->kfull = kmax;
+        tc->lvi = lvi;
+        tc->pi = ntop > 0 && !p->limited && nrem >= kmax ? pi : SV_NONE;
+        tc->nextra = -1;
+        if (!ntop)
+            return SV_NONE;
     }
-    if (!ntop)
-        return SV_NONE;
+    int ntop = tc->ntop;
     /* Also consider the types that are cheapest for the whole remaining
      * demand (what the next classes will want too): big nodes whose price
      * per unit of capacity is best, which a class alone would not fill. */
-    double tot[SV_NDIM] = { 0 };
-    for (int j = pos; j < m->nclasses; j++) {
-        const sv_class *d = &m->classes[m->class_order[j]];
-        if (d->left > 0 && !d->bad)
-            for (int dd = 0; dd < m->ndim; dd++)
-                tot[dd] += (double)d->req.v[dd] * d->left;
+    const double *tot = m->tot_all;
+    double tleft[SV_NDIM];
+    int dl[SV_NDIM], nd = 0;
+    for (int dd = 0; dd < m->ndim; dd++) {
+        tleft[dd] = tot[dd] - m->tot_done[dd];
+        if (tleft[dd] > 0)
+            dl[nd++] = dd;
     }
+    const double *room = pool_room(m, pi);
     int extra[SV_TOPK / 2];
     double extrav[SV_TOPK / 2];
-    int nextra = 0;
-    for (int pt = 0; pt < p->ntypes; pt++) {
-        if (!sv_bit(cand, pt))
-            continue;
-        const sv_type *t = &m->types[p->types[pt]];
-        double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
-        double cap = 0;
-        for (int dd = 0; dd < m->ndim; dd++)
-            if (tot[dd] > 0) {
-                double share = (double)(t->alloc.v[dd] - p->ds[pt].v[dd]) / tot[dd];
+    int nextra = 0, worst = 0;
+    for (int w = 0; w <= (p->ntypes - 1) / 64; w++) {
+        uint64_t bits = cand[w];
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            double price = pr[pt];
+            if (price < 0)
+                continue;
+            const double *fr = room + (size_t)pt * SV_NDIM;
+            double cap = 0;
+            for (int i = 0; i < nd; i++) {
+                double share = fr[dl[i]] / tleft[dl[i]];
                 if (cap == 0 || share < cap)
                     cap = share;
             }
-        if (price < 0 || cap <= 0)
-            continue;
-        double score = price / cap;
-        if (nextra < SV_TOPK / 2) {
-            extra[nextra] = pt;
-            extrav[nextra++] = score;
-        } else {
-            int w = 0;
-            for (int i = 1; i < SV_TOPK / 2; i++)
-                if (extrav[i] > extrav[w])
-                    w = i;
-            if (score < extrav[w]) {
-                extra[w] = pt;
-                extrav[w] = score;
+            if (cap <= 0)
+                continue;
+            double score = price / cap;
+            if (nextra < SV_TOPK / 2) {
+                extra[nextra] = pt;
+                extrav[nextra++] = score;
+            } else if (score < extrav[worst]) {
+                extra[worst] = pt;
+                extrav[worst] = score;
+            } else
+                continue;
+            /* keep the index of the worst kept score (first one on ties) */
+            if (nextra == SV_TOPK / 2) {
+                worst = 0;
+                for (int i = 1; i < SV_TOPK / 2; i++)
+                    if (extrav[i] > extrav[worst])
+                        worst = i;
             }
         }
     }
+    int sorted[SV_TOPK / 2];
+    memcpy(sorted, extra, (size_t)nextra * sizeof(int));
+    qsort(sorted, (size_t)nextra, sizeof(int), int_cmp);
+    if (warm && nextra == tc->nextra && !memcmp(sorted, tc->extra, (size_t)nextra * sizeof(int)))
+        return tc->best;
     int all[SV_TOPK + SV_TOPK / 2];
     int nall = 0;
     for (int i = 0; i < ntop; i++)
@@ -958,7 +1147,7 @@ static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *ca
     for (int i = 0; i < nall; i++) {
         int pt = all[i];
         const sv_type *t = &m->types[p->types[pt]];
-        double price = sv_type_price(m, p->types[pt], lv->pmask[pi], NULL);
+        double price = pr[pt];
         sv_res f;
         for (int d = 0; d < m->ndim; d++)
             f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
@@ -992,6 +1181,9 @@ static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *ca
             bestv = v;
         }
     }
+    tc->nextra = nextra;
+    memcpy(tc->extra, sorted, (size_t)nextra * sizeof(int));
+    tc->best = best;
     return best;
 }
 
@@ -1012,8 +1204,10 @@ static const char *limit_dim(const sv_model *m, const sv_pool *p, const sv_res *
 }
 
 /* Open a new claim of pool pi for class c and place up to want pods on it.
+ * tc (borrowed, may be NULL) is the class's target cache (tailor only).
  * Returns the number placed (0: nothing opened; cl->fail[pi] says why). */
-static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int want, int pos)
+static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int want, int pos,
+                      target_cache *tc)
 {
     sv_class *cl = &m->classes[c];
     sv_level *lv = &cl->levels[lvi];
@@ -1064,12 +1258,16 @@ static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int 
     x->level_class = c;
     x->level = lvi;
     if (m->strategy == TLR_SOLVE_TAILOR) {
-        x->target = choose_target(m, c, lvi, pi, cand, cl->left, pos);
+        x->target = choose_target(m, c, lvi, pi, cand, cl->left, pos, tc);
         if (x->target == SV_NONE) {
             m->nbins--;
             cl->fail[pi] = "no instance type has an available offering for the pod";
             return 0;
         }
+        sv_res f;
+        claim_free(m, x, x->target, &f);
+        x->qcpu = f.v[SV_DIM_CPU];
+        x->qmem = f.v[SV_DIM_MEM];
     }
     int place;
     int r = room_at(m, b, c, lvi, want, &place);
@@ -1114,10 +1312,7 @@ static int quick_ok(const sv_model *m, const sv_bin *x, const sv_class *cl)
                x->free.v[SV_DIM_PODS] >= 1;
     if (m->strategy != TLR_SOLVE_TAILOR)
         return 1;
-    const sv_pool *p = &m->pools[x->pool];
-    const sv_type *t = &m->types[p->types[x->target]];
-    return x->used.v[SV_DIM_CPU] + cl->req.v[SV_DIM_CPU] <= t->alloc.v[SV_DIM_CPU] &&
-           x->used.v[SV_DIM_MEM] + cl->req.v[SV_DIM_MEM] <= t->alloc.v[SV_DIM_MEM];
+    return cl->req.v[SV_DIM_CPU] <= x->qcpu && cl->req.v[SV_DIM_MEM] <= x->qmem;
 }
 
 static bool class_topo_changes(const sv_model *m, const sv_class *c)
@@ -1143,6 +1338,7 @@ static void tailor_class(sv_model *m, int pos)
     int lvi = 0;
     int scanned = 0;
     bool rescan = class_topo_changes(m, cl);
+    target_cache tc = { .pi = SV_NONE, .lvi = SV_NONE, .nextra = -1 };
     while (head < nq) {
         if (timed_out(m))
             return;
@@ -1163,7 +1359,7 @@ static void tailor_class(sv_model *m, int pos)
         if (head >= nq)
             break;
         for (int pi = 0; pi < m->npools; pi++) {
-            int r = open_claim(m, c, lvi, pi, q + head, nq - head, pos);
+            int r = open_claim(m, c, lvi, pi, q + head, nq - head, pos, &tc);
             if (r > 0) {
                 head += r;
                 progress = true;
@@ -1245,7 +1441,7 @@ static bool karp_try(sv_model *m, int pi_pod, int lvi, karp_order *o)
         }
     }
     for (int pi = 0; pi < m->npools; pi++) {
-        if (open_claim(m, c, lvi, pi, &pi_pod, 1, 0) > 0) {
+        if (open_claim(m, c, lvi, pi, &pi_pod, 1, 0, NULL) > 0) {
             int b = m->nbins - 1;
             o->b = grow_int(m, o->b, o->n, &o->cap);
             int j = o->n++;
@@ -1300,7 +1496,186 @@ static void karpenter_all(sv_model *m)
     }
 }
 
+/* ---- improvement: empty the emptiest claims into the others' slack ---- */
+
+/* Pods of such a class can move between new claims without touching any
+ * topology count: no spread, affinity or anti-affinity, no group selects
+ * them, no host ports. */
+static bool class_movable(const sv_class *c)
+{
+    return !c->ncons && !c->nmatch && !c->nowns && !c->nports && !c->pin_zone && !c->pin_ct;
+}
+
+static double claim_fill(const sv_model *m, const sv_bin *x)
+{
+    const sv_pool *p = &m->pools[x->pool];
+    const sv_type *t = &m->types[p->types[x->target]];
+    double f = 0;
+    for (int d = 0; d < m->ndim; d++) {
+        int64_t room = t->alloc.v[d] - p->ds[x->target].v[d];
+        if (room > 0 && (double)x->used.v[d] / (double)room > f)
+            f = (double)x->used.v[d] / (double)room;
+    }
+    return f;
+}
+
+static int fill_cmp(const void *a, const void *b, void *arg)
+{
+    const double *f = arg;
+    double x = f[*(const int *)a], y = f[*(const int *)b];
+    if (x != y)
+        return x < y ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Try to move every pod of claim a into the slack of other new claims.
+ * The move is kept only when the plan gets cheaper: a's price is saved,
+ * and each receiver may have to move up to a dearer option.  Returns true
+ * when a was emptied. */
+static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *candsave, sv_res *usedsave,
+                        double *costsave, uint32_t *hopeless)
+{
+    sv_bin *xa = &m->bins[a];
+    for (int i = 0; i < xa->npods; i++) {
+        const sv_podst *ps = &m->pods[xa->pods[i]];
+        if (!class_movable(&m->classes[ps->cls]) || (ps->level < 32 && (hopeless[ps->cls] >> ps->level) & 1))
+            return false;
+    }
+    if (m->pools[xa->pool].limited)
+        return false;
+    int nrecv = 0;
+    bool ok = true;
+    int words = m->pwords_max;
+    for (int i = 0; i < xa->npods && ok; i++) {
+        const sv_podst *ps = &m->pods[xa->pods[i]];
+        sv_class *cl = &m->classes[ps->cls];
+        int got = SV_NONE;
+        for (int b = m->nexisting; b < m->nbins && got == SV_NONE; b++) {
+            sv_bin *x = &m->bins[b];
+            /* same pool only: NodePool weights decided where the pod went */
+            if (b == a || x->dead || !x->npods || x->pool != xa->pool || !quick_ok(m, x, cl))
+                continue;
+            int place;
+            if (room_at(m, b, ps->cls, ps->level, 1, &place) <= 0 || place != SV_NONE)
+                continue;
+            int j = 0;
+            while (j < nrecv && recv[j] != b)
+                j++;
+            if (j == nrecv) {
+                recv[nrecv] = b;
+                usedsave[nrecv] = x->used;
+                memcpy(candsave + (size_t)nrecv * words, x->cand, (size_t)words * sizeof(uint64_t));
+                costsave[nrecv] = sv_claim_cost(m, b);
+                nrecv++;
+            }
+            got = b;
+        }
+        if (got == SV_NONE) {
+            /* Slack only shrinks from here on (receivers gain pods, emptied
+             * claims go): no other pod of this class and level will find a
+             * receiver either. */
+            if (ps->level < 32)
+                hopeless[ps->cls] |= 1u << ps->level;
+            ok = false;
+            break;
+        }
+        /* tentatively: the pod's requests and requirements on the receiver */
+        sv_bin *x = &m->bins[got];
+        const sv_level *lv = &cl->levels[ps->level];
+        for (int d = 0; d < m->ndim; d++)
+            x->used.v[d] += cl->req.v[d];
+        x->qcpu -= cl->req.v[SV_DIM_CPU];
+        x->qmem -= cl->req.v[SV_DIM_MEM];
+        for (int w = 0; w <= m->pools[x->pool].ntypes / 64; w++)
+            x->cand[w] &= lv->compat[x->pool][w];
+        podrecv[i] = got;
+    }
+    double gain = 0;
+    if (ok) {
+        gain = sv_claim_cost(m, a);
+        for (int j = 0; j < nrecv && gain > 0; j++) {
+            double after = sv_claim_cost(m, recv[j]);
+            gain -= after - costsave[j];
+            if (after <= 0)
+                gain = -1;   /* no option holds it any more */
+        }
+    }
+    /* undo the tentative state */
+    for (int j = 0; j < nrecv; j++) {
+        sv_bin *x = &m->bins[recv[j]];
+        x->used = usedsave[j];
+        memcpy(x->cand, candsave + (size_t)j * words, (size_t)words * sizeof(uint64_t));
+        sv_res f;
+        claim_free(m, x, x->target, &f);
+        x->qcpu = f.v[SV_DIM_CPU];
+        x->qmem = f.v[SV_DIM_MEM];
+    }
+    if (!ok || gain <= 1e-9)
+        return false;
+    /* commit: each pod onto its receiver, and a is gone */
+    int n = xa->npods;
+    for (int i = 0; i < n; i++) {
+        int pod = xa->pods[i];
+        sv_podst *ps = &m->pods[pod];
+        sv_class *cl = &m->classes[ps->cls];
+        cl->left++;
+        for (int d = 0; d < m->ndim; d++)
+            m->tot_all[d] += (double)cl->req.v[d];
+        place_n(m, podrecv[i], ps->cls, ps->level, &pod, 1, SV_NONE);
+        xa = &m->bins[a];
+    }
+    sv_pool *p = &m->pools[xa->pool];
+    if (p->nodes_left != INT64_MAX)
+        p->nodes_left++;
+    m->nnew--;
+    xa->npods = 0;
+    xa->dead = true;
+    return true;
+}
+
+/* Tailor's last step: claims, least filled first, are emptied into the
+ * slack of the others when that makes the plan cheaper (empty_claim).
+ * Bounded: at most SV_EMPTY_TRIES claims are tried. */
+#define SV_EMPTY_TRIES 4096
+static void empty_claims(sv_model *m)
+{
+    int n = 0;
+    int *order = tlr_arena_alloc(m->ar, ((size_t)m->nbins + 1) * sizeof(int));
+    double *fill = tlr_arena_calloc(m->ar, (size_t)m->nbins + 1, sizeof(double));
+    for (int b = m->nexisting; b < m->nbins; b++) {
+        sv_bin *x = &m->bins[b];
+        if (x->kind != SV_BIN_NEW || x->dead || !x->npods || x->target < 0)
+            continue;
+        fill[b] = claim_fill(m, x);
+        order[n++] = b;
+    }
+    qsort_r(order, (size_t)n, sizeof(int), fill_cmp, fill);
+    int maxp = 1;
+    for (int i = 0; i < n; i++)
+        if (m->bins[order[i]].npods > maxp)
+            maxp = m->bins[order[i]].npods;
+    int *recv = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(int));
+    int *podrecv = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(int));
+    uint64_t *candsave = tlr_arena_alloc(m->ar, (size_t)maxp * (size_t)m->pwords_max * sizeof(uint64_t));
+    sv_res *usedsave = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(sv_res));
+    double *costsave = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(double));
+    uint32_t *hopeless = tlr_arena_calloc(m->ar, (size_t)m->nclasses + 1, sizeof(uint32_t));
+    for (int i = 0; i < n && i < SV_EMPTY_TRIES && !timed_out(m); i++) {
+        sv_bin *x = &m->bins[order[i]];
+        if (x->dead || !x->npods || x->npods > maxp)
+            continue;
+        empty_claim(m, order[i], recv, podrecv, candsave, usedsave, costsave, hopeless);
+    }
+}
+
 /* ---- entry ------------------------------------------------------------ */
+
+/* Class cl's turn is over: what it left is no longer "demand to come". */
+static void demand_done(sv_model *m, const sv_class *cl)
+{
+    for (int d = 0; d < m->ndim; d++)
+        m->tot_done[d] += (double)cl->req.v[d] * cl->left;
+}
 
 /* Most expensive pods first: they decide which nodes are bought; the
  * cheap ones fill what is left.  Ties: larger first, then request order. */
@@ -1330,13 +1705,19 @@ void sv_place_all(sv_model *m)
     if (m->strategy == TLR_SOLVE_KARPENTER) {
         karpenter_all(m);
     } else {
+        class_units(m);
         for (int c = 0; c < m->nclasses; c++)
-            if (!m->classes[c].bad) {
-                class_unit(m, c);
-                if (m->unit_hint && m->unit_hint[c] > 0)
-                    m->classes[c].unit = m->unit_hint[c];
-            }
+            if (!m->classes[c].bad && m->unit_hint && m->unit_hint[c] > 0)
+                m->classes[c].unit = m->unit_hint[c];
         qsort_r(m->class_order, (size_t)m->nclasses, sizeof(int), unit_cmp, m);
+        /* The demand still to place (choose_target): every class's pods
+         * left, less those of the classes already behind (tot_done). */
+        memset(m->tot_all, 0, sizeof(m->tot_all));
+        memset(m->tot_done, 0, sizeof(m->tot_done));
+        for (int c = 0; c < m->nclasses; c++)
+            if (!m->classes[c].bad)
+                for (int d = 0; d < m->ndim; d++)
+                    m->tot_all[d] += (double)m->classes[c].req.v[d] * m->classes[c].left;
         for (int pos = 0; pos < m->nclasses; pos++) {
             sv_class *cl = &m->classes[m->class_order[pos]];
             if (cl->bad) {
@@ -1346,10 +1727,12 @@ void sv_place_all(sv_model *m)
                 continue;
             }
             tailor_class(m, pos);
+            demand_done(m, cl);
             if (m->timed_out)
                 break;
         }
         /* A second pass: pods whose affinity targets were placed later. */
+        memset(m->tot_done, 0, sizeof(m->tot_done));
         for (int pos = 0; pos < m->nclasses && !m->timed_out; pos++) {
             sv_class *cl = &m->classes[m->class_order[pos]];
             if (cl->left > 0 && !cl->bad) {
@@ -1357,7 +1740,11 @@ void sv_place_all(sv_model *m)
                     m->pods[cl->pods[i]].err = TLR_OK;
                 tailor_class(m, pos);
             }
+            if (!cl->bad)
+                demand_done(m, cl);
         }
+        if (!m->timed_out && m->allow_new && m->nremoved == 0)
+            empty_claims(m);
     }
     for (int i = 0; i < m->npods; i++)
         if (m->pods[i].bin == SV_NONE && m->pods[i].err == TLR_OK)

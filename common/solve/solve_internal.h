@@ -140,7 +140,17 @@ typedef struct sv_pool {
     const sv_dent **custom_dent;
     bool has_min_values;
     int *rank;                            /* pool type -> rank by name (emit) */
+    struct sv_prices *prices;             /* place.c: price per type, per mask */
+    double *room;                         /* place.c: alloc - DaemonSets, per type x SV_NDIM */
 } sv_pool;
+
+/* A pool's price per type (sv_type_price, -1 = no offering) for one place
+ * mask, computed once per mask a level uses (place.c, pool_prices). */
+typedef struct sv_prices {
+    sv_pmask pm;
+    double *price;                        /* per pool type */
+    struct sv_prices *next;
+} sv_prices;
 
 /* What one relaxation level of a class asks of a node. */
 typedef struct sv_level {
@@ -248,6 +258,7 @@ typedef struct sv_bin {
     int ncand;
     int target;                  /* pool-type index (tailor) */
     sv_res used;
+    int64_t qcpu, qmem;          /* tailor: cpu and memory left on the target */
     sv_pmask pmask;
     uint64_t *custom;
     sv_res charged;              /* what was charged to the pool limits */
@@ -308,6 +319,9 @@ typedef struct sv_model {
     sv_group *groups;
     int ngroups, cgroups;
 
+    struct sv_cmemo *cmemo;      /* compile.c: shared compatibility bitsets */
+    int cmemo_cap, cmemo_n;
+
     sv_bin *bins;
     int nbins, cbins;
     int nexisting;               /* bins [0, nexisting) are nodes/in-flight */
@@ -315,6 +329,11 @@ typedef struct sv_model {
     void *scratch;               /* emit.c: per-claim work arrays */
     tlr_arena *out;              /* the response's arena (borrowed) */
     const double *unit_hint;     /* per class, from an earlier run; may be NULL */
+    /* tailor: the pods of the non-bad classes not placed yet, as summed
+     * requests (integers held exactly in doubles), and the part of it owned
+     * by the classes whose turn is over; choose_target uses the difference */
+    double tot_all[SV_NDIM];
+    double tot_done[SV_NDIM];
     /* Simulate */
     bool allow_new;
     int max_new;

@@ -4,6 +4,8 @@
 # /healthz, /readyz, /metrics (checked by promtool), JSON log lines, and a
 # clean exit 0 on SIGTERM.  With "valgrind", each service runs under
 # valgrind and must report no leaks and no errors on a normal start/stop.
+# The watcher needs a cluster: it gets a kubesim of its own (HTTPS, token)
+# and is ready only once every informer has synced.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
@@ -11,6 +13,22 @@ bindir=$1
 mode=${2:-plain}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+kubesim="$bindir/../integration-tests/kubesim/kubesim"
+kpid=
+
+# start_kubesim: a kubesim on loopback writing $work/kc; sets kpid.
+start_kubesim() {
+  local port tport
+  port=$(free_port)
+  tport=$(free_port)
+  "$kubesim" --listen "127.0.0.1:$port" --tls-listen "127.0.0.1:$tport" --data-dir "$work/kubesim" \
+    --token smoke-token --kubeconfig-out "$work/kc" >"$work/kubesim.out" 2>"$work/kubesim.err" &
+  kpid=$!
+  wait_for_status "http://127.0.0.1:$port/healthz" 200 20 || { tail -20 "$work/kubesim.err" >&2; return 1; }
+  for _ in $(seq 50); do [ -s "$work/kc" ] && return 0; sleep 0.1; done
+  echo "kubesim wrote no kubeconfig" >&2
+  return 1
+}
 
 for svc in watcher solver launcher disruptor; do
   bin="$bindir/tailor-$svc"
@@ -28,6 +46,10 @@ for svc in watcher solver launcher disruptor; do
   args=(--http-listen "127.0.0.1:$hport" --listen "tcp://127.0.0.1:$nport")
   [ "$svc" = watcher ] || [ "$svc" = launcher ] || [ "$svc" = disruptor ] &&
     args+=(--publish "tcp://127.0.0.1:$(free_port)")
+  if [ "$svc" = watcher ]; then
+    check "kubesim starts for the watcher" start_kubesim
+    args+=(--kubeconfig "$work/kc")
+  fi
   log="$work/$svc.log"
   if [ "$mode" = valgrind ]; then
     valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible \
@@ -50,6 +72,11 @@ for svc in watcher solver launcher disruptor; do
   kill -TERM "$pid"
   wait_exit "$pid" "$secs"; rc=$WAIT_RC
   check "$svc exits 0 on SIGTERM (got $rc)" test "$rc" = 0
+  if [ -n "$kpid" ]; then
+    kill -TERM "$kpid" 2>/dev/null || true
+    wait "$kpid" 2>/dev/null || true
+    kpid=
+  fi
   check "$svc logs only JSON lines with ts, level, service, msg" \
     /usr/bin/python3 -c '
 import json, sys

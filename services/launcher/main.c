@@ -1,78 +1,82 @@
 /* main.c - tailor-launcher: settings and wiring only.
  *
- * The launcher answers Launch and Terminate on its REP socket and
- * publishes the "launch" topic.  The EC2 client is not built yet: both
- * requests are answered with Status UNIMPLEMENTED until the provisioning
- * issue lands.
+ * The launcher owns NodeClaims and the cloud: it subscribes to the
+ * watcher's pending batches, plans them on the solvers, writes NodeClaims
+ * and launches their EC2 instances, tracks them to Initialized, answers
+ * Launch and Terminate on its REP socket, publishes the "launch" topic and
+ * garbage-collects leaks.  The parts: provision.c (the core), fleet.c,
+ * launchtemplate.c, ice.c, claims.c, lifecycle.c, gc.c, leader.c; the
+ * real clients cloud.c, kube.c, solver_client.c; app.c puts them together.
  */
 #include <stddef.h>
 
-#include "tailor/v1/launcher.pb-c.h"
-#include "tlr_err.h"
+#include "app.h"
 #include "tlr_service.h"
 
-typedef struct launcher_cfg {
-    tlr_service_conf svc;       /* must be first */
-    char *listen;
-    char *publish;
-    int max_msg_mib;
-} launcher_cfg;
-
-typedef struct launcher_app {
-    launcher_cfg cfg;
-    tlr_rep_server *rep;
-    tlr_pub *pub;
-} launcher_app;
-
 static const tlr_setting settings[] = {
-    { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(launcher_cfg, listen),
-      "tcp://127.0.0.1:7121", "nng URL to answer requests on" },
-    { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(launcher_cfg, publish),
-      "tcp://127.0.0.1:7122", "nng URL to publish events on" },
+    { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(lc_app_cfg, listen),
+      "tcp://127.0.0.1:7121", "nng URL to answer Launch and Terminate on" },
+    { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(lc_app_cfg, publish),
+      "tcp://127.0.0.1:7122", "nng URL to publish the launch topic on" },
     { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT,
-      offsetof(launcher_cfg, max_msg_mib), "64",
+      offsetof(lc_app_cfg, max_msg_mib), "64",
       "largest message sent or accepted, in MiB", .min = 1, .max = 2048 },
+    { "solver", "TAILOR_SOLVER", TLR_SET_LIST, offsetof(lc_app_cfg, solvers),
+      "tcp://127.0.0.1:7101", "solver replica URLs (comma-separated)" },
+    { "watcher", "TAILOR_WATCHER", TLR_SET_STR, offsetof(lc_app_cfg, watcher),
+      "tcp://127.0.0.1:7112", "the watcher's PUB URL (pending batches)" },
+    { "kubeconfig", "KUBECONFIG", TLR_SET_STR, offsetof(lc_app_cfg, kubeconfig), NULL,
+      "kubeconfig file (default ~/.kube/config)" },
+    { "in-cluster", "TAILOR_IN_CLUSTER", TLR_SET_BOOL, offsetof(lc_app_cfg, in_cluster),
+      "false", "use the pod's service account instead of a kubeconfig" },
+    { "cluster-name", "TAILOR_CLUSTER_NAME", TLR_SET_STR, offsetof(lc_app_cfg, cluster),
+      "tailor-local", "cluster name: kubernetes.io/cluster/<name> tag on every instance" },
+    { "aws-region", "AWS_REGION", TLR_SET_STR, offsetof(lc_app_cfg, region), "us-east-1",
+      "AWS region" },
+    { "aws-endpoint", "TAILOR_AWS_ENDPOINT", TLR_SET_STR, offsetof(lc_app_cfg, endpoint), NULL,
+      "EC2/SSM endpoint override (moto: http://127.0.0.1:PORT); default AWS_ENDPOINT_URL" },
+    { "catalog", "TAILOR_CATALOG", TLR_SET_STR, offsetof(lc_app_cfg, catalog),
+      "../shared/data/aws-instance-types.json",
+      "instance-type catalog JSON file (the documented offline source)" },
+    { "zones", "TAILOR_ZONES", TLR_SET_LIST, offsetof(lc_app_cfg, zones),
+      "us-east-1a,us-east-1b,us-east-1c", "zones offered in the catalog" },
+    { "spot-discount", "TAILOR_SPOT_DISCOUNT", TLR_SET_DOUBLE,
+      offsetof(lc_app_cfg, spot_discount), "0.6",
+      "catalog file only: spot price = on-demand * (1 - discount); 0 = no spot" },
+    { "default-ami", "TAILOR_DEFAULT_AMI", TLR_SET_STR, offsetof(lc_app_cfg, default_ami), NULL,
+      "AMI used when a NodeClass's amiSelectorTerms resolve to none" },
+    { "kubernetes-version", "TAILOR_K8S_VERSION", TLR_SET_STR,
+      offsetof(lc_app_cfg, k8s_version), "1.31", "for AMI aliases (al2023@latest)" },
+    { "solve-timeout", "TAILOR_SOLVE_TIMEOUT", TLR_SET_DURATION,
+      offsetof(lc_app_cfg, solve_timeout_ms), "30s", "per Solve attempt",
+      .min = 100, .max = 600000 },
+    { "lifecycle-interval", "TAILOR_LIFECYCLE_INTERVAL", TLR_SET_DURATION,
+      offsetof(lc_app_cfg, lifecycle_every_ms), "2s", "NodeClaim lifecycle pass period",
+      .min = 100, .max = 600000 },
+    { "gc-interval", "TAILOR_GC_INTERVAL", TLR_SET_DURATION, offsetof(lc_app_cfg, gc_every_ms),
+      "60s", "garbage-collection pass period", .min = 1000, .max = 3600000 },
+    { "leader-elect", "TAILOR_LEADER_ELECT", TLR_SET_BOOL, offsetof(lc_app_cfg, leader_elect),
+      "true", "hold a coordination.k8s.io Lease; only the holder launches" },
+    { "lease-namespace", "TAILOR_LEASE_NAMESPACE", TLR_SET_STR,
+      offsetof(lc_app_cfg, lease_namespace), NULL, "namespace of the Lease (default: the config's)" },
 };
-
-static int start(tlr_service *svc, void *arg)
-{
-    launcher_app *app = arg;
-    size_t max_msg = (size_t)app->cfg.max_msg_mib << 20;
-    const tlr_rep_route routes[] = {
-        tlr_service_route_unimplemented(svc, &tailor__v1__launch_request__descriptor),
-        tlr_service_route_unimplemented(svc, &tailor__v1__terminate_request__descriptor),
-    };
-    int rc = tlr_service_listen(svc, app->cfg.listen, max_msg, routes,
-                                sizeof(routes) / sizeof(routes[0]), &app->rep);
-    if (rc)
-        return rc;
-    if ((rc = tlr_service_publish(svc, app->cfg.publish, max_msg, &app->pub)))
-        return rc;
-    tlr_service_set_ready(svc, true, NULL);
-    return TLR_OK;
-}
-
-static void stop(tlr_service *svc, void *arg)
-{
-    (void)svc;
-    launcher_app *app = arg;
-    tlr_pub_free(app->pub);
-    tlr_rep_server_free(app->rep);
-}
 
 int main(int argc, char **argv)
 {
-    launcher_app app = { 0 };
+    lc_app_cfg cfg = { 0 };
+    lc_app *app = lc_app_new(&cfg);
     const tlr_service_ops ops = {
         .name = "launcher",
         .summary = "Owns NodeClaims and the cloud: launches and terminates EC2 instances.",
         .http_default = "127.0.0.1:8121",
         .settings = settings,
         .nsettings = sizeof(settings) / sizeof(settings[0]),
-        .cfg = &app.cfg,
-        .start = start,
-        .stop = stop,
-        .app = &app,
+        .cfg = &cfg,
+        .start = lc_app_start,
+        .stop = lc_app_stop,
+        .app = app,
     };
-    return tlr_service_main(argc, argv, &ops);
+    int rc = tlr_service_main(argc, argv, &ops);
+    lc_app_delete(app);
+    return rc;
 }

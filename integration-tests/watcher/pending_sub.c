@@ -1,0 +1,158 @@
+/* pending_sub.c - subscribe to a watcher's "pending" topic and print each
+ * PendingBatch as one JSON line on stdout:
+ *
+ *   {"batch":"1764000000000-1","sequence":1,"pods":["web-abc","web-def"],"nodes":0,"bound":0}
+ *
+ * Pod names come sorted; nodes counts the cluster state's nodes, bound
+ * the pods attached to them.  Usage: pending_sub URL.  Runs until SIGTERM or
+ * SIGINT, exit 0.
+ *
+ * pending_sub --snapshot URL asks the watcher's REP socket instead: one
+ * SnapshotRequest with the pending pods, printed as
+ *
+ *   {"generation":41,"synced":true,"nodes":1,"bound":1,"nodepools":0,"pending":["big-..."]}
+ *
+ * then the same request again with if_changed_since_generation (retried
+ * a few times in case the cluster moved in between), printed as
+ * {"unchanged":true} or {"unchanged":false}.  Used by watcher_it.sh.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tailor/v1/watcher.pb-c.h"
+#include "tlr_buf.h"
+#include "tlr_err.h"
+#include "tlr_loop.h"
+#include "tlr_pubsub.h"
+#include "tlr_req.h"
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void print_names(tlr_buf *out, Tailor__V1__Pod *const *pods, size_t n)
+{
+    char **names = calloc(n + 1, sizeof(*names));
+    for (size_t i = 0; i < n; i++)
+        names[i] = pods[i]->name;
+    qsort(names, n, sizeof(*names), by_name);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            tlr_buf_adds(out, ",");
+        tlr_buf_add_json_str(out, names[i]);
+    }
+    free(names);
+}
+
+static size_t bound_pods(const Tailor__V1__ClusterState *cs)
+{
+    size_t n = 0;
+    for (size_t i = 0; cs && i < cs->n_nodes; i++)
+        n += cs->nodes[i]->n_pods;
+    return n;
+}
+
+static int snapshot(const char *url)
+{
+    const char *urls[] = { url };
+    tlr_req_client *c;
+    if (tlr_req_client_create(&(tlr_req_opts){ .urls = urls, .nurls = 1, .sender = "pending_sub" }, &c))
+        return 1;
+    int rc = 1;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        Tailor__V1__SnapshotRequest req = TAILOR__V1__SNAPSHOT_REQUEST__INIT;
+        req.include_pending_pods = true;
+        ProtobufCMessage *m = NULL;
+        tlr_status st = { 0 };
+        if (tlr_req_call(c, &req.base, &tailor__v1__snapshot_response__descriptor, 0, &m, &st)) {
+            fprintf(stderr, "pending_sub: snapshot: %s\n", st.message);
+            break;
+        }
+        Tailor__V1__SnapshotResponse *r = (Tailor__V1__SnapshotResponse *)m;
+        const Tailor__V1__ClusterState *cs = r->cluster;
+        uint64_t gen = cs ? cs->generation : 0;
+        int64_t epoch = cs ? cs->watcher_epoch_unix_ms : 0;
+        if (attempt == 0) {
+            tlr_buf out;
+            tlr_buf_init(&out, 64 << 20);
+            tlr_buf_printf(&out, "{\"generation\":%llu,\"synced\":%s,\"nodes\":%zu,\"bound\":%zu,"
+                                 "\"nodepools\":%zu,\"pending\":[", (unsigned long long)gen,
+                           cs && cs->synced ? "true" : "false", cs ? cs->n_nodes : 0, bound_pods(cs),
+                           cs ? cs->n_nodepools : 0);
+            print_names(&out, r->pending_pods, r->n_pending_pods);
+            tlr_buf_adds(&out, "]}\n");
+            fputs(tlr_buf_str(&out), stdout);
+            tlr_buf_free(&out);
+        }
+        protobuf_c_message_free_unpacked(m, NULL);
+        req.if_changed_since_generation = gen;
+        req.watcher_epoch_unix_ms = epoch;
+        if (tlr_req_call(c, &req.base, &tailor__v1__snapshot_response__descriptor, 0, &m, &st))
+            break;
+        r = (Tailor__V1__SnapshotResponse *)m;
+        bool unchanged = r->unchanged && r->cluster == NULL;
+        protobuf_c_message_free_unpacked(m, NULL);
+        if (unchanged || attempt == 4) {
+            printf("{\"unchanged\":%s}\n", unchanged ? "true" : "false");
+            rc = 0;
+            break;
+        }
+    }
+    fflush(stdout);
+    tlr_req_client_free(c);
+    return rc;
+}
+
+static void on_msg(void *arg, const char *topic, const Tailor__V1__Envelope *env)
+{
+    (void)arg;
+    (void)topic;
+    ProtobufCMessage *m = NULL;
+    char err[256];
+    if (tlr_envelope_payload(env, &tailor__v1__pending_batch__descriptor, &m, err, sizeof(err))) {
+        fprintf(stderr, "pending_sub: bad batch: %s\n", err);
+        return;
+    }
+    Tailor__V1__PendingBatch *b = (Tailor__V1__PendingBatch *)m;
+    tlr_buf out;
+    tlr_buf_init(&out, 64 << 20);
+    tlr_buf_adds(&out, "{\"batch\":");
+    tlr_buf_add_json_str(&out, b->batch_id);
+    tlr_buf_printf(&out, ",\"sequence\":%llu,\"pods\":[", (unsigned long long)b->sequence);
+    print_names(&out, b->pending_pods, b->n_pending_pods);
+    tlr_buf_printf(&out, "],\"nodes\":%zu,\"bound\":%zu}\n", b->cluster ? b->cluster->n_nodes : 0,
+                   bound_pods(b->cluster));
+    fputs(tlr_buf_str(&out), stdout);
+    fflush(stdout);
+    tlr_buf_free(&out);
+    protobuf_c_message_free_unpacked(m, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--snapshot"))
+        return snapshot(argv[2]);
+    if (argc != 2) {
+        fprintf(stderr, "usage: pending_sub URL | pending_sub --snapshot URL\n");
+        return 2;
+    }
+    tlr_loop *loop;
+    if (tlr_loop_create(&loop))
+        return 1;
+    const char *urls[] = { argv[1] };
+    const char *topics[] = { "pending" };
+    tlr_sub_opts o = { .urls = urls, .nurls = 1, .topics = topics, .ntopics = 1, .fn = on_msg };
+    tlr_sub *s;
+    int rc = tlr_sub_create(loop, &o, &s);
+    if (rc) {
+        fprintf(stderr, "pending_sub: cannot subscribe to %s: %s\n", argv[1], tlr_strerror(rc));
+        tlr_loop_free(loop);
+        return 1;
+    }
+    rc = tlr_loop_run(loop);
+    tlr_sub_free(s);
+    tlr_loop_free(loop);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,301 @@
+/* app.c - the launcher process wired together (app.h).
+ *
+ * Threads: one.  Everything -- pending batches from the watcher, Launch /
+ * Terminate requests, the lifecycle, GC and Lease timers -- runs on the
+ * service loop, so the provisioning core needs no locks; AWS and
+ * Kubernetes calls block the loop while they run (a pending batch takes
+ * a few calls per claim).  Only the Lease holder provisions; a follower
+ * answers Launch/Terminate with UNAVAILABLE ("NotLeader") so the
+ * disruptor retries on the leader.
+ */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cloud.h"
+#include "kube.h"
+#include "leader.h"
+#include "provision.h"
+#include "solver_client.h"
+#include "tailor/v1/launcher.pb-c.h"
+#include "tailor/v1/watcher.pb-c.h"
+#include "tlr_alloc.h"
+#include "tlr_catalog.h"
+#include "tlr_err.h"
+#include "tlr_pubsub.h"
+#include "tlr_rep.h"
+#include "tlr_req.h"
+
+struct lc_app {
+    lc_app_cfg *cfg;
+    tlr_service *svc;
+    tlr_logger *log;
+    Tailor__V1__Catalog *catalog;
+    tlr_aws_creds *creds;
+    lc_cloud *cloud;
+    tlr_kube *kube;
+    tlr_req_client *req;
+    lc_solver_client solver;
+    lc_prov *prov;
+    lc_leader *leader;
+    bool leading;
+    tlr_rep_server *rep;
+    tlr_pub *pub;
+    tlr_sub *sub;
+    tlr_timer_id t_life, t_gc, t_lead;
+    char why[640];   /* why the dependencies are missing; "" when fine */
+};
+
+lc_app *lc_app_new(lc_app_cfg *cfg)
+{
+    lc_app *a = tlr_calloc(1, sizeof(*a));
+    a->cfg = cfg;
+    return a;
+}
+
+void lc_app_delete(lc_app *a)
+{
+    free(a);
+}
+
+static void on_launch_event(void *arg, const Tailor__V1__LaunchEvent *ev)
+{
+    lc_app *a = arg;
+    if (a->pub)
+        tlr_pub_send(a->pub, "launch", &ev->base);
+}
+
+static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope *env)
+{
+    lc_app *a = arg;
+    (void)topic;
+    if (!a->leading)
+        return;
+    ProtobufCMessage *m = NULL;
+    char err[256];
+    if (tlr_envelope_payload(env, &tailor__v1__pending_batch__descriptor, &m, err,
+                             sizeof(err))) {
+        TLR_WARN(a->log, "bad pending batch dropped", TLR_S("why", err));
+        return;
+    }
+    Tailor__V1__PendingBatch *b = (Tailor__V1__PendingBatch *)m;
+    char id[128];
+    snprintf(id, sizeof(id), "%s", b->batch_id);
+    size_t npods = b->n_pending_pods;
+    if (b->cluster && !b->cluster->synced) {
+        TLR_INFO(a->log, "batch from an unsynced watcher ignored", TLR_S("batch", id));
+        protobuf_c_message_free_unpacked(m, NULL);
+        return;
+    }
+    lc_batch_result r = { 0 };
+    int rc = lc_prov_batch(a->prov, b, &r);   /* b handed over */
+    TLR_INFO(a->log, "batch provisioned", TLR_S("batch", id), TLR_I("pods", (int64_t)npods),
+             TLR_I("solves", r.solves), TLR_I("inflight", r.inflight), TLR_I("launched", r.launched),
+             TLR_I("failed", r.failed), TLR_I("nominated", r.pods_nominated),
+             TLR_I("unplaced", r.pods_unplaced), TLR_ERR(rc));
+}
+
+static int handle_launch(void *arg, const ProtobufCMessage *req, const char *rid,
+                         ProtobufCMessage **reply, tlr_status *st)
+{
+    lc_app *a = arg;
+    (void)rid;
+    if (!a->prov) {
+        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotConfigured", "%s", a->why);
+        return TLR_E_UNAVAILABLE;
+    }
+    if (!a->leading) {
+        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotLeader", "this launcher does not hold the Lease");
+        return TLR_E_UNAVAILABLE;
+    }
+    Tailor__V1__LaunchResponse *resp;
+    lc_prov_launch(a->prov, (const Tailor__V1__LaunchRequest *)req, &resp);
+    *reply = &resp->base;
+    return TLR_OK;
+}
+
+static int handle_terminate(void *arg, const ProtobufCMessage *req, const char *rid,
+                            ProtobufCMessage **reply, tlr_status *st)
+{
+    lc_app *a = arg;
+    (void)rid;
+    if (!a->prov) {
+        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotConfigured", "%s", a->why);
+        return TLR_E_UNAVAILABLE;
+    }
+    if (!a->leading) {
+        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotLeader", "this launcher does not hold the Lease");
+        return TLR_E_UNAVAILABLE;
+    }
+    Tailor__V1__TerminateResponse *resp;
+    lc_prov_terminate(a->prov, (const Tailor__V1__TerminateRequest *)req, &resp);
+    *reply = &resp->base;
+    return TLR_OK;
+}
+
+static void free_reply(void *arg, ProtobufCMessage *reply)
+{
+    (void)arg;
+    protobuf_c_message_free_unpacked(reply, NULL);
+}
+
+static void on_life(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    lc_app *a = arg;
+    (void)id;
+    if (a->leading)
+        lc_prov_lifecycle(a->prov);
+    a->t_life = tlr_loop_add_timer(loop, a->cfg->lifecycle_every_ms, on_life, a);
+}
+
+static void on_gc(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    lc_app *a = arg;
+    (void)id;
+    if (a->leading)
+        lc_prov_gc(a->prov);
+    a->t_gc = tlr_loop_add_timer(loop, a->cfg->gc_every_ms, on_gc, a);
+}
+
+static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    lc_app *a = arg;
+    (void)id;
+    bool was = a->leading;
+    a->leading = lc_leader_tick(a->leader, tlr_wall_ms());
+    if (was != a->leading)
+        TLR_INFO(a->log, a->leading ? "became leader" : "lost leadership",
+                 TLR_S("identity", tlr_service_id(a->svc)));
+    a->t_lead = tlr_loop_add_timer(loop, 2000, on_lead, a);
+}
+
+/* Catalog, AWS, Kubernetes, solvers and the provisioning core.  On
+ * failure a->why says what is missing (logged by the caller). */
+static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
+{
+    lc_app_cfg *cfg = a->cfg;
+    char err[512];
+    int rc;
+
+    /* The catalog: the documented offline source (catalog JSON file). */
+    tlr_catalog_file_opts co = { cfg->region, (const char *const *)cfg->zones.items,
+                                 cfg->zones.n, cfg->spot_discount, "file" };
+    if ((rc = tlr_catalog_file_load(cfg->catalog, &co, &a->catalog, err, sizeof(err)))) {
+        snprintf(a->why, sizeof(a->why), "catalog %s: %s", cfg->catalog, err);
+        return rc;
+    }
+    TLR_INFO(a->log, "catalog loaded", TLR_S("hash", a->catalog->hash),
+             TLR_I("types", (int64_t)a->catalog->n_instance_types));
+    tlr_aws_creds_opts cro = { .log = a->log, .region = cfg->region };
+    if ((rc = tlr_aws_creds_create(&cro, &a->creds))) {
+        snprintf(a->why, sizeof(a->why), "aws credentials: %s", tlr_strerror(rc));
+        return rc;
+    }
+    lc_cloud_opts clo = { cfg->cluster, cfg->region, cfg->endpoint, a->creds, a->log,
+                          cfg->default_ami, cfg->k8s_version, 0 };
+    if ((rc = lc_cloud_create(&clo, &a->cloud))) {
+        snprintf(a->why, sizeof(a->why), "ec2 client: %s", tlr_strerror(rc));
+        return rc;
+    }
+    tlr_kube_opts ko = { .log = a->log };
+    if ((rc = tlr_kube_connect(cfg->kubeconfig, cfg->in_cluster, &ko, &a->kube, err,
+                               sizeof(err)))) {
+        snprintf(a->why, sizeof(a->why), "kubernetes config: %s", err);
+        return rc;
+    }
+    tlr_req_opts ro = { (const char *const *)cfg->solvers.items, cfg->solvers.n,
+                        (int)cfg->solve_timeout_ms, 1, max_msg, a->log, tlr_service_id(svc) };
+    if ((rc = tlr_req_client_create(&ro, &a->req))) {
+        snprintf(a->why, sizeof(a->why), "solver URLs: %s", tlr_strerror(rc));
+        return rc;
+    }
+    a->solver = (lc_solver_client){ a->req, (int)cfg->solve_timeout_ms, a->log };
+
+    lc_prov_opts po = { 0 };
+    po.cluster = cfg->cluster;
+    po.clock = &tlr_clock_system;
+    po.solver = lc_solver_ops_of(&a->solver);
+    po.cloud = lc_cloud_ops_of(a->cloud);
+    po.kube = lc_kube_ops_of(a->kube);
+    po.catalog = a->catalog;
+    po.log = a->log;
+    po.metrics = tlr_service_metrics(svc);
+    po.publish = on_launch_event;
+    po.publish_arg = a;
+    srandom((unsigned)(getpid() ^ tlr_wall_ms()));
+    lc_prov_create(&po, &a->prov);
+    return TLR_OK;
+}
+
+int lc_app_start(tlr_service *svc, void *arg)
+{
+    lc_app *a = arg;
+    lc_app_cfg *cfg = a->cfg;
+    a->svc = svc;
+    a->log = tlr_service_log(svc);
+    size_t max_msg = (size_t)cfg->max_msg_mib << 20;
+    int rc;
+
+    /* Without its dependencies the launcher still serves (Ping, metrics,
+     * Launch/Terminate answered UNAVAILABLE naming what is missing), the
+     * way a misconfigured controller stays up to be inspected rather than
+     * crash-looping. */
+    if ((rc = connect_deps(a, svc, max_msg)) != TLR_OK)
+        TLR_ERROR(a->log, "launcher not configured: not provisioning", TLR_S("why", a->why),
+                  TLR_ERR(rc));
+
+    const tlr_rep_route routes[] = {
+        { &tailor__v1__launch_request__descriptor, handle_launch, free_reply, a },
+        { &tailor__v1__terminate_request__descriptor, handle_terminate, free_reply, a },
+    };
+    if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 2, &a->rep)))
+        return rc;
+    if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, &a->pub)))
+        return rc;
+    tlr_service_set_ready(svc, true, NULL);
+    if (!a->prov)
+        return TLR_OK;
+
+    const char *urls[1] = { cfg->watcher };
+    const char *topics[1] = { "pending" };
+    tlr_sub_opts so = { urls, 1, topics, 1, max_msg, a->log, on_pending, a };
+    if ((rc = tlr_sub_create(tlr_service_loop(svc), &so, &a->sub)))
+        return rc;
+    tlr_loop *loop = tlr_service_loop(svc);
+    if (cfg->leader_elect) {
+        const char *ns = cfg->lease_namespace && cfg->lease_namespace[0]
+                             ? cfg->lease_namespace : tlr_kube_namespace(a->kube);
+        lc_leader_create(a->kube, ns, "tailor-launcher", tlr_service_id(svc), 15, &a->leader);
+        on_lead(loop, 0, a);
+    } else {
+        a->leading = true;
+    }
+    a->t_life = tlr_loop_add_timer(loop, cfg->lifecycle_every_ms, on_life, a);
+    a->t_gc = tlr_loop_add_timer(loop, cfg->gc_every_ms, on_gc, a);
+    return TLR_OK;
+}
+
+void lc_app_stop(tlr_service *svc, void *arg)
+{
+    lc_app *a = arg;
+    tlr_loop *loop = tlr_service_loop(svc);
+    if (a->t_life)
+        tlr_loop_cancel_timer(loop, a->t_life);
+    if (a->t_gc)
+        tlr_loop_cancel_timer(loop, a->t_gc);
+    if (a->t_lead)
+        tlr_loop_cancel_timer(loop, a->t_lead);
+    tlr_sub_free(a->sub);
+    tlr_pub_free(a->pub);
+    tlr_rep_server_free(a->rep);
+    lc_prov_free(a->prov);
+    lc_leader_free(a->leader);
+    tlr_req_client_free(a->req);
+    tlr_kube_free(a->kube);
+    lc_cloud_free(a->cloud);
+    tlr_aws_creds_free(a->creds);
+    tlr_catalog_free(a->catalog);
+}

@@ -1,0 +1,41 @@
+/* app.h - the launcher process: clients, provisioning core, routes,
+ * subscription and timers, put together from settings (main.c). */
+#ifndef LC_APP_H
+#define LC_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tlr_conf.h"
+#include "tlr_service.h"
+
+typedef struct lc_app_cfg {
+    tlr_service_conf svc;       /* must be first */
+    char *listen, *publish;
+    int max_msg_mib;
+    tlr_strlist solvers;
+    char *watcher;
+    char *kubeconfig;
+    bool in_cluster;
+    char *cluster;
+    char *region, *endpoint;
+    char *catalog;
+    tlr_strlist zones;
+    double spot_discount;
+    char *default_ami, *k8s_version;
+    int64_t solve_timeout_ms;
+    int64_t lifecycle_every_ms, gc_every_ms;
+    bool leader_elect;
+    char *lease_namespace;
+} lc_app_cfg;
+
+typedef struct lc_app lc_app;
+
+/* tlr_service_ops.start / .stop for the launcher; app is an lc_app *
+ * made by lc_app_new() around cfg (borrowed). */
+lc_app *lc_app_new(lc_app_cfg *cfg);
+void    lc_app_delete(lc_app *a);
+int     lc_app_start(tlr_service *svc, void *app);
+void    lc_app_stop(tlr_service *svc, void *app);
+
+#endif

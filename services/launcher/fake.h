@@ -1,0 +1,49 @@
+/* fake.h - recording fakes of the launcher's ops (ops.h) for tests.
+ *
+ * Each fake records the calls it receives (in order, as one line of text
+ * each: "create_fleet nc-1 spot m5.large/us-east-1a ...") and answers
+ * from a script: the solver returns queued SolveResponses; CreateFleet
+ * fails with InsufficientInstanceCapacity for offerings listed in
+ * ice_offerings ("m5.large/us-east-1a/spot") and otherwise launches the first override;
+ * Kubernetes keeps NodeClaims and Nodes in memory.  Lives in the logic
+ * library (like Karpenter's cloudprovider/fake) so every test can use it.
+ */
+#ifndef LC_FAKE_H
+#define LC_FAKE_H
+
+#include "ops.h"
+#include "tlr_time.h"
+
+typedef struct lc_fake {
+    /* script */
+    Tailor__V1__SolveResponse *solve_q[16];  /* handed over; popped in order */
+    size_t nsolve_q;
+    const char *ice_offerings[32];           /* "type/zone/market" answering ICE */
+    size_t nice;
+    int kube_create_rc;                      /* returned by claim_create */
+    /* state */
+    tlr_ec2_instances instances;             /* "live" instances */
+    lc_nodes nodes;
+    lc_kclaims claims;
+    int next_id;
+    /* record */
+    char **calls;
+    size_t ncalls, capcalls;
+    Tailor__V1__SolveRequest *last_solve;    /* packed copy of the last request */
+    int64_t now_ms;                          /* fake clock */
+    tlr_clock clock;
+} lc_fake;
+
+void lc_fake_init(lc_fake *f);
+void lc_fake_clear(lc_fake *f);
+lc_solver_ops lc_fake_solver(lc_fake *f);
+lc_cloud_ops  lc_fake_cloud(lc_fake *f);
+lc_kube_ops   lc_fake_kube(lc_fake *f);
+/* Calls whose text starts with prefix. */
+size_t lc_fake_count(const lc_fake *f, const char *prefix);
+/* Add a live instance (copied strings). */
+void lc_fake_add_instance(lc_fake *f, const char *id, const char *claim, int64_t launch_ms);
+void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, bool ready,
+                      const char *taint);
+
+#endif

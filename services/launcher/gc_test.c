@@ -1,0 +1,63 @@
+/* gc_test.c - which leaked instances are terminated and which orphaned
+ * NodeClaims deleted. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "gc.h"
+
+static void join(char **v, size_t n, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "", v[i]);
+}
+
+static void test_decide(void **state)
+{
+    (void)state;
+    const int64_t now = 1000000;
+    tlr_ec2_tag t_known = { "karpenter.sh/nodeclaim", "known" };
+    tlr_ec2_tag t_gone = { "karpenter.sh/nodeclaim", "deleted-claim" };
+    tlr_ec2_tag t_young = { "karpenter.sh/nodeclaim", "in-flight" };
+    tlr_ec2_instance in[] = {
+        { .id = "i-known", .state = "running", .launch_ms = now - 60000, .tags = &t_known, .ntags = 1 },
+        { .id = "i-leak", .state = "running", .launch_ms = now - 31000, .tags = &t_gone, .ntags = 1 },
+        { .id = "i-young", .state = "pending", .launch_ms = now - 5000, .tags = &t_young, .ntags = 1 },
+        { .id = "i-untagged", .state = "running", .launch_ms = now - 99000 },  /* not ours */
+        { .id = "i-dead", .state = "terminated", .launch_ms = now - 99000, .tags = &t_gone, .ntags = 1 },
+    };
+    tlr_ec2_instances insts = { in, sizeof(in) / sizeof(in[0]) };
+    lc_kclaim cl[] = {
+        { "known", "np", "i-known", now - 60000, false },
+        { "orphan", "np", "i-vanished", now - 60000, false },       /* instance gone */
+        { "fresh", "np", "i-vanished2", now - 1000, false },        /* within grace */
+        { "unlaunched", "np", "", now - 90000, false },             /* liveness' job */
+        { "terminated-inst", "np", "i-dead", now - 90000, false },  /* instance terminated */
+        { "deleting", "np", "i-vanished3", now - 90000, true },
+    };
+    lc_kclaims claims = { cl, sizeof(cl) / sizeof(cl[0]) };
+    lc_gc_plan p;
+    lc_gc_decide(&insts, &claims, now, &p);
+    char got[512];
+    join(p.terminate, p.nterminate, got, sizeof(got));
+    if (strcmp(got, "i-leak") != 0)
+        fail_msg("terminate: got [%s] want [i-leak]", got);
+    join(p.delete_claims, p.ndelete, got, sizeof(got));
+    if (strcmp(got, "orphan terminated-inst") != 0)
+        fail_msg("delete: got [%s] want [orphan terminated-inst]", got);
+    lc_gc_plan_clear(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decide),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,34 @@
+/* leader_test.c - who leads: free, own, live and expired Leases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "leader.h"
+
+static void test_decide(void **state)
+{
+    (void)state;
+    struct { const char *holder; int64_t renew, now; lc_lead_action want; } cases[] = {
+        { NULL, 0, 1000, LC_LEAD_ACQUIRE },
+        { "", 0, 1000, LC_LEAD_ACQUIRE },
+        { "me", 1000, 1000 + 60000, LC_LEAD_RENEW },       /* ours: renew even if late */
+        { "other", 1000, 1000 + 14999, LC_LEAD_FOLLOW },   /* live */
+        { "other", 1000, 1000 + 15000, LC_LEAD_ACQUIRE },  /* expired */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        lc_lead_action got = lc_leader_decide(cases[i].holder, cases[i].renew, 15, "me",
+                                              cases[i].now);
+        if (got != cases[i].want)
+            fail_msg("case %zu (%s): got %d want %d", i, cases[i].holder ? cases[i].holder : "-",
+                     got, cases[i].want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_decide) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

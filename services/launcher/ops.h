@@ -1,0 +1,90 @@
+/* ops.h - what the launcher's logic needs from the outside world.
+ *
+ * Three small method tables -- the solver, the cloud (EC2), Kubernetes --
+ * filled by the real clients (solver_client.c, cloud.c, kube.c) in the
+ * service and by recording fakes (fake.c) in tests, so every decision in
+ * provision.c, lifecycle.c and gc.c is tested without a network
+ * (Karpenter's cloudprovider/fake pattern).  Every method returns TLR_OK
+ * or a TLR_E_* code; pointers passed in are borrowed unless said.
+ */
+#ifndef LC_OPS_H
+#define LC_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tailor/v1/solver.pb-c.h"
+#include "tlr_ec2.h"
+
+typedef struct lc_solver_ops {
+    /* One Solve.  On TLR_OK *resp is new and owned by the caller
+     * (protobuf_c_message_free_unpacked). */
+    int (*solve)(void *arg, const Tailor__V1__SolveRequest *req,
+                 Tailor__V1__SolveResponse **resp);
+    void *arg;
+} lc_solver_ops;
+
+typedef struct lc_cloud_ops {
+    /* The launch template id for node class nc, creating it when absent.
+     * On TLR_OK *lt_id is new and owned (free()). */
+    int (*launch_template)(void *arg, const Tailor__V1__NodeClass *nc, char **lt_id,
+                           tlr_aws_error *err);
+    /* CreateFleet type instant; as tlr_ec2_create_fleet. */
+    int (*create_fleet)(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_result *out,
+                        tlr_aws_error *err);
+    /* Live (pending/running) instances tagged for the cluster; with claim
+     * non-NULL only those tagged karpenter.sh/nodeclaim=claim.  *out owned. */
+    int (*instances)(void *arg, const char *claim, tlr_ec2_instances *out, tlr_aws_error *err);
+    /* Terminate; an absent instance is success. */
+    int (*terminate)(void *arg, const char *const *ids, size_t n, tlr_aws_error *err);
+    void *arg;
+} lc_cloud_ops;
+
+/* A Node as the lifecycle needs it. */
+typedef struct lc_node {
+    char *name;
+    char *provider_id;
+    bool ready;
+    char **taint_keys;       /* every taint's key */
+    size_t ntaints;
+} lc_node;
+
+typedef struct lc_nodes {
+    lc_node *v;
+    size_t n;
+} lc_nodes;
+void lc_nodes_free(lc_nodes *l);   /* contents; NULL fine */
+
+/* A NodeClaim as read back from Kubernetes (GC, restart). */
+typedef struct lc_kclaim {
+    char *name;
+    char *nodepool;
+    char *instance_id;       /* from status.providerID; "" before launch */
+    int64_t creation_ms;
+    bool deleting;
+} lc_kclaim;
+
+typedef struct lc_kclaims {
+    lc_kclaim *v;
+    size_t n;
+} lc_kclaims;
+void lc_kclaims_free(lc_kclaims *l);
+
+typedef struct lc_kube_ops {
+    /* Create the NodeClaim object (JSON text).  TLR_E_EXISTS when it is
+     * already there (callers treat that as success). */
+    int (*claim_create)(void *arg, const char *name, const char *json);
+    /* Merge-patch the status subresource. */
+    int (*claim_status)(void *arg, const char *name, const char *patch);
+    /* Delete; TLR_E_NOTFOUND when already gone (callers: success). */
+    int (*claim_delete)(void *arg, const char *name);
+    int (*claims_list)(void *arg, lc_kclaims *out);
+    int (*nodes_list)(void *arg, lc_nodes *out);
+    /* A core/v1 Event about an object.  type "Normal" or "Warning". */
+    int (*event)(void *arg, const char *kind, const char *ns, const char *name,
+                 const char *uid, const char *type, const char *reason, const char *message);
+    void *arg;
+} lc_kube_ops;
+
+#endif

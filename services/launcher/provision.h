@@ -1,0 +1,97 @@
+/* provision.h - the launcher's provisioning core.
+ *
+ * Per pending batch (level-triggered: the complete pending set):
+ *   1. Solve, on any solver replica, with the batch's cluster state plus
+ *      this launcher's own in-flight NodeClaims (with the pods planned on
+ *      them) and the ICE cache -- so a pod already covered by a claim
+ *      not yet visible to the watcher is not provisioned twice;
+ *   2. for every new claim: name it, write the NodeClaim to Kubernetes
+ *      BEFORE any EC2 call (a crash after CreateFleet leaves a claim that
+ *      GC or liveness can reconcile, never an unowned instance for long),
+ *      emit Nominated on its pods;
+ *   3. launch it (fleet.h); on insufficient capacity mark the failed
+ *      offerings in the ICE cache and rebuild the fleet (other types,
+ *      zones, then on-demand); when nothing is left delete the claim,
+ *      emit InsufficientCapacity and re-Solve at once with the larger
+ *      ICE cache, so the solver falls back to other types, zones,
+ *      capacity types and lower-weight NodePools.  At most
+ *      LC_MAX_REPLANS solves per batch.
+ *
+ * Our claims stay in flight (passed in every Solve) from creation until
+ * their node is Initialized AND none of their planned pods is pending
+ * any more, so a batch taken before the scheduler bound them cannot buy
+ * a second node for them.
+ *
+ * Launch and Terminate requests from the disruptor use the same launch
+ * path and the same registry.  Single-threaded: call from the loop.
+ */
+#ifndef LC_PROVISION_H
+#define LC_PROVISION_H
+
+#include <stdint.h>
+
+#include "claims.h"
+#include "ice.h"
+#include "ops.h"
+#include "tailor/v1/launcher.pb-c.h"
+#include "tailor/v1/watcher.pb-c.h"
+#include "tlr_log.h"
+#include "tlr_metrics.h"
+#include "tlr_time.h"
+
+#define LC_MAX_REPLANS 4
+/* An initialized claim stays in flight at most this long after its node
+ * became ready, waiting for its planned pods to bind. */
+#define LC_SETTLE_MAX_MS (5 * 60 * 1000)
+
+typedef struct lc_prov_opts {
+    const char *cluster;                /* borrowed; copied */
+    const tlr_clock *clock;             /* borrowed */
+    lc_solver_ops solver;
+    lc_cloud_ops cloud;
+    lc_kube_ops kube;
+    const Tailor__V1__Catalog *catalog; /* borrowed; outlives the prov */
+    tlr_logger *log;                    /* borrowed; may be NULL */
+    tlr_metrics *metrics;               /* borrowed; may be NULL */
+    uint64_t (*rand)(void *arg);        /* claim name suffixes; NULL = random() */
+    void *rand_arg;
+    /* Publish a LaunchEvent on "launch"; may be NULL.  ev borrowed. */
+    void (*publish)(void *arg, const Tailor__V1__LaunchEvent *ev);
+    void *publish_arg;
+} lc_prov_opts;
+
+typedef struct lc_prov lc_prov;
+
+void lc_prov_create(const lc_prov_opts *o, lc_prov **out);   /* owned */
+void lc_prov_free(lc_prov *p);                                /* NULL fine */
+
+typedef struct lc_batch_result {
+    int solves;          /* Solve calls made (re-plans included) */
+    int inflight;        /* our claims passed as in flight in the first Solve */
+    int launched;        /* claims whose instance was created */
+    int failed;          /* claims given up (capacity, errors) */
+    int pods_nominated;  /* pods placed on new or in-flight claims */
+    int pods_unplaced;   /* pod errors in the last solve */
+} lc_batch_result;
+
+/* Provision for batch b (handed over: the prov keeps the latest batch
+ * for its NodePools and NodeClasses).  res may be NULL.  Errors: the
+ * solver's (nothing was launched); launch errors are per claim. */
+int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res);
+
+/* Answer a LaunchRequest (borrowed).  *out new and owned. */
+void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
+                    Tailor__V1__LaunchResponse **out);
+/* Answer a TerminateRequest (borrowed).  *out new and owned. */
+void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
+                       Tailor__V1__TerminateResponse **out);
+
+/* One lifecycle pass over the registry (lifecycle.h). */
+void lc_prov_lifecycle(lc_prov *p);
+/* One garbage-collection pass (gc.h). */
+void lc_prov_gc(lc_prov *p);
+
+lc_ice    *lc_prov_ice(lc_prov *p);      /* borrowed */
+lc_claims *lc_prov_claims(lc_prov *p);   /* borrowed */
+
+#endif

@@ -1,0 +1,206 @@
+/* cache_test.c - the compact cache: add, update, delete and relist, as a
+ * script of informer events with what the cache must hold after each. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cache.h"
+#include "tlr_err.h"
+
+#define POD_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD
+#define NODE_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE
+#define CT(x) TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_##x
+
+/* A pod in namespace d; node "" = unbound; unsched: marked Unschedulable. */
+static json_object *pod(const char *name, const char *node, bool unsched, const char *cpu)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"d\",\"uid\":\"uid-%s\",\"resourceVersion\":\"7\","
+             "\"labels\":{\"app\":\"web\"}},\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"1Gi\"}}}]},\"status\":{\"phase\":"
+             "\"%s\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"%s\",\"reason\":\"%s\"}]}}",
+             name, name, node, cpu, node[0] ? "Running" : "Pending", unsched ? "False" : "True",
+             unsched ? "Unschedulable" : "");
+    json_object *o = json_tokener_parse(buf);
+    assert_non_null(o);
+    return o;
+}
+
+enum { END = 0 };
+
+typedef struct step {
+    int kind;
+    tlr_kube_event_type type;
+    const char *name;       /* pod name, NULL for RELIST_* */
+    const char *node;       /* "" = unbound */
+    bool unsched;
+    const char *cpu;
+    int want_rc;
+    Tailor__V1__ChangeType want_change;
+    size_t want_count, want_pending;
+    bool want_became;
+    const char *want_has;       /* key that must be held afterwards */
+    const char *want_gone;      /* key that must not be */
+} step;
+
+typedef struct scenario {
+    const char *name;
+    step s[12];
+} scenario;
+
+static const scenario scenarios[] = {
+    { "add pending, bind, delete",
+      { { POD_K, TLR_KUBE_ADDED, "a", "", true, "1", TLR_OK, CT(ADDED), 1, 1, true, "d/a", NULL },
+        { POD_K, TLR_KUBE_MODIFIED, "a", "", true, "1", TLR_OK, CT(MODIFIED), 1, 1, false, "d/a", NULL },
+        { POD_K, TLR_KUBE_MODIFIED, "a", "n1", false, "1", TLR_OK, CT(MODIFIED), 1, 0, false, "d/a", NULL },
+        { POD_K, TLR_KUBE_DELETED, "a", "n1", false, "1", TLR_OK, CT(DELETED), 0, 0, false, NULL, "d/a" },
+        { POD_K, TLR_KUBE_DELETED, "a", "n1", false, "1", TLR_OK, CT(UNSPECIFIED), 0, 0, false, NULL, "d/a" },
+        { END } } },
+    { "a pod not yet tried by the scheduler is cached but not pending",
+      { { POD_K, TLR_KUBE_ADDED, "b", "", false, "1", TLR_OK, CT(ADDED), 1, 0, false, "d/b", NULL },
+        { POD_K, TLR_KUBE_MODIFIED, "b", "", true, "1", TLR_OK, CT(MODIFIED), 1, 1, true, "d/b", NULL },
+        { POD_K, TLR_KUBE_DELETED, "b", "", true, "1", TLR_OK, CT(DELETED), 0, 0, false, NULL, "d/b" },
+        { END } } },
+    { "a relist drops objects that vanished and keeps the rest",
+      { { POD_K, TLR_KUBE_ADDED, "a", "n1", false, "1", TLR_OK, CT(ADDED), 1, 0, false, "d/a", NULL },
+        { POD_K, TLR_KUBE_ADDED, "b", "", true, "1", TLR_OK, CT(ADDED), 2, 1, true, "d/b", NULL },
+        { POD_K, TLR_KUBE_ADDED, "c", "n1", false, "1", TLR_OK, CT(ADDED), 3, 1, false, "d/c", NULL },
+        { POD_K, TLR_KUBE_RELIST_START, NULL, NULL, 0, NULL, TLR_OK, CT(UNSPECIFIED), 3, 1, false, NULL, NULL },
+        { POD_K, TLR_KUBE_ADDED, "a", "n1", false, "1", TLR_OK, CT(MODIFIED), 3, 1, false, "d/a", NULL },
+        { POD_K, TLR_KUBE_ADDED, "c", "n2", false, "1", TLR_OK, CT(MODIFIED), 3, 1, false, "d/c", NULL },
+        { POD_K, TLR_KUBE_RELIST_DONE, NULL, NULL, 0, NULL, TLR_OK, CT(RESYNCED), 2, 0, false, "d/c", "d/b" },
+        { END } } },
+    { "an object that does not convert is refused; the previous version stays",
+      { { POD_K, TLR_KUBE_ADDED, "a", "", true, "1", TLR_OK, CT(ADDED), 1, 1, true, "d/a", NULL },
+        { POD_K, TLR_KUBE_MODIFIED, "a", "", true, "-1", TLR_E_PARSE, CT(UNSPECIFIED), 1, 1, false, "d/a", NULL },
+        { POD_K, TLR_KUBE_ADDED, "z", "", true, "lots", TLR_E_PARSE, CT(UNSPECIFIED), 1, 1, false, NULL, "d/z" },
+        { END } } },
+};
+
+static void test_scenarios(void **state)
+{
+    (void)state;
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        watcher_cache *c;
+        watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 5 }, &c);
+        uint64_t gen = 0;
+        for (size_t k = 0; scenarios[i].s[k].kind != END; k++) {
+            const step *st = &scenarios[i].s[k];
+            json_object *o = st->name ? pod(st->name, st->node, st->unsched, st->cpu) : NULL;
+            Tailor__V1__ClusterChange chg;
+            bool became = false;
+            int rc = watcher_cache_apply(c, st->kind, st->type, o, &chg, &became);
+            size_t n = watcher_cache_count(c, st->kind), np = watcher_cache_pending(c);
+            uint64_t g = watcher_cache_generation(c);
+            bool bad = rc != st->want_rc || chg.type != st->want_change || n != st->want_count ||
+                       np != st->want_pending || became != st->want_became ||
+                       (st->want_has && !watcher_cache_has(c, st->kind, st->want_has)) ||
+                       (st->want_gone && watcher_cache_has(c, st->kind, st->want_gone)) ||
+                       (chg.type != CT(UNSPECIFIED)) != (g == gen + 1) ||
+                       (st->name && chg.type != CT(UNSPECIFIED) && strcmp(chg.name, st->name));
+            if (bad) {
+                printf("FAIL %s, step %zu: got rc %d change %d count %zu pending %zu became %d gen +%llu;"
+                       " want rc %d change %d count %zu pending %zu became %d (has %s, gone %s)\n",
+                       scenarios[i].name, k, rc, chg.type, n, np, became, (unsigned long long)(g - gen),
+                       st->want_rc, st->want_change, st->want_count, st->want_pending, st->want_became,
+                       st->want_has ? st->want_has : "-", st->want_gone ? st->want_gone : "-");
+                failed++;
+            }
+            gen = g;
+            json_object_put(o);
+        }
+        watcher_cache_free(c);
+    }
+    assert_int_equal(failed, 0);
+}
+
+/* Bound pods are held packed (compact), unbound ones whole. */
+static void count_forms(void *arg, const watcher_cache_item *it)
+{
+    size_t *n = arg;
+    n[it->packed != NULL]++;
+}
+
+static void test_forms_and_sync(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    watcher_cache_create(NULL, &c);
+    Tailor__V1__ClusterChange chg;
+    bool became;
+    char missing[256];
+    assert_false(watcher_cache_all_synced(c, missing, sizeof(missing)));
+    assert_string_equal(missing, "pods, nodes, nodeclaims, nodepools, ec2nodeclasses, "
+                                 "poddisruptionbudgets, daemonsets");
+    const char *names[] = { "a", "b", "c" };
+    const char *nodes[] = { "n1", "", "n2" };
+    for (int i = 0; i < 3; i++) {
+        json_object *o = pod(names[i], nodes[i], nodes[i][0] == '\0', "500m");
+        assert_int_equal(watcher_cache_apply(c, POD_K, TLR_KUBE_ADDED, o, &chg, &became), TLR_OK);
+        json_object_put(o);
+    }
+    size_t forms[2] = { 0, 0 };
+    watcher_cache_visit(c, POD_K, count_forms, forms);
+    if (forms[0] != 1 || forms[1] != 2)
+        printf("FAIL forms: got %zu whole, %zu packed; want 1, 2\n", forms[0], forms[1]);
+    assert_int_equal(forms[0], 1);
+    assert_int_equal(forms[1], 2);
+    for (int k = WATCHER_KIND_FIRST; k <= WATCHER_KIND_LAST; k++) {
+        if (k == NODE_K)
+            continue;
+        watcher_cache_apply(c, k, TLR_KUBE_RELIST_START, NULL, &chg, &became);
+        watcher_cache_apply(c, k, TLR_KUBE_RELIST_DONE, NULL, &chg, &became);
+    }
+    assert_false(watcher_cache_all_synced(c, missing, sizeof(missing)));
+    assert_string_equal(missing, "nodes");
+    /* the pod relist above saw nothing: every pod is gone */
+    assert_int_equal(watcher_cache_count(c, POD_K), 0);
+    assert_int_equal(watcher_cache_pending(c), 0);
+    watcher_cache_apply(c, NODE_K, TLR_KUBE_RELIST_START, NULL, &chg, &became);
+    watcher_cache_apply(c, NODE_K, TLR_KUBE_RELIST_DONE, NULL, &chg, &became);
+    assert_true(watcher_cache_all_synced(c, missing, sizeof(missing)));
+    assert_string_equal(missing, "");
+    watcher_cache_free(c);
+}
+
+/* Many pods: the table grows and every one is still found. */
+static void test_growth(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    watcher_cache_create(NULL, &c);
+    Tailor__V1__ClusterChange chg;
+    bool became;
+    char name[32], key[40];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(name, sizeof(name), "p%d", i);
+        json_object *o = pod(name, "n1", false, "100m");
+        watcher_cache_apply(c, POD_K, TLR_KUBE_ADDED, o, &chg, &became);
+        json_object_put(o);
+    }
+    assert_int_equal(watcher_cache_count(c, POD_K), 2000);
+    int missing = 0;
+    for (int i = 0; i < 2000; i++) {
+        snprintf(key, sizeof(key), "d/p%d", i);
+        missing += !watcher_cache_has(c, POD_K, key);
+    }
+    assert_int_equal(missing, 0);
+    watcher_cache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scenarios),
+        cmocka_unit_test(test_forms_and_sync),
+        cmocka_unit_test(test_growth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,390 @@
+/* snapshot.c - build ClusterState / PendingBatch / SnapshotResponse from
+ * the cache (see snapshot.h).
+ *
+ * Nodes are shallow copies (arena) of the cached ones with requested
+ * filled and their pods attached in wire form (see attach_pods); a small
+ * open-addressing index maps node names to them.  Everything else built
+ * comes from the snapshot's arena, freed in one go.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+#include "tlr_alloc.h"
+#include "tlr_arena.h"
+#include "tlr_plancheck.h"
+
+
+struct watcher_snapshot {
+    tlr_arena *arena;
+    Tailor__V1__ClusterState cs;
+    Tailor__V1__SnapshotResponse resp;
+    Tailor__V1__PendingBatch batch;
+    bool is_batch;
+};
+
+typedef struct ptrvec {
+    void **v;
+    size_t n, cap;
+} ptrvec;
+
+/* Arena-backed growth: the old array is simply abandoned in the arena. */
+static void vec_push(tlr_arena *a, ptrvec *pv, void *p)
+{
+    if (pv->n == pv->cap) {
+        size_t cap = pv->cap ? pv->cap * 2 : 16;
+        void **v = tlr_arena_alloc(a, cap * sizeof(*v));
+        if (pv->n)
+            memcpy(v, pv->v, pv->n * sizeof(*v));
+        pv->v = v;
+        pv->cap = cap;
+    }
+    pv->v[pv->n++] = p;
+}
+
+static void *arena_pb_alloc(void *data, size_t size)
+{
+    return tlr_arena_alloc(data, size ? size : 1);
+}
+
+static void arena_pb_free(void *data, void *p)
+{
+    (void)data;
+    (void)p;
+}
+
+typedef struct build {
+    watcher_snapshot *s;
+    ptrvec nodes, bound, pending, msgs, pdbs;
+    bool want_pods, want_pending;
+    /* node index: slots hold node index + 1, 0 = empty */
+    size_t *slot;
+    size_t nslot;
+} build;
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static void collect_msg(void *arg, const watcher_cache_item *it)
+{
+    build *b = arg;
+    vec_push(b->s->arena, &b->msgs, (void *)it->msg);
+}
+
+static void collect_node(void *arg, const watcher_cache_item *it)
+{
+    build *b = arg;
+    Tailor__V1__Node *n = tlr_arena_alloc(b->s->arena, sizeof(*n));
+    *n = *(const Tailor__V1__Node *)it->msg;
+    n->n_pods = 0;
+    n->pods = NULL;
+    vec_push(b->s->arena, &b->nodes, n);
+}
+
+static void collect_pod(void *arg, const watcher_cache_item *it)
+{
+    build *b = arg;
+    if (it->packed) {
+        if (!b->want_pods)
+            return;
+        /* a copy of the item; its bytes stay borrowed from the cache */
+        watcher_cache_item *copy = tlr_arena_alloc(b->s->arena, sizeof(*copy));
+        *copy = *it;
+        copy->key = NULL;
+        vec_push(b->s->arena, &b->bound, copy);
+    } else if (it->pending && b->want_pending) {
+        Tailor__V1__Pod *p = tlr_arena_alloc(b->s->arena, sizeof(*p));
+        *p = *(const Tailor__V1__Pod *)it->msg;   /* shallow: pdb_names set below */
+        vec_push(b->s->arena, &b->pending, p);
+    }
+}
+
+static Tailor__V1__Node *node_named(build *b, const char *name)
+{
+    if (!b->nslot)
+        return NULL;
+    for (size_t i = hash_str(name) & (b->nslot - 1);; i = (i + 1) & (b->nslot - 1)) {
+        if (!b->slot[i])
+            return NULL;
+        Tailor__V1__Node *n = b->nodes.v[b->slot[i] - 1];
+        if (!strcmp(n->name, name))
+            return n;
+    }
+}
+
+static void index_nodes(build *b)
+{
+    b->nslot = 16;
+    while (b->nslot < b->nodes.n * 2)
+        b->nslot *= 2;
+    b->slot = tlr_arena_calloc(b->s->arena, b->nslot, sizeof(*b->slot));
+    for (size_t k = 0; k < b->nodes.n; k++) {
+        Tailor__V1__Node *n = b->nodes.v[k];
+        size_t i = hash_str(n->name) & (b->nslot - 1);
+        while (b->slot[i])
+            i = (i + 1) & (b->nslot - 1);
+        b->slot[i] = k + 1;
+    }
+}
+
+static bool terminal(const Tailor__V1__Pod *p)
+{
+    return p->phase == TAILOR__V1__POD_PHASE__POD_PHASE_SUCCEEDED ||
+           p->phase == TAILOR__V1__POD_PHASE__POD_PHASE_FAILED;
+}
+
+/* requested += add, extended resources merged by name, kept sorted. */
+static void res_add(tlr_arena *a, Tailor__V1__ResourceList *sum, const Tailor__V1__ResourceList *add)
+{
+    if (!add)
+        return;
+    sum->cpu_millis += add->cpu_millis;
+    sum->memory_bytes += add->memory_bytes;
+    sum->pods += add->pods;
+    sum->ephemeral_storage_bytes += add->ephemeral_storage_bytes;
+    for (size_t i = 0; i < add->n_extended; i++) {
+        const Tailor__V1__ExtendedResource *x = add->extended[i];
+        size_t k = 0;
+        while (k < sum->n_extended && strcmp(sum->extended[k]->name, x->name) < 0)
+            k++;
+        if (k < sum->n_extended && !strcmp(sum->extended[k]->name, x->name)) {
+            sum->extended[k]->value += x->value;
+            continue;
+        }
+        Tailor__V1__ExtendedResource **v = tlr_arena_alloc(a, (sum->n_extended + 1) * sizeof(*v));
+        if (sum->n_extended) {
+            memcpy(v, sum->extended, k * sizeof(*v));
+            memcpy(v + k + 1, sum->extended + k, (sum->n_extended - k) * sizeof(*v));
+        }
+        Tailor__V1__ExtendedResource *e = tlr_arena_alloc(a, sizeof(*e));
+        tailor__v1__extended_resource__init(e);
+        e->name = tlr_arena_strdup(a, x->name);   /* x lives in the scratch arena */
+        e->value = x->value;
+        v[k] = e;
+        sum->extended = v;
+        sum->n_extended++;
+    }
+}
+
+/* pdb_names for pod p: "ns/name" of every PDB in its namespace selecting
+ * it, allocated from a.  Returns whether any matched. */
+static bool set_pdb_names(build *b, tlr_arena *a, Tailor__V1__Pod *p)
+{
+    p->n_pdb_names = 0;
+    p->pdb_names = NULL;
+    for (size_t i = 0; i < b->pdbs.n; i++) {
+        const Tailor__V1__PodDisruptionBudget *d = b->pdbs.v[i];
+        if (strcmp(d->namespace_, p->namespace_) ||
+            !tlr_pc_selector_matches(d->selector, p->labels, p->n_labels))
+            continue;
+        size_t len = strlen(d->namespace_) + strlen(d->name) + 2;
+        char *s = tlr_arena_alloc(a, len);
+        snprintf(s, len, "%s/%s", d->namespace_, d->name);
+        char **v = tlr_arena_alloc(a, (p->n_pdb_names + 1) * sizeof(*v));
+        if (p->n_pdb_names)
+            memcpy(v, p->pdb_names, p->n_pdb_names * sizeof(*v));
+        v[p->n_pdb_names++] = s;
+        p->pdb_names = v;
+    }
+    return p->n_pdb_names > 0;
+}
+
+/* The wire form of pod p as a length-delimited field: varint, bytes. */
+static uint8_t *frame(tlr_arena *a, const Tailor__V1__Pod *p, size_t *len)
+{
+    size_t n = tailor__v1__pod__get_packed_size(p);
+    uint8_t hdr[10], h = 0;
+    for (size_t v = n; h == 0 || v; v >>= 7)
+        hdr[h++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+    uint8_t *buf = tlr_arena_alloc(a, h + n);
+    memcpy(buf, hdr, h);
+    tailor__v1__pod__pack(p, buf + h);
+    *len = h + n;
+    return buf;
+}
+
+/* Put every bound pod on its node.  Each pod is unpacked into a scratch
+ * arena only long enough to read its node, phase, requests and labels;
+ * what goes on the wire is the cache's packed bytes, attached to the Node
+ * as unknown fields with Node.pods' tag (18), which protobuf-c packs
+ * verbatim.  So a 100k-pod batch never holds 100k unpacked pods; a pod
+ * that a PDB selects is re-packed once with its pdb_names. */
+static void attach_pods(build *b)
+{
+    tlr_arena *a = b->s->arena, *scratch;
+    tlr_arena_create(0, &scratch);
+    ProtobufCAllocator sa = { arena_pb_alloc, arena_pb_free, scratch };
+    uint32_t pods_tag = protobuf_c_message_descriptor_get_field_by_name(
+                            &tailor__v1__node__descriptor, "pods")->id;
+    index_nodes(b);
+    for (size_t k = 0; k < b->nodes.n; k++) {
+        Tailor__V1__Node *n = b->nodes.v[k];
+        Tailor__V1__ResourceList *req = tlr_arena_alloc(a, sizeof(*req));
+        tailor__v1__resource_list__init(req);
+        n->requested = req;
+        n->base.n_unknown_fields = 0;
+        n->base.unknown_fields = NULL;
+    }
+    size_t nb = b->bound.n;
+    Tailor__V1__Node **owner = tlr_arena_alloc(a, (nb + 1) * sizeof(*owner));
+    for (size_t i = 0; i < nb; i++) {
+        tlr_arena_reset(scratch);
+        const watcher_cache_item *it = b->bound.v[i];
+        Tailor__V1__Pod *p = tailor__v1__pod__unpack(&sa, it->packed_len, it->packed);
+        owner[i] = p && !terminal(p) ? node_named(b, p->node_name) : NULL;
+        if (!owner[i])
+            continue;
+        owner[i]->base.n_unknown_fields++;
+        res_add(a, owner[i]->requested, p->requests);
+        if (b->pdbs.n && set_pdb_names(b, scratch, p)) {
+            /* re-framed copy replaces the cache's bytes for this pod */
+            watcher_cache_item *copy = tlr_arena_alloc(a, sizeof(*copy));
+            *copy = *it;
+            copy->framed = frame(a, p, &copy->framed_len);
+            b->bound.v[i] = copy;
+        }
+    }
+    tlr_arena_free(scratch);
+    for (size_t k = 0; k < b->nodes.n; k++) {
+        Tailor__V1__Node *n = b->nodes.v[k];
+        n->base.unknown_fields = tlr_arena_alloc(a, (n->base.n_unknown_fields + 1) *
+                                                        sizeof(ProtobufCMessageUnknownField));
+        n->base.n_unknown_fields = 0;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        if (!owner[i])
+            continue;
+        const watcher_cache_item *it = b->bound.v[i];
+        ProtobufCMessageUnknownField *f = &owner[i]->base.unknown_fields[owner[i]->base.n_unknown_fields++];
+        f->tag = pods_tag;
+        f->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+        f->len = it->framed_len;
+        f->data = (uint8_t *)it->framed;
+    }
+}
+
+#define WANT(mask, k) ((mask) == 0 || ((mask) & (1u << (k))))
+
+static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bool want_pending,
+                 int64_t now_ms)
+{
+    build b = { .s = s, .want_pending = want_pending };
+    b.want_pods = WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD);
+    bool want_nodes = b.want_pods || WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE);
+    Tailor__V1__ClusterState *cs = &s->cs;
+    tailor__v1__cluster_state__init(cs);
+
+    /* PDBs are needed for pdb_names even when not requested themselves. */
+    watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_PDB, collect_msg, &b);
+    b.pdbs = b.msgs;
+    b.msgs = (ptrvec){ 0 };
+    if (WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_PDB)) {
+        cs->pdbs = (Tailor__V1__PodDisruptionBudget **)b.pdbs.v;
+        cs->n_pdbs = b.pdbs.n;
+    }
+    if (want_nodes)
+        watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE, collect_node, &b);
+    if (b.want_pods || want_pending)
+        watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD, collect_pod, &b);
+    if (want_nodes) {
+        attach_pods(&b);
+        cs->nodes = (Tailor__V1__Node **)b.nodes.v;
+        cs->n_nodes = b.nodes.n;
+    }
+    for (size_t i = 0; i < b.pending.n; i++)
+        set_pdb_names(&b, s->arena, b.pending.v[i]);
+
+#define LIST(KIND, field, type)                                              \
+    if (WANT(kinds, KIND)) {                                                 \
+        b.msgs = (ptrvec){ 0 };                                              \
+        watcher_cache_visit(c, KIND, collect_msg, &b);                       \
+        cs->field = (type **)b.msgs.v;                                       \
+        cs->n_##field = b.msgs.n;                                            \
+    }
+    LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, nodeclaims, Tailor__V1__NodeClaim)
+    LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODEPOOL, nodepools, Tailor__V1__NodePool)
+    LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE_CLASS, node_classes, Tailor__V1__NodeClass)
+    LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_DAEMONSET, daemonsets, Tailor__V1__DaemonSet)
+#undef LIST
+    cs->synced = watcher_cache_all_synced(c, NULL, 0);
+    cs->generation = watcher_cache_generation(c);
+    cs->watcher_epoch_unix_ms = watcher_cache_epoch(c);
+    cs->taken_unix_ms = now_ms;
+    if (s->is_batch) {
+        s->batch.pending_pods = (Tailor__V1__Pod **)b.pending.v;
+        s->batch.n_pending_pods = b.pending.n;
+    } else {
+        s->resp.pending_pods = (Tailor__V1__Pod **)b.pending.v;
+        s->resp.n_pending_pods = b.pending.n;
+    }
+}
+
+static watcher_snapshot *snap_new(bool is_batch)
+{
+    watcher_snapshot *s = tlr_calloc(1, sizeof(*s));
+    tlr_arena_create(1 << 20, &s->arena);
+    s->is_batch = is_batch;
+    tailor__v1__snapshot_response__init(&s->resp);
+    tailor__v1__pending_batch__init(&s->batch);
+    return s;
+}
+
+void watcher_snapshot_for_request(const watcher_cache *c, const Tailor__V1__SnapshotRequest *req,
+                                  int64_t now_ms, watcher_snapshot **out)
+{
+    watcher_snapshot *s = snap_new(false);
+    if (req->if_changed_since_generation != 0 &&
+        req->if_changed_since_generation == watcher_cache_generation(c) &&
+        req->watcher_epoch_unix_ms == watcher_cache_epoch(c)) {
+        s->resp.unchanged = true;
+        *out = s;
+        return;
+    }
+    uint32_t kinds = 0;
+    for (size_t i = 0; i < req->n_kinds; i++)
+        if (req->kinds[i] > 0 && req->kinds[i] < 32)
+            kinds |= 1u << req->kinds[i];
+    fill(c, s, kinds, req->include_pending_pods, now_ms);
+    s->resp.cluster = &s->cs;
+    *out = s;
+}
+
+void watcher_snapshot_for_batch(const watcher_cache *c, const watcher_batch_window *w,
+                                uint64_t sequence, int64_t now_ms, watcher_snapshot **out)
+{
+    watcher_snapshot *s = snap_new(true);
+    fill(c, s, 0, true, now_ms);
+    char id[64];
+    snprintf(id, sizeof(id), "%lld-%llu", (long long)watcher_cache_epoch(c),
+             (unsigned long long)sequence);
+    s->batch.batch_id = tlr_arena_strdup(s->arena, id);
+    s->batch.sequence = sequence;
+    s->batch.window_start_unix_ms = w->start_ms;
+    s->batch.window_end_unix_ms = w->end_ms;
+    s->batch.cluster = &s->cs;
+    *out = s;
+}
+
+Tailor__V1__SnapshotResponse *watcher_snapshot_response(watcher_snapshot *s)
+{
+    return s->is_batch ? NULL : &s->resp;
+}
+
+Tailor__V1__PendingBatch *watcher_snapshot_batch(watcher_snapshot *s)
+{
+    return s->is_batch ? &s->batch : NULL;
+}
+
+void watcher_snapshot_free(watcher_snapshot *s)
+{
+    if (!s)
+        return;
+    tlr_arena_free(s->arena);
+    free(s);
+}
