@@ -224,6 +224,23 @@ static size_t missing_catalogs(tlr_arena *oa, const Tailor__V1__CatalogRef *cons
     return k;
 }
 
+/* The catalog-miss answer both Solve and Simulate give (solver.proto):
+ * fills the response's miss fields and status and returns true when some
+ * catalog ref came without its catalog. */
+static bool catalog_miss(tlr_arena *oa, const Tailor__V1__CatalogRef *const *cats, size_t n,
+                         protobuf_c_boolean *miss, char ***hashes, size_t *nhashes,
+                         Tailor__V1__Status **status)
+{
+    size_t k = missing_catalogs(oa, cats, n, hashes);
+    if (!k)
+        return false;
+    *miss = true;
+    *nhashes = k;
+    *status = status_new(oa, TLR_E_NOTFOUND, "CatalogMiss",
+                         "the solver does not hold some catalogs: resend with CatalogRef.catalog");
+    return true;
+}
+
 int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tailor__V1__SolveResponse **out)
 {
     int64_t t0 = mono_ns();
@@ -243,14 +260,8 @@ int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tail
             return TLR_E_INVAL;
         }
     const Tailor__V1__CatalogRef *const *cats = (const Tailor__V1__CatalogRef *const *)req->catalogs;
-    char **miss = NULL;
-    size_t nmiss = missing_catalogs(oa, cats, req->n_catalogs, &miss);
-    if (nmiss) {
-        r->catalog_miss = true;
-        r->missing_catalog_hashes = miss;
-        r->n_missing_catalog_hashes = nmiss;
-        r->status = status_new(oa, TLR_E_NOTFOUND, "CatalogMiss",
-                               "the solver does not hold some catalogs: resend with CatalogRef.catalog");
+    if (catalog_miss(oa, cats, req->n_catalogs, &r->catalog_miss, &r->missing_catalog_hashes,
+                     &r->n_missing_catalog_hashes, &r->status)) {
         *out = r;
         return TLR_E_NOTFOUND;
     }
@@ -313,14 +324,8 @@ int tlr_simulate(const Tailor__V1__SimulateRequest *req, const tlr_solve_opts *o
         return TLR_E_INVAL;
     }
     const Tailor__V1__CatalogRef *const *cats = (const Tailor__V1__CatalogRef *const *)req->catalogs;
-    char **miss = NULL;
-    size_t nmiss = missing_catalogs(oa, cats, req->n_catalogs, &miss);
-    if (nmiss) {
-        r->catalog_miss = true;
-        r->missing_catalog_hashes = miss;
-        r->n_missing_catalog_hashes = nmiss;
-        r->status = status_new(oa, TLR_E_NOTFOUND, "CatalogMiss",
-                               "the solver does not hold some catalogs: resend with CatalogRef.catalog");
+    if (catalog_miss(oa, cats, req->n_catalogs, &r->catalog_miss, &r->missing_catalog_hashes,
+                     &r->n_missing_catalog_hashes, &r->status)) {
         *out = r;
         return TLR_E_NOTFOUND;
     }

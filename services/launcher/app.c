@@ -98,11 +98,10 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
              TLR_I("unplaced", r.pods_unplaced), TLR_ERR(rc));
 }
 
-static int handle_launch(void *arg, const ProtobufCMessage *req, const char *rid,
-                         ProtobufCMessage **reply, tlr_status *st)
+/* Launch and Terminate act only when the launcher is configured and holds
+ * the Lease; otherwise they say which is missing. */
+static int serving(const lc_app *a, tlr_status *st)
 {
-    lc_app *a = arg;
-    (void)rid;
     if (!a->prov) {
         tlr_status_set(st, TLR_E_UNAVAILABLE, "NotConfigured", "%s", a->why);
         return TLR_E_UNAVAILABLE;
@@ -111,6 +110,17 @@ static int handle_launch(void *arg, const ProtobufCMessage *req, const char *rid
         tlr_status_set(st, TLR_E_UNAVAILABLE, "NotLeader", "this launcher does not hold the Lease");
         return TLR_E_UNAVAILABLE;
     }
+    return TLR_OK;
+}
+
+static int handle_launch(void *arg, const ProtobufCMessage *req, const char *rid,
+                         ProtobufCMessage **reply, tlr_status *st)
+{
+    lc_app *a = arg;
+    (void)rid;
+    int rc = serving(a, st);
+    if (rc)
+        return rc;
     Tailor__V1__LaunchResponse *resp;
     lc_prov_launch(a->prov, (const Tailor__V1__LaunchRequest *)req, &resp);
     *reply = &resp->base;
@@ -122,14 +132,9 @@ static int handle_terminate(void *arg, const ProtobufCMessage *req, const char *
 {
     lc_app *a = arg;
     (void)rid;
-    if (!a->prov) {
-        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotConfigured", "%s", a->why);
-        return TLR_E_UNAVAILABLE;
-    }
-    if (!a->leading) {
-        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotLeader", "this launcher does not hold the Lease");
-        return TLR_E_UNAVAILABLE;
-    }
+    int rc = serving(a, st);
+    if (rc)
+        return rc;
     Tailor__V1__TerminateResponse *resp;
     lc_prov_terminate(a->prov, (const Tailor__V1__TerminateRequest *)req, &resp);
     *reply = &resp->base;
