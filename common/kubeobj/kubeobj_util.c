@@ -489,143 +489,136 @@ static int effect_of(const char *s, Tailor__V1__TaintEffect *e)
         free(arr);                              \
     } while (0)
 
-int ktaints(kctx *c, json_object *arr, const char *field, Tailor__V1__Taint ***out, size_t *n)
-{
-    Tailor__V1__Taint **t = NULL;
-    size_t len, cnt = 0;
-    char f[KF];
-    int rc = TLR_OK;
+/* One element of a JSON list -> one new message (owned by the caller) in
+ * *out.  f names the element ("spec.taints[2]").  On error the function
+ * has reported it with kfail() and freed whatever it had built. */
+typedef int (*kitem_fn)(kctx *c, json_object *o, const char *f, void *arg, void **out);
 
+/* The loop every list converter shares: absent -> empty, not an array ->
+ * error, each element through item (elements must be objects when
+ * objects is set), all or nothing.  On TLR_OK *out (owned) holds *n
+ * messages; on error nothing is left allocated. */
+static int klist(kctx *c, json_object *arr, const char *field, bool objects, kitem_fn item,
+                 void *arg, void ***out, size_t *n)
+{
     *out = NULL;
     *n = 0;
     if (arr == NULL)
         return TLR_OK;
     if (!json_object_is_type(arr, json_type_array))
         return kfail(c, TLR_E_PARSE, field, "want a list, got %s", type_name(arr));
-    len = json_object_array_length(arr);
+    size_t len = json_object_array_length(arr);
     if (len == 0)
         return TLR_OK;
-    t = tlr_calloc(len, sizeof(*t));
-    for (size_t i = 0; i < len && rc == TLR_OK; i++) {
+    void **r = tlr_calloc(len, sizeof(*r));
+    size_t cnt = 0;
+    int rc = TLR_OK;
+    char f[KF];
+    for (size_t i = 0; i < len; i++) {
         json_object *o = json_object_array_get_idx(arr, i);
-        const char *key, *val, *eff;
-        Tailor__V1__TaintEffect e;
-
         kpath(f, "%s[%zu]", field, i);
-        if (!json_object_is_type(o, json_type_object)) {
+        if (objects && !json_object_is_type(o, json_type_object)) {
             rc = kfail(c, TLR_E_PARSE, f, "want an object, got %s", type_name(o));
             break;
         }
-        if ((rc = kstr(c, o, "key", f, &key)) != TLR_OK ||
-            (rc = kstr(c, o, "value", f, &val)) != TLR_OK ||
-            (rc = kstr(c, o, "effect", f, &eff)) != TLR_OK)
+        if ((rc = item(c, o, f, arg, &r[cnt])) != TLR_OK)
             break;
-        if (key == NULL || *key == '\0') {
-            rc = kfail(c, TLR_E_INVAL, f, "key is required");
-            break;
-        }
-        if (eff == NULL || effect_of(eff, &e) != TLR_OK ||
-            e == TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_UNSPECIFIED) {
-            rc = kfail(c, TLR_E_PARSE, f, "effect \"%.40s\" is not NoSchedule, "
-                       "PreferNoSchedule or NoExecute", eff ? eff : "");
-            break;
-        }
-        Tailor__V1__Taint *x = tlr_malloc(sizeof(*x));
-        tailor__v1__taint__init(x);
-        t[cnt++] = x;
-        kset(&x->key, key);
-        kset(&x->value, val);
-        x->effect = e;
-        rc = ktime(c, o, "timeAdded", f, &x->time_added_unix_ms);
+        cnt++;
     }
     if (rc != TLR_OK) {
-        FREE_LIST(t, cnt);
+        FREE_LIST(r, cnt);
         return rc;
     }
-    *out = t;
+    *out = r;
     *n = cnt;
+    return TLR_OK;
+}
+
+static int taint_item(kctx *c, json_object *o, const char *f, void *arg, void **out)
+{
+    (void)arg;
+    const char *key, *val, *eff;
+    Tailor__V1__TaintEffect e;
+    int rc;
+
+    if ((rc = kstr(c, o, "key", f, &key)) != TLR_OK ||
+        (rc = kstr(c, o, "value", f, &val)) != TLR_OK ||
+        (rc = kstr(c, o, "effect", f, &eff)) != TLR_OK)
+        return rc;
+    if (key == NULL || *key == '\0')
+        return kfail(c, TLR_E_INVAL, f, "key is required");
+    if (eff == NULL || effect_of(eff, &e) != TLR_OK ||
+        e == TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_UNSPECIFIED)
+        return kfail(c, TLR_E_PARSE, f, "effect \"%.40s\" is not NoSchedule, "
+                     "PreferNoSchedule or NoExecute", eff ? eff : "");
+    Tailor__V1__Taint *x = tlr_malloc(sizeof(*x));
+    tailor__v1__taint__init(x);
+    kset(&x->key, key);
+    kset(&x->value, val);
+    x->effect = e;
+    if ((rc = ktime(c, o, "timeAdded", f, &x->time_added_unix_ms)) != TLR_OK) {
+        tlr_kubeobj_free(x);
+        return rc;
+    }
+    *out = x;
+    return TLR_OK;
+}
+
+int ktaints(kctx *c, json_object *arr, const char *field, Tailor__V1__Taint ***out, size_t *n)
+{
+    return klist(c, arr, field, true, taint_item, NULL, (void ***)out, n);
+}
+
+static int toleration_item(kctx *c, json_object *o, const char *f, void *arg, void **out)
+{
+    (void)arg;
+    const char *key, *op, *val, *eff;
+    Tailor__V1__TaintEffect e;
+    int64_t secs = 0;
+    bool has_secs = false;
+    int rc;
+
+    if ((rc = kstr(c, o, "key", f, &key)) != TLR_OK ||
+        (rc = kstr(c, o, "operator", f, &op)) != TLR_OK ||
+        (rc = kstr(c, o, "value", f, &val)) != TLR_OK ||
+        (rc = kstr(c, o, "effect", f, &eff)) != TLR_OK ||
+        (rc = kint(c, o, "tolerationSeconds", f, INT64_MIN / 1000, INT64_MAX / 1000, &secs,
+                   &has_secs)) != TLR_OK)
+        return rc;
+    if (effect_of(eff, &e) != TLR_OK)
+        return kfail(c, TLR_E_PARSE, f, "effect \"%.40s\" is not NoSchedule, "
+                     "PreferNoSchedule or NoExecute", eff);
+    Tailor__V1__TolerationOperator top;
+    if (op == NULL || *op == '\0' || strcmp(op, "Equal") == 0) {
+        top = TAILOR__V1__TOLERATION_OPERATOR__TOLERATION_OPERATOR_EQUAL;
+        if (key == NULL || *key == '\0')
+            return kfail(c, TLR_E_INVAL, f, "operator must be Exists when key is empty");
+    } else if (strcmp(op, "Exists") == 0) {
+        top = TAILOR__V1__TOLERATION_OPERATOR__TOLERATION_OPERATOR_EXISTS;
+        if (val != NULL && *val != '\0')
+            return kfail(c, TLR_E_INVAL, f, "value must be empty when operator is Exists");
+    } else {
+        return kfail(c, TLR_E_PARSE, f, "unknown operator \"%.40s\" (want Equal or Exists)",
+                     op);
+    }
+    if (has_secs && e != TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE)
+        return kfail(c, TLR_E_INVAL, f, "tolerationSeconds needs effect NoExecute");
+    Tailor__V1__Toleration *x = tlr_malloc(sizeof(*x));
+    tailor__v1__toleration__init(x);
+    x->operator_ = top;
+    kset(&x->key, key);
+    kset(&x->value, val);
+    x->effect = e;
+    x->has_toleration_seconds = has_secs;
+    x->toleration_seconds = secs;
+    *out = x;
     return TLR_OK;
 }
 
 int ktolerations(kctx *c, json_object *arr, const char *field,
                  Tailor__V1__Toleration ***out, size_t *n)
 {
-    Tailor__V1__Toleration **t = NULL;
-    size_t len, cnt = 0;
-    char f[KF];
-    int rc = TLR_OK;
-
-    *out = NULL;
-    *n = 0;
-    if (arr == NULL)
-        return TLR_OK;
-    if (!json_object_is_type(arr, json_type_array))
-        return kfail(c, TLR_E_PARSE, field, "want a list, got %s", type_name(arr));
-    len = json_object_array_length(arr);
-    if (len == 0)
-        return TLR_OK;
-    t = tlr_calloc(len, sizeof(*t));
-    for (size_t i = 0; i < len && rc == TLR_OK; i++) {
-        json_object *o = json_object_array_get_idx(arr, i);
-        const char *key, *op, *val, *eff;
-        Tailor__V1__TaintEffect e;
-        int64_t secs = 0;
-        bool has_secs = false;
-
-        kpath(f, "%s[%zu]", field, i);
-        if (!json_object_is_type(o, json_type_object)) {
-            rc = kfail(c, TLR_E_PARSE, f, "want an object, got %s", type_name(o));
-            break;
-        }
-        if ((rc = kstr(c, o, "key", f, &key)) != TLR_OK ||
-            (rc = kstr(c, o, "operator", f, &op)) != TLR_OK ||
-            (rc = kstr(c, o, "value", f, &val)) != TLR_OK ||
-            (rc = kstr(c, o, "effect", f, &eff)) != TLR_OK ||
-            (rc = kint(c, o, "tolerationSeconds", f, INT64_MIN / 1000, INT64_MAX / 1000, &secs,
-                       &has_secs)) != TLR_OK)
-            break;
-        if (effect_of(eff, &e) != TLR_OK) {
-            rc = kfail(c, TLR_E_PARSE, f, "effect \"%.40s\" is not NoSchedule, "
-                       "PreferNoSchedule or NoExecute", eff);
-            break;
-        }
-        Tailor__V1__Toleration *x = tlr_malloc(sizeof(*x));
-        tailor__v1__toleration__init(x);
-        t[cnt++] = x;
-        if (op == NULL || *op == '\0' || strcmp(op, "Equal") == 0) {
-            x->operator_ = TAILOR__V1__TOLERATION_OPERATOR__TOLERATION_OPERATOR_EQUAL;
-            if (key == NULL || *key == '\0') {
-                rc = kfail(c, TLR_E_INVAL, f, "operator must be Exists when key is empty");
-                break;
-            }
-        } else if (strcmp(op, "Exists") == 0) {
-            x->operator_ = TAILOR__V1__TOLERATION_OPERATOR__TOLERATION_OPERATOR_EXISTS;
-            if (val != NULL && *val != '\0') {
-                rc = kfail(c, TLR_E_INVAL, f, "value must be empty when operator is Exists");
-                break;
-            }
-        } else {
-            rc = kfail(c, TLR_E_PARSE, f, "unknown operator \"%.40s\" (want Equal or Exists)",
-                       op);
-            break;
-        }
-        if (has_secs && e != TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE) {
-            rc = kfail(c, TLR_E_INVAL, f, "tolerationSeconds needs effect NoExecute");
-            break;
-        }
-        kset(&x->key, key);
-        kset(&x->value, val);
-        x->effect = e;
-        x->has_toleration_seconds = has_secs;
-        x->toleration_seconds = secs;
-    }
-    if (rc != TLR_OK) {
-        FREE_LIST(t, cnt);
-        return rc;
-    }
-    *out = t;
-    *n = cnt;
-    return TLR_OK;
+    return klist(c, arr, field, true, toleration_item, NULL, (void ***)out, n);
 }
 
 static const struct {
@@ -719,52 +712,32 @@ fail:
     return rc;
 }
 
+static int nsreq_item(kctx *c, json_object *o, const char *f, void *arg, void **out)
+{
+    bool karpenter = *(const bool *)arg;
+    Tailor__V1__SelectorOperator op;
+    const char *key;
+    char **vals = NULL;
+    size_t nvals = 0;
+    int64_t minv = 0;
+    int rc = one_req(c, o, f, true, karpenter, &op, &key, &vals, &nvals, &minv);
+    if (rc != TLR_OK)
+        return rc;
+    Tailor__V1__NodeSelectorRequirement *x = tlr_malloc(sizeof(*x));
+    tailor__v1__node_selector_requirement__init(x);
+    x->key = tlr_strdup(key);
+    x->operator_ = op;
+    x->values = vals;
+    x->n_values = nvals;
+    x->min_values = (int32_t)minv;
+    *out = x;
+    return TLR_OK;
+}
+
 int knsreqs(kctx *c, json_object *arr, const char *field, bool karpenter,
             Tailor__V1__NodeSelectorRequirement ***out, size_t *n)
 {
-    Tailor__V1__NodeSelectorRequirement **r = NULL;
-    size_t len, cnt = 0;
-    char f[KF];
-    int rc = TLR_OK;
-
-    *out = NULL;
-    *n = 0;
-    if (arr == NULL)
-        return TLR_OK;
-    if (!json_object_is_type(arr, json_type_array))
-        return kfail(c, TLR_E_PARSE, field, "want a list, got %s", type_name(arr));
-    len = json_object_array_length(arr);
-    if (len == 0)
-        return TLR_OK;
-    r = tlr_calloc(len, sizeof(*r));
-    for (size_t i = 0; i < len; i++) {
-        Tailor__V1__SelectorOperator op;
-        const char *key;
-        char **vals = NULL;
-        size_t nvals = 0;
-        int64_t minv = 0;
-
-        kpath(f, "%s[%zu]", field, i);
-        rc = one_req(c, json_object_array_get_idx(arr, i), f, true, karpenter, &op, &key,
-                     &vals, &nvals, &minv);
-        if (rc != TLR_OK)
-            break;
-        Tailor__V1__NodeSelectorRequirement *x = tlr_malloc(sizeof(*x));
-        tailor__v1__node_selector_requirement__init(x);
-        x->key = tlr_strdup(key);
-        x->operator_ = op;
-        x->values = vals;
-        x->n_values = nvals;
-        x->min_values = (int32_t)minv;
-        r[cnt++] = x;
-    }
-    if (rc != TLR_OK) {
-        FREE_LIST(r, cnt);
-        return rc;
-    }
-    *out = r;
-    *n = cnt;
-    return TLR_OK;
+    return klist(c, arr, field, false, nsreq_item, &karpenter, (void ***)out, n);
 }
 
 int knsterm(kctx *c, json_object *term, const char *field, Tailor__V1__NodeSelectorTerm **out)
@@ -857,55 +830,36 @@ static Tailor__V1__ConditionStatus cond_status(const char *s)
     return TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_UNKNOWN;
 }
 
+static int condition_item(kctx *c, json_object *o, const char *f, void *arg, void **out)
+{
+    (void)arg;
+    const char *type, *status, *reason, *msg;
+    int64_t og = 0;
+    int rc;
+
+    if ((rc = kstr(c, o, "type", f, &type)) || (rc = kstr(c, o, "status", f, &status)) ||
+        (rc = kstr(c, o, "reason", f, &reason)) || (rc = kstr(c, o, "message", f, &msg)) ||
+        (rc = kint(c, o, "observedGeneration", f, 0, INT64_MAX, &og, NULL)))
+        return rc;
+    Tailor__V1__Condition *x = tlr_malloc(sizeof(*x));
+    tailor__v1__condition__init(x);
+    kset(&x->type, type);
+    x->status = cond_status(status);
+    kset(&x->reason, reason);
+    kset(&x->message, msg);
+    x->observed_generation = og;
+    if ((rc = ktime(c, o, "lastTransitionTime", f, &x->last_transition_unix_ms)) != TLR_OK) {
+        tlr_kubeobj_free(x);
+        return rc;
+    }
+    *out = x;
+    return TLR_OK;
+}
+
 int kconditions(kctx *c, json_object *arr, const char *field, Tailor__V1__Condition ***out,
                 size_t *n)
 {
-    Tailor__V1__Condition **r = NULL;
-    size_t len, cnt = 0;
-    char f[KF];
-    int rc = TLR_OK;
-
-    *out = NULL;
-    *n = 0;
-    if (arr == NULL)
-        return TLR_OK;
-    if (!json_object_is_type(arr, json_type_array))
-        return kfail(c, TLR_E_PARSE, field, "want a list, got %s", type_name(arr));
-    len = json_object_array_length(arr);
-    if (len == 0)
-        return TLR_OK;
-    r = tlr_calloc(len, sizeof(*r));
-    for (size_t i = 0; i < len && rc == TLR_OK; i++) {
-        json_object *o = json_object_array_get_idx(arr, i);
-        const char *type, *status, *reason, *msg;
-        int64_t og = 0;
-
-        kpath(f, "%s[%zu]", field, i);
-        if (!json_object_is_type(o, json_type_object)) {
-            rc = kfail(c, TLR_E_PARSE, f, "want an object, got %s", type_name(o));
-            break;
-        }
-        if ((rc = kstr(c, o, "type", f, &type)) || (rc = kstr(c, o, "status", f, &status)) ||
-            (rc = kstr(c, o, "reason", f, &reason)) || (rc = kstr(c, o, "message", f, &msg)) ||
-            (rc = kint(c, o, "observedGeneration", f, 0, INT64_MAX, &og, NULL)))
-            break;
-        Tailor__V1__Condition *x = tlr_malloc(sizeof(*x));
-        tailor__v1__condition__init(x);
-        r[cnt++] = x;
-        kset(&x->type, type);
-        x->status = cond_status(status);
-        kset(&x->reason, reason);
-        kset(&x->message, msg);
-        x->observed_generation = og;
-        rc = ktime(c, o, "lastTransitionTime", f, &x->last_transition_unix_ms);
-    }
-    if (rc != TLR_OK) {
-        FREE_LIST(r, cnt);
-        return rc;
-    }
-    *out = r;
-    *n = cnt;
-    return TLR_OK;
+    return klist(c, arr, field, true, condition_item, NULL, (void ***)out, n);
 }
 
 const char *kcondition_status(json_object *conds, const char *type, const char **reason)
@@ -924,54 +878,32 @@ const char *kcondition_status(json_object *conds, const char *type, const char *
     return NULL;
 }
 
+static int owner_item(kctx *c, json_object *o, const char *f, void *arg, void **out)
+{
+    (void)arg;
+    const char *kind, *name, *uid, *api;
+    protobuf_c_boolean ctl = false;
+    int rc;
+
+    if ((rc = kstr(c, o, "kind", f, &kind)) || (rc = kstr(c, o, "name", f, &name)) ||
+        (rc = kstr(c, o, "uid", f, &uid)) || (rc = kstr(c, o, "apiVersion", f, &api)) ||
+        (rc = kbool(c, o, "controller", f, &ctl, NULL)))
+        return rc;
+    Tailor__V1__OwnerReference *x = tlr_malloc(sizeof(*x));
+    tailor__v1__owner_reference__init(x);
+    kset(&x->kind, kind);
+    kset(&x->name, name);
+    kset(&x->uid, uid);
+    kset(&x->api_version, api);
+    x->controller = ctl;
+    *out = x;
+    return TLR_OK;
+}
+
 int kowners(kctx *c, json_object *arr, const char *field, Tailor__V1__OwnerReference ***out,
             size_t *n)
 {
-    Tailor__V1__OwnerReference **r = NULL;
-    size_t len, cnt = 0;
-    char f[KF];
-    int rc = TLR_OK;
-
-    *out = NULL;
-    *n = 0;
-    if (arr == NULL)
-        return TLR_OK;
-    if (!json_object_is_type(arr, json_type_array))
-        return kfail(c, TLR_E_PARSE, field, "want a list, got %s", type_name(arr));
-    len = json_object_array_length(arr);
-    if (len == 0)
-        return TLR_OK;
-    r = tlr_calloc(len, sizeof(*r));
-    for (size_t i = 0; i < len && rc == TLR_OK; i++) {
-        json_object *o = json_object_array_get_idx(arr, i);
-        const char *kind, *name, *uid, *api;
-        protobuf_c_boolean ctl = false;
-
-        kpath(f, "%s[%zu]", field, i);
-        if (!json_object_is_type(o, json_type_object)) {
-            rc = kfail(c, TLR_E_PARSE, f, "want an object, got %s", type_name(o));
-            break;
-        }
-        if ((rc = kstr(c, o, "kind", f, &kind)) || (rc = kstr(c, o, "name", f, &name)) ||
-            (rc = kstr(c, o, "uid", f, &uid)) || (rc = kstr(c, o, "apiVersion", f, &api)) ||
-            (rc = kbool(c, o, "controller", f, &ctl, NULL)))
-            break;
-        Tailor__V1__OwnerReference *x = tlr_malloc(sizeof(*x));
-        tailor__v1__owner_reference__init(x);
-        r[cnt++] = x;
-        kset(&x->kind, kind);
-        kset(&x->name, name);
-        kset(&x->uid, uid);
-        kset(&x->api_version, api);
-        x->controller = ctl;
-    }
-    if (rc != TLR_OK) {
-        FREE_LIST(r, cnt);
-        return rc;
-    }
-    *out = r;
-    *n = cnt;
-    return TLR_OK;
+    return klist(c, arr, field, true, owner_item, NULL, (void ***)out, n);
 }
 
 int kintorstr(kctx *c, json_object *o, const char *path, const char *field,
