@@ -1,11 +1,14 @@
 /* bench_solver.c - bench-solver: speed and cost of the solver engine.
  *
  * Not a test: it prints figures and ratios.  For every case it runs the
- * Karpenter-style baseline (TLR_SOLVE_KARPENTER) and tailor
+ * Karpenter-style baseline (TLR_SOLVE_KARPENTER), tailor's greedy alone
+ * ("greedy": TLR_SOLVE_TAILOR without the LP-guided plan) and tailor
  * (TLR_SOLVE_TAILOR) on the same request and prints, per strategy: pods,
  * pods placed, new nodes, cost $/h, the lower bound (tlr_solve_lower_bound
  * over the pods the plan placed), cost/bound, solve time, pods/s, and the
  * number of violations tlr_plan_check finds; then tailor/baseline cost.
+ * For the real trace it also prints the configuration LP's certified
+ * bound (tlr_solve_lower_bound_tight, seconds) and tailor's cost over it.
  * Any invalid plan makes the program exit 1.  Peak RSS (ru_maxrss) is
  * printed after each case.
  *
@@ -348,14 +351,43 @@ static double bound_for_placed(Tailor__V1__SolveRequest *req, const Tailor__V1__
     return lb;
 }
 
-static result run(Tailor__V1__SolveRequest *req, tlr_solve_strategy s, bool print_violations, int repeat)
+/* With TAILOR_BENCH_TYPES set: the plan's new nodes by cheapest option. */
+static void print_types(const Tailor__V1__SolveResponse *r)
+{
+    const char *name[512];
+    int count[512];
+    double price[512];
+    int n = 0;
+    for (size_t i = 0; i < r->n_new_nodeclaims; i++) {
+        const Tailor__V1__NodeClaim *c = r->new_nodeclaims[i];
+        if (!c->n_instance_type_options)
+            continue;
+        const char *t = c->instance_type_options[0]->name;
+        int k = 0;
+        while (k < n && strcmp(name[k], t) != 0)
+            k++;
+        if (k == n && n < 512) {
+            name[n] = t;
+            count[n] = 0;
+            price[n++] = c->instance_type_options[0]->price_per_hour;
+        }
+        if (k < n)
+            count[k]++;
+    }
+    for (int k = 0; k < n; k++)
+        fprintf(stderr, "  plan %-20s %6d x %8.4f = %9.2f\n", name[k], count[k], price[k],
+                count[k] * price[k]);
+}
+
+static result run(Tailor__V1__SolveRequest *req, tlr_solve_strategy s, bool print_violations, int repeat,
+                  bool greedy)
 {
     result out = {0};
     /* The bound is computed (and timed) separately below, over the pods
      * the plan placed; "solve ms" is the plan alone: the fastest of
      * `repeat` solves (the engine is deterministic, so every solve gives
      * the same plan; the minimum filters out a shared machine's noise). */
-    tlr_solve_opts o = {.strategy = s, .replica_id = "bench", .no_lower_bound = true};
+    tlr_solve_opts o = {.strategy = s, .replica_id = "bench", .no_lower_bound = true, .no_lp_guide = greedy};
     Tailor__V1__SolveResponse *r = NULL;
     int rc = TLR_OK;
     for (int i = 0; i < (repeat > 0 ? repeat : 1); i++) {
@@ -374,6 +406,8 @@ static result run(Tailor__V1__SolveRequest *req, tlr_solve_strategy s, bool prin
         tlr_solve_response_free(r);
         return out;
     }
+    if (getenv("TAILOR_BENCH_TYPES"))
+        print_types(r);
     out.cost = r->total_cost_per_hour;
     out.nodes = r->n_new_nodeclaims;
     out.errors = r->n_pod_errors;
@@ -484,15 +518,25 @@ int main(int argc, char **argv)
                 n_cases, bc->name, req->n_pending_pods);
         bool want_k = !strategy || strcmp(strategy, "baseline") == 0;
         bool want_t = !strategy || strcmp(strategy, "tailor") == 0;
-        result k = want_k ? run(req, TLR_SOLVE_KARPENTER, true, repeat) : (result){.ok = true};
-        result t = want_t ? run(req, TLR_SOLVE_TAILOR, true, repeat) : (result){.ok = true};
+        result k = want_k ? run(req, TLR_SOLVE_KARPENTER, true, repeat, false) : (result){.ok = true};
+        result g = want_t ? run(req, TLR_SOLVE_TAILOR, true, repeat, true) : (result){.ok = true};
+        result t = want_t ? run(req, TLR_SOLVE_TAILOR, true, repeat, false) : (result){.ok = true};
         if (want_k)
             print_row(bc->name, "baseline", req->n_pending_pods, &k);
-        if (want_t)
+        if (want_t) {
+            print_row(bc->name, "greedy", req->n_pending_pods, &g);
             print_row(bc->name, "tailor", req->n_pending_pods, &t);
+        }
+        if (want_t && bc->real && t.errors == 0 && !quick) {
+            /* The configuration LP's certified bound: tighter, seconds. */
+            double tight = 0, t0 = now_s();
+            (void)tlr_solve_lower_bound_tight(req, &tight);
+            printf("%-24s tight bound %.3f (%.1f s): tailor cost/tight %.4f, relaxation/tight %.4f\n", bc->name,
+                   tight, now_s() - t0, tight > 0 ? t.cost / tight : NAN, tight > 0 ? t.bound / tight : NAN);
+        }
         if (!want_k || !want_t) {
             fflush(stdout);
-            if (!k.ok || !t.ok || k.violations || t.violations)
+            if (!k.ok || !t.ok || !g.ok || k.violations || t.violations || g.violations)
                 bad++;
             tailor__v1__solve_request__free_unpacked(req, NULL);
             continue;
@@ -505,7 +549,7 @@ int main(int argc, char **argv)
             printf("%-24s ** tailor placed fewer pods (%zu < %zu) **\n", bc->name, t.placed,
                    k.placed);
         fflush(stdout);
-        if (!k.ok || !t.ok || k.violations || t.violations)
+        if (!k.ok || !t.ok || !g.ok || k.violations || t.violations || g.violations)
             bad++;
         tailor__v1__solve_request__free_unpacked(req, NULL);
     }

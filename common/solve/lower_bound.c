@@ -56,12 +56,27 @@
  *     LB = theta * (sum_g n_g u_g - v_free)
  * is a lower bound by weak duality whatever the quality of u.  It is then
  * shaved by a relative 1e-9 against rounding.
+ *
+ * The configuration LP
+ * --------------------
+ * With sv_lp_opts.integer the columns are integer patterns instead (whole
+ * pods, at most n_g of group g on a node), priced by a bounded integer
+ * knapsack per bin (knapsack.c, branch and bound with node budgets).  It
+ * starts from the fractional LP's solution (its columns rounded to whole
+ * pods, and each bin's best pattern under its duals).  Its solution is
+ * what seed.c rounds into whole nodes; its optimum is a lower bound too,
+ * never below the relaxation's, and tlr_solve_lower_bound_tight()
+ * certifies it the same way with v_b an upper bound on the *integer*
+ * pricing problem (the knapsack's own bound when its search finished,
+ * else the fractional certificate), keeping the larger of the two bounds.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "knapsack.h"
 #include "lower_bound_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
@@ -74,7 +89,20 @@
 #define HOSTNAME_KEY "kubernetes.io/hostname"
 #define MAX_ROUNDS 400
 #define MAX_PIVOTS 20000
-#define COLS_PER_ROUND 64
+#define COLS_PER_ROUND 256
+/* Integer pricing (the configuration LP, knapsack.c): branch-and-bound
+ * nodes per bin in a round, and in the round that looks again harder
+ * when a cheap round found nothing; the relative gap a knapsack may
+ * leave.  Deterministic budgets, not time, so equal requests give equal
+ * plans on any machine.  The certified configuration bound
+ * (tlr_solve_lower_bound_tight) generates columns with LB_TIGHT_BUDGET for
+ * its harder rounds and certifies with LB_CERT_BUDGET. */
+#define LB_ROUND_BUDGET 20
+#define LB_FINAL_BUDGET 2000
+#define LB_TIGHT_BUDGET 20000
+#define LB_CERT_BUDGET 50000
+#define LB_KNAP_GAP 1e-4
+#define LB_CERT_GAP 1e-7
 
 /* ---- byte-key hash map ---------------------------------------------- */
 
@@ -603,12 +631,15 @@ typedef struct pricer {
     size_t *cols;       /* group index per structural column */
     size_t *basis;      /* per row: column index */
     size_t ccap, bcap;
+    double *kv, *kr;    /* integer pricing: item values and weights */
+    int *kmax, *kcnt;
+    size_t kvcap, krcap, kmaxcap, kcntcap;
 } pricer;
 
 /* Returns the certified upper bound on the pricing value (INFINITY when it
  * cannot certify), and the pattern in a_out (per group, 0 when unused). */
 static double price_bin(pricer *pr, const model *m, const double *u, size_t bi,
-                        double *a_out, double *lp_value)
+                        double *a_out, double *lp_value, double *y_out)
 {
     const size_t D = m->D;
     const bin *b = &m->b[bi];
@@ -714,7 +745,66 @@ static double price_bin(pricer *pr, const model *m, const double *u, size_t bi,
     for (size_t d = 0; d < D; d++)
         v += b->cap[d] * y[d];
     v *= 1 + 1e-12;
+    if (y_out)
+        memcpy(y_out, y, D * sizeof(double));
     return v > *lp_value ? v : *lp_value;
+}
+
+/* The knapsack of bin bi under duals u: the allowed groups with u > 0 as
+ * items (values u, weights r, limits n_g), into *in (pointing into pr). */
+static void knap_items(pricer *pr, const model *m, const double *u, size_t bi, const double *y, long budget,
+                       double beat, double gap, sv_knap_in *in)
+{
+    const size_t D = m->D;
+    size_t n = 0;
+    for (size_t g = 0; g < m->G; g++) {
+        if (!m->allow[bi * m->G + g] || u[g] <= 0)
+            continue;
+        TLR_GROW(pr->cols, pr->ccap, n + 1);
+        pr->cols[n++] = g;
+    }
+    TLR_GROW(pr->kv, pr->kvcap, n + 1);
+    TLR_GROW(pr->kr, pr->krcap, (n + 1) * D);
+    TLR_GROW(pr->kmax, pr->kmaxcap, n + 1);
+    TLR_GROW(pr->kcnt, pr->kcntcap, n + 1);
+    for (size_t j = 0; j < n; j++) {
+        const group *g = &m->g[pr->cols[j]];
+        pr->kv[j] = u[pr->cols[j]];
+        memcpy(pr->kr + j * D, g->r, D * sizeof(double));
+        pr->kmax[j] = g->n > 1e9 ? 1000000000 : (int)g->n;
+    }
+    *in = (sv_knap_in){ .D = D, .cap = m->b[bi].cap, .y = y, .n = n, .v = pr->kv, .r = pr->kr,
+                        .stride = D, .kmax = pr->kmax, .budget = budget, .beat = beat,
+                        .gap = gap, .swaps = true };
+}
+
+/* Integer pricing for a new bin: max u.a over integer patterns
+ * (0 <= a_g <= n_g) by branch and bound (knapsack.c), seeded with the
+ * fractional pricing's dual.  a_out gets the best pattern found.  Returns
+ * a certified upper bound on the integer optimum: the smaller of the
+ * fractional certificate and the search's own bound (exact when the
+ * search finished within budget). */
+static double iprice_bin(pricer *pr, sv_knap *kn, const model *m, const double *u, size_t bi,
+                         double *a_out, long budget, double beat, double gap, double *value, bool *exact)
+{
+    double y[MAX_DIMS], lpv;
+    double vfrac = price_bin(pr, m, u, bi, a_out, &lpv, y);
+    memset(a_out, 0, m->G * sizeof(double));
+    *value = 0;
+    *exact = true;
+    if (vfrac == 0 || vfrac == INFINITY)
+        return vfrac;
+    if (vfrac <= beat)
+        return vfrac;   /* not even the fractional optimum beats it */
+    sv_knap_in in;
+    knap_items(pr, m, u, bi, y, budget, beat, gap, &in);
+    sv_knap_out ko;
+    sv_knap_solve(kn, &in, pr->kcnt, &ko);
+    for (size_t j = 0; j < in.n; j++)
+        a_out[pr->cols[j]] = pr->kcnt[j];
+    *value = ko.value;
+    *exact = ko.exact;
+    return ko.upper < vfrac ? ko.upper : vfrac;
 }
 
 /* ---- master: revised simplex over generated columns -------------------- */
@@ -829,6 +919,13 @@ static bool pivot(master *ms, size_t e, size_t *row)
 
 /* ---- driver --------------------------------------------------------------- */
 
+static int64_t lb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void normalize(model *m, const int64_t *raw_r, const int64_t *raw_c)
 {
     for (size_t d = 0; d < m->D; d++) {
@@ -867,31 +964,53 @@ static void export_columns(const model *m, const master *ms, sv_lp_plan *plan)
     }
 }
 
-/* Solve the LP; the certified bound is returned, and with plan non-NULL
- * the final basis's columns are exported into it. */
-static double solve_bound(model *m, sv_lp_plan *plan)
+/* ---- column generation ---------------------------------------------------- */
+
+/* One column-generation run over a master: its columns are fractional
+ * fillings of a bin (integer = false) or integer patterns (true). */
+typedef struct cg {
+    master ms;
+    pricer pr;
+    sv_knap *kn;
+    double *a, *u, *vbar, *cand_rc, *cand_a;
+    size_t *cand_b;
+    double maxprice;
+    bool integer;
+    bool fresh;            /* vbar certifies the current duals */
+    double gap;            /* the knapsacks' relative gap */
+    int pivots;
+} cg;
+
+/* A fresh master: per group its cheapest single-group column on a new bin
+ * (the most pods of the group one node holds: fractional, or rounded down
+ * for integer patterns), else an artificial column at a prohibitive price;
+ * plus the free row's slack. */
+static void cg_init(cg *c, const model *m, bool integer)
 {
     const size_t G = m->G, rows = G + 1;
-    master ms = {.m = rows};
-    ms.Binv = tlr_calloc(rows * rows, sizeof(double));
-    ms.xB = tlr_calloc(rows, sizeof(double));
-    ms.basis = tlr_calloc(rows, sizeof(size_t));
-    ms.pi = tlr_calloc(rows, sizeof(double));
-    ms.work = tlr_calloc(rows, sizeof(double));
-    double *a = tlr_calloc(G + 1, sizeof(double));
-    double *u = tlr_calloc(G + 1, sizeof(double));
-    double *vbar = tlr_calloc(m->B + 1, sizeof(double));
-    double *cand_rc = tlr_calloc(m->B + 1, sizeof(double));
-    size_t *cand_b = tlr_calloc(m->B + 1, sizeof(size_t));
-    pricer pr = {0};
-    double maxprice = 1;
+    memset(c, 0, sizeof(*c));
+    c->integer = integer;
+    c->gap = LB_KNAP_GAP;
+    c->ms.m = rows;
+    c->ms.Binv = tlr_calloc(rows * rows, sizeof(double));
+    c->ms.xB = tlr_calloc(rows, sizeof(double));
+    c->ms.basis = tlr_calloc(rows, sizeof(size_t));
+    c->ms.pi = tlr_calloc(rows, sizeof(double));
+    c->ms.work = tlr_calloc(rows, sizeof(double));
+    c->a = tlr_calloc(G + 1, sizeof(double));
+    c->u = tlr_calloc(G + 1, sizeof(double));
+    c->vbar = tlr_calloc(m->B + 1, sizeof(double));
+    c->cand_rc = tlr_calloc(m->B + 1, sizeof(double));
+    c->cand_b = tlr_calloc(m->B + 1, sizeof(size_t));
+    c->cand_a = tlr_calloc((m->B + 1) * (G + 1), sizeof(double));
+    if (integer)
+        sv_knap_create(&c->kn);
+    c->maxprice = 1;
     for (size_t b = 0; b < m->B; b++)
-        if (!m->b[b].free_bin && m->b[b].price > maxprice)
-            maxprice = m->b[b].price;
-
-    /* Initial basis: per group its cheapest single-group column on a new
-     * bin (a fractional number of pods per bin), else an artificial
-     * column at a prohibitive price; plus the free row's slack. */
+        if (!m->b[b].free_bin && m->b[b].price > c->maxprice)
+            c->maxprice = m->b[b].price;
+    master *ms = &c->ms;
+    double *a = c->a;
     for (size_t g = 0; g < G; g++) {
         double best = INFINITY, best_k = 0;
         size_t best_b = SIZE_MAX;
@@ -902,6 +1021,11 @@ static double solve_bound(model *m, sv_lp_plan *plan)
             for (size_t d = 0; d < m->D; d++)
                 if (m->g[g].r[d] > 0 && m->b[b].cap[d] / m->g[g].r[d] < k)
                     k = m->b[b].cap[d] / m->g[g].r[d];
+            if (integer && k != INFINITY) {
+                k = floor(k * (1 + 1e-9) + 1e-9);
+                if (k > m->g[g].n)
+                    k = m->g[g].n;
+            }
             if (k == INFINITY || k <= 0)
                 continue;
             if (m->b[b].price / k < best) {
@@ -914,129 +1038,317 @@ static double solve_bound(model *m, sv_lp_plan *plan)
         size_t col;
         if (best_b != SIZE_MAX) {
             a[g] = best_k;
-            col = add_column(&ms, best_b, m->b[best_b].price, a, G, false);
+            col = add_column(ms, best_b, m->b[best_b].price, a, G, false);
         } else {
             a[g] = 1;
-            col = add_column(&ms, SIZE_MAX, 1e4 * maxprice, a, G, false);
+            col = add_column(ms, SIZE_MAX, 1e4 * c->maxprice, a, G, false);
         }
-        ms.basis[g] = col;
-        ms.Binv[g * rows + g] = 1 / a[g];
-        ms.xB[g] = m->g[g].n / a[g];
+        ms->basis[g] = col;
+        ms->Binv[g * rows + g] = 1 / a[g];
+        ms->xB[g] = m->g[g].n / a[g];
     }
-    ms.basis[G] = add_column(&ms, SIZE_MAX, 0, NULL, G, true);   /* free slack */
-    ms.Binv[G * rows + G] = 1;
-    ms.xB[G] = 1;
+    ms->basis[G] = add_column(ms, SIZE_MAX, 0, NULL, G, true);   /* free slack */
+    ms->Binv[G * rows + G] = 1;
+    ms->xB[G] = 1;
+}
 
-    int pivots = 0;
-    for (int round = 0; round < MAX_ROUNDS && pivots < MAX_PIVOTS; round++) {
-        /* Optimize over the columns we have. */
-        compute_duals(&ms);
-        for (int since = 0;; since++) {
-            /* Duals are updated in O(m) per pivot (pi += rc * new row r of
-             * B^-1) and recomputed from scratch now and then. */
-            if (since % 64 == 63)
-                compute_duals(&ms);
-            size_t e = SIZE_MAX;
-            double best = -1e-9 * maxprice;
-            for (size_t j = 0; j < ms.n_cols; j++) {
-                double rc = reduced_cost(&ms, &ms.cols[j]);
-                if (rc < best) {
-                    best = rc;
-                    e = j;
-                }
+static void cg_free(cg *c)
+{
+    for (size_t j = 0; j < c->ms.n_cols; j++) {
+        free(c->ms.cols[j].rows);
+        free(c->ms.cols[j].vals);
+    }
+    free(c->ms.cols);
+    free(c->ms.Binv);
+    free(c->ms.xB);
+    free(c->ms.basis);
+    free(c->ms.pi);
+    free(c->ms.work);
+    free(c->a);
+    free(c->u);
+    free(c->vbar);
+    free(c->cand_rc);
+    free(c->cand_b);
+    free(c->cand_a);
+    sv_knap_free(c->kn);
+    free(c->pr.kv);
+    free(c->pr.kr);
+    free(c->pr.kmax);
+    free(c->pr.kcnt);
+    free(c->pr.T);
+    free(c->pr.cols);
+    free(c->pr.basis);
+}
+
+/* Optimize the master over the columns it has. */
+static void cg_optimize(cg *c)
+{
+    master *ms = &c->ms;
+    size_t rows = ms->m;
+    compute_duals(ms);
+    for (int since = 0;; since++) {
+        /* Duals are updated in O(m) per pivot (pi += rc * new row r of
+         * B^-1) and recomputed from scratch now and then. */
+        if (since % 64 == 63)
+            compute_duals(ms);
+        size_t e = SIZE_MAX;
+        double best = -1e-9 * c->maxprice;
+        for (size_t j = 0; j < ms->n_cols; j++) {
+            double rc = reduced_cost(ms, &ms->cols[j]);
+            if (rc < best) {
+                best = rc;
+                e = j;
             }
-            if (e == SIZE_MAX || pivots >= MAX_PIVOTS)
-                break;
-            size_t r;
-            if (!pivot(&ms, e, &r))
-                break;
-            for (size_t j = 0; j < rows; j++)
-                ms.pi[j] += best * ms.Binv[r * rows + j];
-            pivots++;
         }
-        compute_duals(&ms);
-        /* Price every bin; add the most negative columns. */
-        for (size_t g = 0; g < G; g++)
-            u[g] = ms.pi[g] > 0 ? ms.pi[g] : 0;
+        if (e == SIZE_MAX || c->pivots >= MAX_PIVOTS)
+            break;
+        size_t r;
+        if (!pivot(ms, e, &r))
+            break;
+        for (size_t j = 0; j < rows; j++)
+            ms->pi[j] += best * ms->Binv[r * rows + j];
+        c->pivots++;
+    }
+    compute_duals(ms);
+    for (size_t g = 0; g + 1 < rows; g++)
+        c->u[g] = ms->pi[g] > 0 ? ms->pi[g] : 0;
+}
+
+/* Price bin b under the current duals: its certified upper bound on u.a
+ * (into vbar) and its best column (into a, *val its value). */
+static void cg_price(cg *c, const model *m, size_t b, long budget, double *a, double *val, bool *exact)
+{
+    *exact = true;
+    if (c->integer && !m->b[b].free_bin)
+        c->vbar[b] = iprice_bin(&c->pr, c->kn, m, c->u, b, a, budget, m->b[b].price, c->gap, val, exact);
+    else
+        c->vbar[b] = price_bin(&c->pr, m, c->u, b, a, val, NULL);
+}
+
+/* Generate columns until none prices out (or caps, or the deadline). */
+static void cg_run(cg *c, const model *m, const sv_lp_opts *o, long round_budget, long final_budget)
+{
+    master *ms = &c->ms;
+    const size_t G = m->G;
+    long budget = round_budget;
+    bool last_partial = false;
+    c->fresh = false;
+    for (int round = 0; round < MAX_ROUNDS && c->pivots < MAX_PIVOTS; round++) {
+        if (o->deadline_ns && lb_now_ns() > o->deadline_ns)
+            break;
+        cg_optimize(c);
         size_t n_cand = 0;
+        bool inexact = false;
+        /* Partial pricing: between full rounds only the bins whose last
+         * fractional value came near their price are priced again. */
+        bool full = !c->integer || round % 8 == 0 || last_partial;
         for (size_t b = 0; b < m->B; b++) {
             double val;
-            (void)price_bin(&pr, m, u, b, a, &val);
-            double rc = (m->b[b].free_bin ? -ms.pi[G] : m->b[b].price) - val;
-            if (rc < -1e-9 * maxprice) {
-                cand_rc[n_cand] = rc;
-                cand_b[n_cand++] = b;
+            bool exact;
+            double *ca = c->cand_a + n_cand * (G + 1);
+            if (!full && c->vbar[b] < m->b[b].price * 0.97 && !m->b[b].free_bin)
+                continue;
+            cg_price(c, m, b, budget, ca, &val, &exact);
+            inexact |= !exact;
+            double rc = (m->b[b].free_bin ? -ms->pi[G] : m->b[b].price) - val;
+            if (val > 0 && rc < -1e-9 * c->maxprice) {
+                c->cand_rc[n_cand] = rc;
+                c->cand_b[n_cand++] = b;
             }
         }
+        c->fresh = full;
         /* Keep the COLS_PER_ROUND most negative (partial selection). */
         size_t keep = n_cand < COLS_PER_ROUND ? n_cand : COLS_PER_ROUND;
         for (size_t i = 0; i < keep; i++) {
             size_t best = i;
             for (size_t j = i + 1; j < n_cand; j++)
-                if (cand_rc[j] < cand_rc[best])
+                if (c->cand_rc[j] < c->cand_rc[best])
                     best = j;
-            double trc = cand_rc[i];
-            size_t tb = cand_b[i];
-            cand_rc[i] = cand_rc[best];
-            cand_b[i] = cand_b[best];
-            cand_rc[best] = trc;
-            cand_b[best] = tb;
+            double trc = c->cand_rc[i];
+            size_t tb = c->cand_b[i];
+            c->cand_rc[i] = c->cand_rc[best];
+            c->cand_b[i] = c->cand_b[best];
+            c->cand_rc[best] = trc;
+            c->cand_b[best] = tb;
+            if (best != i) {
+                memcpy(c->a, c->cand_a + i * (G + 1), G * sizeof(double));
+                memcpy(c->cand_a + i * (G + 1), c->cand_a + best * (G + 1), G * sizeof(double));
+                memcpy(c->cand_a + best * (G + 1), c->a, G * sizeof(double));
+            }
         }
-        size_t added = 0;
         for (size_t i = 0; i < keep; i++) {
-            size_t b = cand_b[i];
-            double val;
-            (void)price_bin(&pr, m, u, b, a, &val);
-            add_column(&ms, b, m->b[b].free_bin ? 0 : m->b[b].price, a, G, m->b[b].free_bin);
-            added++;
+            size_t b = c->cand_b[i];
+            add_column(ms, b, m->b[b].free_bin ? 0 : m->b[b].price, c->cand_a + i * (G + 1), G,
+                       m->b[b].free_bin);
         }
-        if (added == 0)
+        last_partial = false;
+        if (keep > 0) {
+            c->fresh = false;
+            budget = round_budget;
+            continue;
+        }
+        if (!full) {
+            last_partial = true;   /* nothing near: look at every bin */
+            continue;
+        }
+        /* No column found.  An integer search that ran out of budget may
+         * have missed one: search once more with the final budget. */
+        if (!c->integer || !inexact || budget >= final_budget)
             break;
+        budget = final_budget;
     }
+    if (!c->fresh)
+        cg_optimize(c);
+}
 
-    /* Certified dual value. */
-    compute_duals(&ms);
-    for (size_t g = 0; g < G; g++)
-        u[g] = ms.pi[g] > 0 ? ms.pi[g] : 0;
+/* The certified dual value of the current duals (see the file comment):
+ * theta * (sum_g n_g u_g - v_free). */
+static double cg_certify(cg *c, const model *m, long final_budget)
+{
     double theta = 1, vfree = 0, nu = 0;
     for (size_t b = 0; b < m->B; b++) {
-        double val;
-        vbar[b] = price_bin(&pr, m, u, b, a, &val);
+        if (!c->fresh) {
+            double val;
+            bool exact;
+            cg_price(c, m, b, final_budget, c->a, &val, &exact);
+        }
+        double v = c->vbar[b];
         if (m->b[b].free_bin) {
-            vfree = vbar[b];
-        } else if (vbar[b] > 0) {
-            double t = vbar[b] == INFINITY ? 0 : m->b[b].price / vbar[b];
+            vfree = v;
+        } else if (v > 0) {
+            double t = v == INFINITY ? 0 : m->b[b].price / v;
             if (t < theta)
                 theta = t;
         }
     }
-    for (size_t g = 0; g < G; g++)
-        nu += m->g[g].n * u[g];
+    c->fresh = true;
+    for (size_t g = 0; g < m->G; g++)
+        nu += m->g[g].n * c->u[g];
     double lb = vfree == INFINITY ? 0 : theta * (nu - vfree);
     if (!(lb > 0))
         lb = 0;
-    lb *= 1 - 1e-9;
-    if (plan)
-        export_columns(m, &ms, plan);
+    return lb * (1 - 1e-9);
+}
 
-    for (size_t j = 0; j < ms.n_cols; j++) {
-        free(ms.cols[j].rows);
-        free(ms.cols[j].vals);
+/* An integer pattern near a fractional column: its counts rounded down,
+ * then filled by the column's own groups (largest fraction first) and
+ * then any allowed group by value per size, while they fit. */
+static void integerize(const model *m, size_t bi, const double *u, const column *col, double *a)
+{
+    const size_t G = m->G, D = m->D;
+    const bin *b = &m->b[bi];
+    double left[MAX_DIMS];
+    memcpy(left, b->cap, D * sizeof(double));
+    memset(a, 0, G * sizeof(double));
+    for (size_t k = 0; k < col->n; k++) {
+        size_t g = col->rows[k];
+        if (g >= G)
+            continue;
+        double f = floor(col->vals[k] + 1e-9);
+        if (f > m->g[g].n)
+            f = m->g[g].n;
+        a[g] = f;
+        for (size_t d = 0; d < D; d++)
+            left[d] -= f * m->g[g].r[d];
     }
-    free(ms.cols);
-    free(ms.Binv);
-    free(ms.xB);
-    free(ms.basis);
-    free(ms.pi);
-    free(ms.work);
-    free(a);
-    free(u);
-    free(vbar);
-    free(cand_rc);
-    free(cand_b);
-    free(pr.T);
-    free(pr.cols);
-    free(pr.basis);
+    /* Fill: the column's own groups first, then the others by value per
+     * unit of the bin they use. */
+    size_t *ord = tlr_malloc((G + 1) * sizeof(size_t));
+    double *eff = tlr_malloc((G + 1) * sizeof(double));
+    size_t no = 0;
+    for (size_t g = 0; g < G; g++) {
+        if (!m->allow[bi * G + g] || !(u[g] > 0))
+            continue;
+        double sz = 0;
+        for (size_t d = 0; d < D; d++)
+            if (b->cap[d] > 0)
+                sz += m->g[g].r[d] / b->cap[d];
+        eff[g] = (a[g] > 0 ? 1e6 : 0) + (sz > 0 ? u[g] / sz : 0);
+        ord[no++] = g;
+    }
+    for (size_t i = 1; i < no; i++)
+        for (size_t j = i; j > 0 && eff[ord[j]] > eff[ord[j - 1]]; j--) {
+            size_t t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
+        }
+    for (size_t oi = 0; oi < no; oi++) {
+        size_t g = ord[oi];
+        {
+            for (;;) {
+                if (a[g] + 1 > m->g[g].n)
+                    break;
+                bool fits = true;
+                for (size_t d = 0; d < D && fits; d++)
+                    fits = m->g[g].r[d] <= left[d] * (1 + 1e-9) + 1e-12;
+                if (!fits)
+                    break;
+                a[g] += 1;
+                for (size_t d = 0; d < D; d++)
+                    left[d] -= m->g[g].r[d];
+            }
+        }
+    }
+    free(ord);
+    free(eff);
+}
+
+/* Solve the LP; the certified bound is returned, and with plan non-NULL
+ * the final basis's columns are exported into it.  With o->integer the
+ * fractional LP is solved first (its bound is kept), then the
+ * configuration LP over integer patterns starts from its columns, rounded
+ * to integers, and its solution is what plan gets. */
+static double solve_bound(model *m, sv_lp_plan *plan, const sv_lp_opts *o)
+{
+    long round_budget = o->round_budget > 0 ? o->round_budget : LB_ROUND_BUDGET;
+    long final_budget = o->final_budget > 0 ? o->final_budget : LB_FINAL_BUDGET;
+    cg f;
+    cg_init(&f, m, false);
+    cg_run(&f, m, o, round_budget, final_budget);
+    double lb = cg_certify(&f, m, final_budget);
+    if (!o->integer) {
+        if (plan)
+            export_columns(m, &f.ms, plan);
+        cg_free(&f);
+        return lb;
+    }
+    cg c;
+    cg_init(&c, m, true);
+    for (size_t i = 0; i < f.ms.m; i++) {
+        const column *col = &f.ms.cols[f.ms.basis[i]];
+        if (col->bin == SIZE_MAX || m->b[col->bin].free_bin || !(f.ms.xB[i] > 1e-9))
+            continue;
+        integerize(m, col->bin, f.u, col, c.a);
+        bool any = false;
+        for (size_t g = 0; g < m->G && !any; g++)
+            any = c.a[g] > 0;
+        if (any)
+            add_column(&c.ms, col->bin, m->b[col->bin].price, c.a, m->G, false);
+    }
+    /* And each new bin's best integer pattern under the fractional duals. */
+    memcpy(c.u, f.u, m->G * sizeof(double));
+    for (size_t b = 0; b < m->B; b++) {
+        if (m->b[b].free_bin)
+            continue;
+        double val;
+        bool exact;
+        (void)iprice_bin(&c.pr, c.kn, m, c.u, b, c.a, round_budget * 10, 0, c.gap, &val, &exact);
+        if (val > 0)
+            add_column(&c.ms, b, m->b[b].price, c.a, m->G, false);
+    }
+    cg_free(&f);
+    cg_run(&c, m, o, round_budget, final_budget);
+    if (o->certify) {
+        /* Certify with tight knapsacks: a gap g costs the bound a share g. */
+        c.gap = LB_CERT_GAP;
+        c.fresh = false;
+        double ilb = cg_certify(&c, m, o->cert_budget > 0 ? o->cert_budget : LB_CERT_BUDGET);
+        if (ilb > lb)
+            lb = ilb;
+    }
+    if (plan)
+        export_columns(m, &c.ms, plan);
+    cg_free(&c);
     return lb;
 }
 
@@ -1098,7 +1410,7 @@ static void prune_dominated(model *m, bins_ctx *bc)
 }
 
 /* The bound of req; with plan non-NULL also the LP's solution. */
-static double lb_run(const Tailor__V1__SolveRequest *req, sv_lp_plan *plan)
+static double lb_run(const Tailor__V1__SolveRequest *req, const sv_lp_opts *o, sv_lp_plan *plan)
 {
     model m = {0};
     m.pod_group = tlr_malloc((req->n_pending_pods + 1) * sizeof(int));
@@ -1167,7 +1479,8 @@ static double lb_run(const Tailor__V1__SolveRequest *req, sv_lp_plan *plan)
     if (m.D == 0)
         goto out;
     normalize(&m, raw_r, bc.raw_c);
-    lb = solve_bound(&m, plan);
+    sv_lp_opts def = { .integer = false };
+    lb = solve_bound(&m, plan, o ? o : &def);
 out:
     if (plan) {
         plan->npods = (int)req->n_pending_pods;
@@ -1191,16 +1504,26 @@ int tlr_solve_lower_bound(const Tailor__V1__SolveRequest *req, double *cost_per_
 {
     if (!req || !cost_per_hour)
         return TLR_E_INVAL;
-    *cost_per_hour = lb_run(req, NULL);
+    *cost_per_hour = lb_run(req, NULL, NULL);
     return TLR_OK;
 }
 
-int sv_lp_plan_solve(const Tailor__V1__SolveRequest *req, sv_lp_plan **out)
+int tlr_solve_lower_bound_tight(const Tailor__V1__SolveRequest *req, double *cost_per_hour)
+{
+    if (!req || !cost_per_hour)
+        return TLR_E_INVAL;
+    sv_lp_opts o = { .integer = true, .certify = true, .final_budget = LB_TIGHT_BUDGET,
+                     .cert_budget = LB_CERT_BUDGET };
+    *cost_per_hour = lb_run(req, &o, NULL);
+    return TLR_OK;
+}
+
+int sv_lp_plan_solve(const Tailor__V1__SolveRequest *req, const sv_lp_opts *o, sv_lp_plan **out)
 {
     if (!req || !out)
         return TLR_E_INVAL;
     sv_lp_plan *p = tlr_calloc(1, sizeof(*p));
-    p->bound = lb_run(req, p);
+    p->bound = lb_run(req, o, p);
     *out = p;
     return TLR_OK;
 }

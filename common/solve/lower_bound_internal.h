@@ -12,6 +12,9 @@
 #ifndef LOWER_BOUND_INTERNAL_H
 #define LOWER_BOUND_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "tailor/v1/solver.pb-c.h"
 
 /* One column of the LP's final basis: x nodes of (pool, type). */
@@ -34,10 +37,25 @@ typedef struct sv_lp_plan {
     int ncols;
 } sv_lp_plan;
 
-/* Solve the bound's LP for req (borrowed).  On TLR_OK *out is new and
- * owned by the caller (free with sv_lp_plan_free); it borrows pointers
- * from req, which must outlive it.  Errors: TLR_E_INVAL without req. */
-int  sv_lp_plan_solve(const Tailor__V1__SolveRequest *req, sv_lp_plan **out);
+/* How to solve it.  integer: columns are integer patterns (the
+ * configuration LP, priced by branch and bound, knapsack.c) instead of
+ * fractional fillings; budgets are knapsack nodes per bin while columns
+ * are generated and for the last, certifying pass; the deadline
+ * (CLOCK_MONOTONIC ns, 0 = none) stops column generation early. */
+typedef struct sv_lp_opts {
+    bool integer;
+    bool certify;          /* integer: also certify its bound (can be slow) */
+    long round_budget;
+    long final_budget;
+    long cert_budget;      /* knapsack nodes per bin when certifying */
+    int64_t deadline_ns;
+} sv_lp_opts;
+
+/* Solve the bound's LP for req (borrowed); o may be NULL (fractional).
+ * On TLR_OK *out is new and owned by the caller (free with
+ * sv_lp_plan_free); it borrows pointers from req, which must outlive it.
+ * Errors: TLR_E_INVAL without req. */
+int  sv_lp_plan_solve(const Tailor__V1__SolveRequest *req, const sv_lp_opts *o, sv_lp_plan **out);
 void sv_lp_plan_free(sv_lp_plan *p);   /* NULL is fine */
 
 #endif

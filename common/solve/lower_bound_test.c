@@ -236,11 +236,73 @@ static void test_inflight_planned_pods_excluded(void **state)
     tailor__v1__solve_request__free_unpacked(req, NULL);
 }
 
+/* Integrality: 6 pods of 1.5 cpu on a 4-cpu type at $1.  The relaxation
+ * packs 2.67 pods a node ($2.25); whole pods fit 2 a node: $3.00. */
+static void whole_pods(Tailor__V1__SolveRequest *req)
+{
+    kit_add_type(req, kit_type("t4", 4000, 16384, 110, 0, 1.00));
+    add_pods(req, "p", 6, 1500, 1024, 0);
+}
+
+/* 12 GPU pods of 13 cpu / 1 GPU; g: 48 cpu, 4 GPUs, $4; s: 16 cpu, 1 GPU,
+ * $1.50.  Fractionally g holds 48/13 = 3.69 pods ($1.083 a pod): $13.00.
+ * Whole pods: 3 on g ($1.333 a pod), 1 on s ($1.50): 4 g nodes, $16.00. */
+static void gpu_whole(Tailor__V1__SolveRequest *req)
+{
+    kit_add_type(req, kit_type("g", 48000, 196608, 110, 4, 4.00));
+    kit_add_type(req, kit_type("s", 16000, 65536, 110, 1, 1.50));
+    add_pods(req, "p", 12, 13000, 1024, 1);
+}
+
+/* The tight bound: the configuration LP's optimum where it differs, and
+ * everywhere at least the relaxation and at most what a plan costs. */
+static void test_tight(void **state)
+{
+    (void)state;
+    static const lbcase tight[] = {
+        {"whole pods", whole_pods, 3.00},
+        {"gpu whole pods", gpu_whole, 16.00},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(tight) / sizeof(tight[0]); i++) {
+        Tailor__V1__SolveRequest *req = kit_request();
+        tight[i].build(req);
+        double frac = -1, got = -1;
+        assert_int_equal(tlr_solve_lower_bound(req, &frac), TLR_OK);
+        int rc = tlr_solve_lower_bound_tight(req, &got);
+        if (rc != TLR_OK || fabs(got - tight[i].want) > 1e-6 * (1 + tight[i].want) || !(frac < got)) {
+            printf("case '%s': got rc=%d tight=%.9f (relaxation %.9f), want %.9f\n", tight[i].name, rc, got,
+                   frac, tight[i].want);
+            failed++;
+        }
+        tailor__v1__solve_request__free_unpacked(req, NULL);
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        Tailor__V1__SolveRequest *req = kit_request();
+        cases[i].build(req);
+        double got = -1;
+        Tailor__V1__SolveResponse *plan = NULL;
+        tlr_solve_opts o = {.no_lower_bound = true};
+        int rc = tlr_solve_lower_bound_tight(req, &got);
+        assert_int_equal(tlr_solve(req, &o, &plan), TLR_OK);
+        if (rc != TLR_OK || got < cases[i].want * (1 - 1e-6) - 1e-9 ||
+            (plan->n_pod_errors == 0 && got > plan->total_cost_per_hour * (1 + 1e-9) + 1e-9)) {
+            printf("case '%s': tight %.9f, relaxation %.9f, plan %.9f\n", cases[i].name, got, cases[i].want,
+                   plan->total_cost_per_hour);
+            failed++;
+        }
+        tlr_solve_response_free(plan);
+        tailor__v1__solve_request__free_unpacked(req, NULL);
+    }
+    assert_int_equal(failed, 0);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
     double v = 42;
     assert_int_equal(tlr_solve_lower_bound(NULL, &v), TLR_E_INVAL);
+    assert_int_equal(tlr_solve_lower_bound_tight(NULL, &v), TLR_E_INVAL);
     assert_true(v == 42);
 }
 
@@ -249,6 +311,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_inflight_planned_pods_excluded),
+        cmocka_unit_test(test_tight),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1303,6 +1303,101 @@ static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int 
     return r;
 }
 
+/* ---- claims opened from outside (seed.c) ------------------------------- */
+
+static int quick_ok(const sv_model *m, const sv_bin *x, const sv_class *cl);
+
+int sv_room_place(sv_model *m, int b, int c, int lv, int want, int *place)
+{
+    return room_at(m, b, c, lv, want, place);
+}
+
+void sv_place_pods(sv_model *m, int b, int c, int lv, const int *pods, int n, int place)
+{
+    place_n(m, b, c, lv, pods, n, place);
+}
+
+int sv_claim_open_target(sv_model *m, int pi, int pt)
+{
+    sv_pool *p = &m->pools[pi];
+    if (m->strategy != TLR_SOLVE_TAILOR || !m->allow_new || (m->max_new > 0 && m->nnew >= m->max_new) ||
+        p->nodes_left <= 0 || pt < 0 || pt >= p->ntypes)
+        return SV_NONE;
+    if (p->limited && !limit_fits(m, p, &m->types[p->types[pt]].cap))
+        return SV_NONE;
+    int words = p->ntypes / 64 + 1;
+    uint64_t *cand = tlr_arena_calloc(m->ar, (size_t)words, sizeof(uint64_t));
+    int ncand = 0;
+    for (int t = 0; t < p->ntypes; t++)
+        if (!p->limited || limit_fits(m, p, &m->types[p->types[t]].cap)) {
+            sv_bit_set(cand, t);
+            ncand++;
+        }
+    int b = new_bin(m);
+    sv_bin *x = &m->bins[b];
+    x->kind = SV_BIN_NEW;
+    x->pool = pi;
+    x->np = p->np;
+    x->cand = cand;
+    x->ncand = ncand;
+    x->pmask = p->pmask;
+    x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
+    for (int k = 0; k < p->ncustom; k++)
+        x->custom[k] = ~(uint64_t)0;
+    x->level_class = SV_NONE;
+    x->level = 0;
+    x->target = pt;
+    sv_res f;
+    claim_free(m, x, pt, &f);
+    x->qcpu = f.v[SV_DIM_CPU];
+    x->qmem = f.v[SV_DIM_MEM];
+    return b;
+}
+
+void sv_claim_commit(sv_model *m, int b)
+{
+    sv_bin *x = &m->bins[b];
+    sv_pool *p = &m->pools[x->pool];
+    if (!x->npods) {
+        if (b == m->nbins - 1)
+            m->nbins--;
+        else
+            x->dead = true;
+        return;
+    }
+    x->charged = m->types[p->types[x->target]].cap;
+    for (int d = 0; d < m->ndim; d++)
+        if (p->limit_left.v[d] != INT64_MAX)
+            p->limit_left.v[d] -= x->charged.v[d];
+    if (p->nodes_left != INT64_MAX)
+        p->nodes_left--;
+    m->nnew++;
+}
+
+void sv_place_existing(sv_model *m, int c)
+{
+    sv_class *cl = &m->classes[c];
+    if (cl->bad || cl->left <= 0)
+        return;
+    int *q = tlr_arena_alloc(m->ar, (size_t)cl->npods * sizeof(int));
+    int nq = 0;
+    for (int i = 0; i < cl->npods; i++)
+        if (m->pods[cl->pods[i]].bin == SV_NONE)
+            q[nq++] = cl->pods[i];
+    int head = 0;
+    for (int b = 0; b < m->nexisting && head < nq; b++) {
+        sv_bin *x = &m->bins[b];
+        if (x->dead || !quick_ok(m, x, cl))
+            continue;
+        int place;
+        int r = room_at(m, b, c, 0, nq - head, &place);
+        if (r > 0) {
+            place_n(m, b, c, 0, q + head, r, place);
+            head += r;
+        }
+    }
+}
+
 /* ---- tailor ----------------------------------------------------------- */
 
 static int quick_ok(const sv_model *m, const sv_bin *x, const sv_class *cl)
@@ -1501,7 +1596,7 @@ static void karpenter_all(sv_model *m)
 /* Pods of such a class can move between new claims without touching any
  * topology count: no spread, affinity or anti-affinity, no group selects
  * them, no host ports. */
-static bool class_movable(const sv_class *c)
+bool sv_class_movable(const sv_class *c)
 {
     return !c->ncons && !c->nmatch && !c->nowns && !c->nports && !c->pin_zone && !c->pin_ct;
 }
@@ -1538,7 +1633,7 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
     sv_bin *xa = &m->bins[a];
     for (int i = 0; i < xa->npods; i++) {
         const sv_podst *ps = &m->pods[xa->pods[i]];
-        if (!class_movable(&m->classes[ps->cls]) || (ps->level < 32 && (hopeless[ps->cls] >> ps->level) & 1))
+        if (!sv_class_movable(&m->classes[ps->cls]) || (ps->level < 32 && (hopeless[ps->cls] >> ps->level) & 1))
             return false;
     }
     if (m->pools[xa->pool].limited)
@@ -1718,6 +1813,8 @@ void sv_place_all(sv_model *m)
             if (!m->classes[c].bad)
                 for (int d = 0; d < m->ndim; d++)
                     m->tot_all[d] += (double)m->classes[c].req.v[d] * m->classes[c].left;
+        if (m->seed && m->allow_new && m->nremoved == 0)
+            sv_seed(m);
         for (int pos = 0; pos < m->nclasses; pos++) {
             sv_class *cl = &m->classes[m->class_order[pos]];
             if (cl->bad) {

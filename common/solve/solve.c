@@ -19,6 +19,12 @@
  * generation re-prices with dual values; the cheaper plan is kept.  It
  * costs one more placement and saves 2-4 % on the benchmark shapes.
  *
+ * LP-guided packing: when at least half the pods are free to move (no
+ * topology constraint), one more tailor run first opens the whole nodes of
+ * the configuration LP's solution for them (seed.c), then places the rest
+ * as usual; the cheaper plan is kept.  On the real trace this is the
+ * difference between 6.6 % and 1.5 % above the lower bound.
+ *
  * Insurance: with TLR_SOLVE_TAILOR, when the request is small enough that
  * running the baseline too costs little (see SV_INSURE_WORK), both
  * strategies run and the cheaper complete plan is kept, so tailor's plan is
@@ -35,6 +41,8 @@
 
 /* pods x (types + existing nodes) under which the baseline runs as well */
 #define SV_INSURE_WORK 2000000.0
+/* the LP-guided plan runs when at least this share of pods is movable */
+#define SV_SEED_MIN_SHARE 0.5
 /* batches up to this many pods get a second, re-priced tailor pass */
 #define SV_REPRICE_MAX_PODS 10000
 
@@ -64,9 +72,14 @@ typedef struct sv_input {
 } sv_input;
 
 static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena *ar, sv_model *m,
-                      const double *hint)
+                      const double *hint, bool seed)
 {
     memset(m, 0, sizeof(*m));
+    m->cats = in->cats;
+    m->ncats = in->ncats;
+    m->ice = in->ice;
+    m->nice = in->nice;
+    m->seed = seed && strategy == TLR_SOLVE_TAILOR;
     m->unit_hint = hint;
     m->ar = ar;
     m->cluster = in->cluster;
@@ -79,6 +92,8 @@ static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena
         o && o->min_values_policy == TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT;
     int64_t tmo = o && o->timeout_ms > 0 ? o->timeout_ms : 60000;
     m->deadline_ns = in->start_ns + tmo * 1000000;
+    /* The LP may take a third of what is left of the budget. */
+    m->seed_deadline_ns = mono_ns() + (m->deadline_ns - mono_ns()) / 3;
     m->allow_new = in->allow_new;
     m->max_new = in->max_new;
     m->removed = in->removed;
@@ -143,12 +158,42 @@ static void unit_shares(sv_model *m, double *hint)
     free(cnt);
 }
 
+static int new_claims(const sv_model *m)
+{
+    int n = 0;
+    for (int b = m->nexisting; b < m->nbins; b++)
+        n += !m->bins[b].dead && m->bins[b].npods > 0;
+    return n;
+}
+
+/* Is plan a better than plan b: no more pods left out, and cheaper (by
+ * more than rounding), or as cheap with fewer new nodes. */
+static bool better(sv_model *a, sv_model *b)
+{
+    if (unplaced(a) > unplaced(b))
+        return false;
+    double ca = plan_cost(a), cb = plan_cost(b), eps = 1e-7 * (cb > 1 ? cb : 1);
+    if (unplaced(a) < unplaced(b))
+        return true;
+    return ca < cb - eps || (ca <= cb + eps && new_claims(a) < new_claims(b));
+}
+
+/* The share of pending pods in movable classes (seed.c takes those). */
+static double movable_share(const sv_model *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->npods; i++)
+        if (!m->classes[m->pods[i].cls].bad && sv_class_movable(&m->classes[m->pods[i].cls]))
+            n++;
+    return m->npods ? (double)n / m->npods : 0;
+}
+
 /* Run the strategy (with insurance); *winner is the model to emit from. */
 static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena *a1, tlr_arena *a2,
                          sv_model *m1, sv_model *m2, sv_model **winner)
 {
     tlr_solve_strategy st = o ? o->strategy : TLR_SOLVE_TAILOR;
-    model_run(in, st, a1, m1, NULL);
+    model_run(in, st, a1, m1, NULL, false);
     sv_model *best = m1;
     if (st != TLR_SOLVE_TAILOR || m1->timed_out || m1->nbins == m1->nexisting) {
         *winner = best;
@@ -159,10 +204,22 @@ static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena 
     if (in->npods <= SV_REPRICE_MAX_PODS) {
         double *hint = tlr_calloc((size_t)m1->nclasses + 1, sizeof(double));
         unit_shares(m1, hint);
-        model_run(in, st, a2, m2, hint);
+        model_run(in, st, a2, m2, hint, false);
         free(hint);
-        if (!m2->timed_out && unplaced(m2) <= unplaced(m1) && plan_cost(m2) < plan_cost(m1) - 1e-9)
+        if (!m2->timed_out && better(m2, m1))
             best = m2;
+    }
+    /* LP-guided: claims seeded from the configuration LP (seed.c), when
+     * most pods are free to move (the LP knows no topology), keeping the
+     * cheaper plan. */
+    if (!(o && o->no_lp_guide) && in->allow_new && in->nremoved == 0 &&
+        movable_share(m1) >= SV_SEED_MIN_SHARE) {
+        sv_model *spare = best == m1 ? m2 : m1;
+        tlr_arena *sa = best == m1 ? a2 : a1;
+        tlr_arena_reset(sa);
+        model_run(in, st, sa, spare, NULL, true);
+        if (!spare->timed_out && better(spare, best))
+            best = spare;
     }
     /* Insurance: the baseline, in whichever model/arena the best plan
      * does not use. */
@@ -171,9 +228,8 @@ static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena 
         sv_model *spare = best == m1 ? m2 : m1;
         tlr_arena *sa = best == m1 ? a2 : a1;
         tlr_arena_reset(sa);
-        model_run(in, TLR_SOLVE_KARPENTER, sa, spare, NULL);
-        int ub = unplaced(best), us = unplaced(spare);
-        if (!spare->timed_out && (us < ub || (us == ub && plan_cost(spare) < plan_cost(best) - 1e-9)))
+        model_run(in, TLR_SOLVE_KARPENTER, sa, spare, NULL, false);
+        if (!spare->timed_out && better(spare, best))
             best = spare;
     }
     *winner = best;

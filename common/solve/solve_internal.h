@@ -334,6 +334,13 @@ typedef struct sv_model {
      * by the classes whose turn is over; choose_target uses the difference */
     double tot_all[SV_NDIM];
     double tot_done[SV_NDIM];
+    /* the request's catalogs and ICE list (borrowed), for seed.c */
+    const Tailor__V1__CatalogRef *const *cats;
+    size_t ncats;
+    const Tailor__V1__OfferingUnavailable *const *ice;
+    size_t nice;
+    bool seed;                   /* tailor: seed claims from the LP (seed.c) */
+    int64_t seed_deadline_ns;    /* when the LP must stop generating columns */
     /* Simulate */
     bool allow_new;
     int max_new;
@@ -373,6 +380,23 @@ sv_dom sv_dom_extend(sv_model *m, const sv_dom *base, const char *const *k, cons
 /* place.c */
 void sv_place_all(sv_model *m);
 int  sv_bin_room(sv_model *m, int b, int c, int lv, int want);
+/* For seed.c: room_at and place_n as they are; a new empty claim of pool
+ * pi sized for pool type pt (SV_NONE when limits or the replacement cap
+ * forbid it), committed once filled (charged to the limits; dropped when
+ * it stayed empty); class c's pods placed on existing capacity only, at
+ * its first level. */
+int  sv_room_place(sv_model *m, int b, int c, int lv, int want, int *place);
+void sv_place_pods(sv_model *m, int b, int c, int lv, const int *pods, int n, int place);
+int  sv_claim_open_target(sv_model *m, int pi, int pt);
+void sv_claim_commit(sv_model *m, int b);
+void sv_place_existing(sv_model *m, int c);
+/* No spread, affinity, anti-affinity, host ports; no group selects it. */
+bool sv_class_movable(const sv_class *c);
+
+/* seed.c: with m->seed set, opens the new claims of the configuration
+ * LP's rounded-down solution for the movable pods left after existing
+ * capacity (see seed.c). */
+void sv_seed(sv_model *m);
 
 /* emit.c */
 void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);

@@ -736,6 +736,57 @@ static void test_tailor_not_dearer(void **state)
     }
 }
 
+/* Two complementary shapes on one pool: A is cpu-heavy, B memory-heavy;
+ * each alone packs best on its own special type, together they fill the
+ * balanced b.8 (8 cpu, 16 GiB, $0.50) nearly full: 48 A (1 cpu, 0.4 GiB)
+ * and 56 B (0.2 cpu, 1.9 GiB) fill 8 b.8 (each 6 A + 7 B = 7.4 cpu,
+ * 15.7 GiB) for $4.00, where the specialised types cost $0.40 per 8 A
+ * (c.8: 8 cpu, 4 GiB) and $0.40 per 8 B (m.2: 2 cpu, 16 GiB): $5.20.  The
+ * configuration LP sees the mix; the plan may not cost more than $4.00. */
+static void b_complementary(Tailor__V1__SolveRequest *r)
+{
+    tk_type(r, "c.8", 8, 4, 1.0)->allocatable->memory_bytes = 4 * TK_GIB;
+    tk_type(r, "m.2", 2, 16, 1.0);
+    tk_type(r, "b.8", 8, 16, 1.25);
+    tk_pool(r, "default", 0);
+    char n[16];
+    for (int i = 0; i < 48; i++) {
+        snprintf(n, sizeof n, "a%d", i);
+        tk_pod(r, n, 1000, 410);
+    }
+    for (int i = 0; i < 56; i++) {
+        snprintf(n, sizeof n, "b%d", i);
+        tk_pod(r, n, 200, 1946);
+    }
+}
+
+/* LP-guided packing: never dearer than the greedy alone, and on the
+ * complementary shapes as cheap as the mix. */
+static void test_lp_guided(void **state)
+{
+    (void)state;
+    void (*builds[])(Tailor__V1__SolveRequest *) = { b_complementary, b_packing, b_gpu, b_weights, b_limits };
+    for (size_t i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+        double cost[2];
+        for (int g = 0; g < 2; g++) {
+            Tailor__V1__SolveRequest *req = tk_new();
+            builds[i](req);
+            tlr_solve_opts o = { .strategy = TLR_SOLVE_TAILOR, .no_lp_guide = g == 1, .no_lower_bound = true };
+            Tailor__V1__SolveResponse *s = NULL;
+            assert_int_equal(tlr_solve(req, &o, &s), TLR_OK);
+            cost[g] = s->total_cost_per_hour;
+            assert_int_equal(tk_check(req, s), 0);
+            tlr_solve_response_free(s);
+            tk_free(req);
+        }
+        if (i == 0)
+            printf("complementary: lp-guided %.4f, greedy %.4f (want <= %.4f)\n", cost[0], cost[1], 8 * 1.25 * 0.4);
+        assert_true(cost[0] <= cost[1] + 1e-9);
+        if (i == 0)
+            assert_true(cost[0] <= 8 * 1.25 * 0.4 + 1e-9);
+    }
+}
+
 /* A catalog reference without its catalog is a miss, not a solve. */
 static void test_catalog_miss(void **state)
 {
@@ -788,6 +839,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases),
         cmocka_unit_test(test_tailor_not_dearer),
+        cmocka_unit_test(test_lp_guided),
         cmocka_unit_test(test_catalog_miss),
         cmocka_unit_test(test_deterministic),
     };

@@ -36,6 +36,9 @@ typedef struct tlr_solve_opts {
     /* Leave SolveResponse.lower_bound_cost_per_hour at 0 (not computed):
      * the bound is an LP and can cost more than the solve itself. */
     bool no_lower_bound;
+    /* Greedy placement only: no LP-guided candidate plan (seed.c), for
+     * side-by-side measurements. */
+    bool no_lp_guide;
 } tlr_solve_opts;
 
 /* Plan req (borrowed).  o may be NULL (defaults).  On TLR_OK *out is new
@@ -59,5 +62,10 @@ void tlr_simulate_response_free(Tailor__V1__SimulateResponse *r);
  * of a linear relaxation (see lower_bound.c and docs/solver.md).  0 when
  * nothing needs new capacity.  Pure; does not place anything. */
 int  tlr_solve_lower_bound(const Tailor__V1__SolveRequest *req, double *cost_per_hour);
+
+/* A tighter bound, slower (seconds on thousands of pods): the larger of
+ * that one and the certified optimum of the configuration LP, whose nodes
+ * hold whole pods (see lower_bound.c).  Same contract as above. */
+int  tlr_solve_lower_bound_tight(const Tailor__V1__SolveRequest *req, double *cost_per_hour);
 
 #endif

@@ -207,8 +207,13 @@ static int store_scale(void *arg, const char *ns, const char *kind, const char *
         if (tlr_json_bool(r, "controller", &ctl) != TLR_OK || !ctl || !rk || !rn || !ru ||
             strcmp(rk, "Deployment") != 0)
             continue;
+        /* rn and ru live in o: copy them before letting o go. */
+        char *dn = tlr_strdup(rn), *du = tlr_strdup(ru);
         json_object_put(o);
-        return store_scale(arg, ns, "Deployment", rn, ru, scale_uid, len, scale);
+        rc = store_scale(arg, ns, "Deployment", dn, du, scale_uid, len, scale);
+        free(dn);
+        free(du);
+        return rc;
     }
     int64_t replicas = 1;   /* the API defaults spec.replicas to 1 */
     (void)tlr_json_int(o, "spec.replicas", &replicas);
