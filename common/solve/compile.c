@@ -894,6 +894,8 @@ static void cons_add(sv_model *m, sv_class *c, sv_cons *cn)
     c->cons = nc;
 }
 
+static int wterm_cmp(const void *a, const void *b);
+
 static void class_topology(sv_model *m, sv_class *c)
 {
     const Tailor__V1__Pod *p = c->pod;
@@ -912,7 +914,7 @@ static void class_topology(sv_model *m, sv_class *c)
         }
         sv_reqset extra = label_keys(m, &c->labels, t->match_label_keys, t->n_match_label_keys, NULL, 0);
         sv_cons cn = { SV_C_SPREAD, group_get(m, tk, t->label_selector, &extra, false, NULL, 0, c->ns),
-                       t->max_skew > 0 ? t->max_skew : 1, t->min_domains, soft, false };
+                       t->max_skew > 0 ? t->max_skew : 1, t->min_domains, soft, false, 0 };
         cons_add(m, c, &cn);
     }
     for (int anti = 0; anti < 2; anti++) {
@@ -932,10 +934,45 @@ static void class_topology(sv_model *m, sv_class *c)
             sv_cons cn = { anti ? SV_C_ANTI : SV_C_AFFINITY,
                            group_get(m, tk, t->label_selector, &extra, t->all_namespaces,
                                      t->namespaces, t->n_namespaces, c->ns),
-                           0, 0, false, false };
+                           0, 0, false, false, 0 };
+            cons_add(m, c, &cn);
+        }
+        /* Preferred terms: enforced like required ones until relaxation
+         * drops them, heaviest first (class_levels).  A preference whose
+         * topology key is not supported is left out (it only ever
+         * expressed a wish). */
+        size_t np = m->ignore_prefs || !a ? 0 : a->n_preferred;
+        const Tailor__V1__WeightedPodAffinityTerm **w = tlr_arena_alloc(m->ar, (np + 1) * sizeof(*w));
+        for (size_t i = 0; i < np; i++)
+            w[i] = a->preferred[i];
+        if (np > 1)
+            qsort(w, np, sizeof(*w), wterm_cmp);
+        int rank = 0;
+        for (size_t i = 0; i < np; i++) {
+            const Tailor__V1__PodAffinityTerm *t = w[i]->term;
+            if (!t || topo_kind(m, t->topology_key) == SV_TK_OTHER)
+                continue;
+            sv_reqset extra = label_keys(m, &c->labels, t->match_label_keys, t->n_match_label_keys,
+                                         t->mismatch_label_keys, t->n_mismatch_label_keys);
+            sv_cons cn = { anti ? SV_C_ANTI : SV_C_AFFINITY,
+                           group_get(m, topo_kind(m, t->topology_key), t->label_selector, &extra,
+                                     t->all_namespaces, t->namespaces, t->n_namespaces, c->ns),
+                           0, 0, false, false, ++rank };
             cons_add(m, c, &cn);
         }
     }
+}
+
+/* Preferred pod terms by weight, heaviest first (stable on ties by the
+ * pointers' order in the request, which qsort does not promise: the
+ * weight is the key that matters). */
+static int wterm_cmp(const void *a, const void *b)
+{
+    const Tailor__V1__WeightedPodAffinityTerm *x = *(const Tailor__V1__WeightedPodAffinityTerm *const *)a;
+    const Tailor__V1__WeightedPodAffinityTerm *y = *(const Tailor__V1__WeightedPodAffinityTerm *const *)b;
+    if (x->weight != y->weight)
+        return y->weight - x->weight;
+    return x < y ? -1 : x > y;
 }
 
 /* ---- relaxation levels and compatibility ------------------------------ */
@@ -1221,16 +1258,23 @@ static void class_levels(sv_model *m, sv_class *c)
     if (npref > 1)
         qsort(prefs, npref, sizeof(*prefs), pref_cmp);
     bool has_soft = false;
-    for (int i = 0; i < c->ncons; i++)
+    int npaff = 0, nanti = 0;
+    for (int i = 0; i < c->ncons; i++) {
         if (c->cons[i].soft)
             has_soft = true;
-    int max = (int)(nreq + npref + 3);
+        if (c->cons[i].pref && c->cons[i].kind == SV_C_ANTI && c->cons[i].pref > nanti)
+            nanti = c->cons[i].pref;
+        else if (c->cons[i].pref && c->cons[i].kind != SV_C_ANTI && c->cons[i].pref > npaff)
+            npaff = c->cons[i].pref;
+    }
+    int max = (int)(nreq + npref + 3) + npaff + nanti;
     c->levels = tlr_arena_calloc(m->ar, (size_t)max, sizeof(sv_level));
     c->nreqterms = (int)nreq;
     bool prefs_on = !m->ignore_prefs;
     /* Karpenter's relaxation order: drop required ORed terms (keeping the
-     * heaviest preference), then preferences one at a time, then
-     * ScheduleAnyway spreads, then tolerate PreferNoSchedule. */
+     * heaviest preference), then preferred pod affinity and anti-affinity
+     * terms, then node preferences one at a time, then ScheduleAnyway
+     * spreads, then tolerate PreferNoSchedule. */
     for (size_t r = 0; r < nreq; r++) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = base;
@@ -1249,8 +1293,24 @@ static void class_levels(sv_model *m, sv_class *c)
         reqs_append(m, &last, (const Tailor__V1__NodeSelectorRequirement *const *)
                     p->required_node_affinity[nreq - 1]->match_expressions,
                     p->required_node_affinity[nreq - 1]->n_match_expressions);
+    /* Then the preferred pod affinity terms, then the anti-affinity
+     * ones, heaviest first, with the heaviest node preference kept. */
+    sv_reqset lastpref = last;
+    if (npref && prefs[0]->preference)
+        reqs_append(m, &lastpref, (const Tailor__V1__NodeSelectorRequirement *const *)
+                    prefs[0]->preference->match_expressions, prefs[0]->preference->n_match_expressions);
+    for (int i = 1; i <= npaff + nanti; i++) {
+        sv_level *lv = &c->levels[c->nlevels++];
+        lv->reqs = lastpref;
+        lv->paff_off = i <= npaff ? i : npaff;
+        lv->anti_off = i <= npaff ? 0 : i - npaff;
+        lv->soft_tsc = has_soft;
+        lv->prefer_noschedule = prefs_on;
+    }
     for (size_t i = 1; i <= npref; i++) {
         sv_level *lv = &c->levels[c->nlevels++];
+        lv->paff_off = npaff;
+        lv->anti_off = nanti;
         lv->reqs = last;
         if (i < npref && prefs[i]->preference)
             reqs_append(m, &lv->reqs, (const Tailor__V1__NodeSelectorRequirement *const *)
@@ -1261,11 +1321,15 @@ static void class_levels(sv_model *m, sv_class *c)
     if (has_soft) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = last;
+        lv->paff_off = npaff;
+        lv->anti_off = nanti;
         lv->prefer_noschedule = prefs_on;
     }
     if (prefs_on) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = last;
+        lv->paff_off = npaff;
+        lv->anti_off = nanti;
     }
     for (int i = 0; i < c->nlevels; i++)
         level_compat(m, c, &c->levels[i]);
@@ -1424,7 +1488,7 @@ static void class_matches(sv_model *m)
             for (int j = 0; j < c->nmatch; j++)
                 if (c->match[j] == cn->group)
                     cn->self_match = true;
-            if (cn->kind == SV_C_ANTI)
+            if (cn->kind == SV_C_ANTI && cn->pref == 0)
                 c->owns[c->nowns++] = cn->group;
             int tk = m->groups[cn->group].tk;
             if (tk == SV_TK_ZONE)

@@ -534,7 +534,7 @@ static int topo_cap(sv_model *m, sv_class *c, sv_level *lv, int b, int z, int ct
 {
     for (int i = 0; i < c->ncons && k > 0; i++) {
         const sv_cons *cn = &c->cons[i];
-        if (cn->soft && !lv->soft_tsc)
+        if ((cn->soft && !lv->soft_tsc) || !SV_CONS_ON(cn, lv))
             continue;
         const sv_group *g = &m->groups[cn->group];
         int cnt;
@@ -821,7 +821,7 @@ static int class_host_cap(const sv_model *m, const sv_class *c)
         k = 1;
     for (int i = 0; i < c->ncons; i++) {
         const sv_cons *cn = &c->cons[i];
-        if (!cn->self_match || m->groups[cn->group].tk != SV_TK_HOST)
+        if (!cn->self_match || cn->pref || m->groups[cn->group].tk != SV_TK_HOST)
             continue;
         if (cn->kind == SV_C_ANTI)
             k = 1;

@@ -156,6 +156,7 @@ typedef struct sv_prices {
 typedef struct sv_level {
     sv_reqset reqs;          /* node selector + one affinity term (+ pref) */
     bool soft_tsc;           /* ScheduleAnyway spreads still enforced */
+    int paff_off, anti_off;  /* preferred pod (anti-)affinity terms dropped */
     bool prefer_noschedule;  /* PreferNoSchedule taints still enforced */
     /* Per pool: compatible pool-type bitset (fits one pod with DS
      * overhead, has an available offering in pmask), NULL if none. */
@@ -196,7 +197,14 @@ typedef struct sv_cons {
     int min_domains;
     bool soft;                   /* ScheduleAnyway */
     bool self_match;             /* the pod matches its own selector */
+    int pref;                    /* 0: required; k > 0: the k-th heaviest
+                                  * preferred term of its kind (affinity or
+                                  * anti-affinity), dropped by relaxation */
 } sv_cons;
+
+/* Is constraint cn enforced at level lv (preferred pod terms are dropped
+ * heaviest first, affinity before anti-affinity, as Karpenter relaxes)? */
+#define SV_CONS_ON(cn, lv) ((cn)->pref == 0 || (cn)->pref > ((cn)->kind == SV_C_ANTI ? (lv)->anti_off : (lv)->paff_off))
 
 typedef struct sv_port {
     int port;

@@ -317,6 +317,32 @@ static void b_anti_self(Tailor__V1__SolveRequest *r)
     }
 }
 
+/* Preferred pod affinity: honoured when it can be, relaxed when not. */
+static void b_pref_podaff(Tailor__V1__SolveRequest *r)
+{
+    tk_ladder(r);
+    tk_pool(r, "default", 0);
+    Tailor__V1__Node *n = tk_node(r, "dbnode", "test-1b", 1000, 2);
+    tk_pod_label(tk_node_pod(n, "db-0", 1000, 1024), "app", "db");
+    tk_pod_podpref(tk_pod(r, "near-db", 500, 256), false, K_ZONE, "app", "db", 50);
+    tk_pod_podpref(tk_pod(r, "near-ghost", 500, 256), false, K_ZONE, "app", "ghost", 50);
+}
+
+/* Preferred pod anti-affinity: honoured when it can be (even though the
+ * existing node has room), relaxed when a requirement leaves no choice. */
+static void b_pref_anti(Tailor__V1__SolveRequest *r)
+{
+    tk_ladder(r);
+    tk_pool(r, "default", 0);
+    Tailor__V1__Node *n = tk_node(r, "n1", "test-1a", 8000, 16);
+    tk_pod_label(tk_node_pod(n, "web-0", 100, 64), "app", "web");
+    tk_pod_podpref(tk_pod(r, "away", 100, 64), true, K_HOST, "app", "web", 10);
+    tk_pod_podpref(tk_pod(r, "zone-away", 100, 64), true, K_ZONE, "app", "web", 10);
+    Tailor__V1__Pod *stuck = tk_pod(r, "stuck", 100, 64);
+    tk_pod_selector(stuck, K_ZONE, "test-1a");
+    tk_pod_podpref(stuck, true, K_ZONE, "app", "web", 10);
+}
+
 static void b_ports(Tailor__V1__SolveRequest *r)
 {
     tk_ladder(r);
@@ -558,6 +584,10 @@ static const tcase cases[] = {
       { { "web", "claim" }, { "other", "node:n1" } }, 1, BOTH },
     { "self anti-affinity: one per node", b_anti_self,
       { { "a1", "diff:a2" }, { "a2", "diff:a3" }, { "a1", "diff:a3" } }, 3, BOTH },
+    { "preferred pod affinity: honoured, else relaxed", b_pref_podaff,
+      { { "near-db", "zone:test-1b" }, { "near-ghost", "claim" } }, -1, BOTH },
+    { "preferred pod anti-affinity: honoured, else relaxed", b_pref_anti,
+      { { "away", "claim" }, { "zone-away", "zone:test-1b" }, { "stuck", "node:n1" } }, -1, BOTH },
     { "host ports", b_ports,
       { { "p81", "node:n1" }, { "p80", "claim" }, { "p80b", "diff:p80" } }, 2, BOTH },
     { "NodePool requirements", b_pool_reqs,

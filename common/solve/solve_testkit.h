@@ -351,6 +351,26 @@ static inline void tk_pod_podaff(Tailor__V1__Pod *p, bool anti, const char *key,
     TK_PUSH((*a)->required, (*a)->n_required, t);
 }
 
+/* Preferred pod affinity (anti = false) or anti-affinity to pods labelled
+ * selk=selv, over topology key, with weight w. */
+static inline void tk_pod_podpref(Tailor__V1__Pod *p, bool anti, const char *key, const char *selk,
+                                  const char *selv, int w)
+{
+    Tailor__V1__PodAffinity **a = anti ? &p->pod_anti_affinity : &p->pod_affinity;
+    if (!*a) {
+        *a = calloc(1, sizeof(**a));
+        tailor__v1__pod_affinity__init(*a);
+    }
+    Tailor__V1__WeightedPodAffinityTerm *wt = calloc(1, sizeof(*wt));
+    tailor__v1__weighted_pod_affinity_term__init(wt);
+    wt->weight = w;
+    wt->term = calloc(1, sizeof(*wt->term));
+    tailor__v1__pod_affinity_term__init(wt->term);
+    wt->term->topology_key = tk_s(key);
+    wt->term->label_selector = tk_sel(selk, selv);
+    TK_PUSH((*a)->preferred, (*a)->n_preferred, wt);
+}
+
 static inline void tk_pod_port(Tailor__V1__Pod *p, int port)
 {
     Tailor__V1__HostPort *h = calloc(1, sizeof(*h));

@@ -33,7 +33,7 @@ struct solver_handlers {
     size_t max_entries, max_bytes, bytes;
     uint64_t clock;
     tlr_solve_strategy strategy;
-    bool lower_bound;
+    size_t lb_max_pods;
     char *replica_id;
     tlr_metric *hits, *misses, *stored, *evicted;
 };
@@ -44,7 +44,7 @@ void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out
     h->max_entries = o && o->cache_entries ? o->cache_entries : 16;
     h->max_bytes = o && o->cache_bytes ? o->cache_bytes : (size_t)1 << 30;
     h->strategy = o ? o->strategy : TLR_SOLVE_TAILOR;
-    h->lower_bound = o && o->lower_bound;
+    h->lb_max_pods = o ? o->lower_bound_max_pods : 0;
     h->replica_id = tlr_strdup(o && o->replica_id ? o->replica_id : "");
     if (o && o->metrics) {
         static const char *const lbl[] = { "result" };
@@ -186,7 +186,7 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
     Tailor__V1__SolveRequest copy = *req;
     copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
     tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id,
-                         .no_lower_bound = !h->lower_bound };
+                         .no_lower_bound = req->n_pending_pods > h->lb_max_pods };
     Tailor__V1__SolveResponse *resp = NULL;
     /* A catalog miss or a malformed request still comes back as a
      * SolveResponse with its status set: that is the reply. */

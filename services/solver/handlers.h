@@ -24,7 +24,9 @@ typedef struct solver_handlers_opts {
     size_t cache_entries;          /* most catalogs kept; 0 = 16 */
     size_t cache_bytes;            /* most packed bytes kept; 0 = 1 GiB */
     tlr_solve_strategy strategy;   /* TLR_SOLVE_TAILOR unless told */
-    bool lower_bound;              /* fill SolveResponse.lower_bound_cost_per_hour */
+    size_t lower_bound_max_pods;   /* fill SolveResponse.lower_bound_cost_per_hour
+                                    * for requests with at most this many
+                                    * pending pods; 0 = never */
     const char *replica_id;        /* copied; put in every reply */
     tlr_metrics *metrics;          /* borrowed; may be NULL */
 } solver_handlers_opts;

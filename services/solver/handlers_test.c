@@ -168,10 +168,44 @@ static void test_simulate_route(void **state)
     solver_handlers_free(h);
 }
 
+/* The lower bound comes with replies up to the configured batch size:
+ * one 1500m pod needs at least 1.5/2 of s.2's spot price. */
+static void test_lower_bound_gate(void **state)
+{
+    (void)state;
+    size_t limits[3] = { 0, 1, 5000 };
+    for (int i = 0; i < 3; i++) {
+        solver_handlers_opts o = { .replica_id = "solver/test/1", .lower_bound_max_pods = limits[i] };
+        solver_handlers *h = NULL;
+        solver_handlers_create(&o, &h);
+        tlr_rep_route route = solver_handlers_solve_route(h);
+        Tailor__V1__SolveRequest *req = request("A", true);
+        tk_pod(req, "p2", 1500, 1024);   /* two pods */
+        ProtobufCMessage *reply = NULL;
+        tlr_status st;
+        tlr_status_clear(&st);
+        assert_int_equal(route.handle(route.arg, &req->base, "r", &reply, &st), TLR_OK);
+        Tailor__V1__SolveResponse *resp = (Tailor__V1__SolveResponse *)reply;
+        double lb = resp->lower_bound_cost_per_hour;
+        if (limits[i] >= 2) {
+            /* 3 cpu at $0.05 x 0.4 per spot vCPU = $0.06 */
+            if (!(lb > 0.06 - 1e-9 && lb <= resp->total_cost_per_hour + 1e-9))
+                fprintf(stderr, "limit %zu: bound %g, plan %g\n", limits[i], lb, resp->total_cost_per_hour);
+            assert_true(lb > 0.06 - 1e-9 && lb <= resp->total_cost_per_hour + 1e-9);
+        } else {
+            assert_true(lb == 0);
+        }
+        route.reply_done(route.arg, reply);
+        tk_free(req);
+        solver_handlers_free(h);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_protocol),
+        cmocka_unit_test(test_lower_bound_gate),
         cmocka_unit_test(test_simulate_route),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

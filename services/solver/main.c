@@ -20,7 +20,7 @@ typedef struct solver_cfg {
     int cache_entries;
     int cache_mib;
     char *strategy;
-    bool lower_bound;
+    int lower_bound_max_pods;
 } solver_cfg;
 
 typedef struct solver_app {
@@ -44,8 +44,10 @@ static const tlr_setting settings[] = {
       .min = 1, .max = 65536 },
     { "strategy", "TAILOR_SOLVER_STRATEGY", TLR_SET_STR, offsetof(solver_cfg, strategy), "tailor",
       "packing strategy: tailor, or karpenter (the baseline, for comparisons)" },
-    { "lower-bound", "TAILOR_SOLVER_LOWER_BOUND", TLR_SET_BOOL, offsetof(solver_cfg, lower_bound), "false",
-      "also compute the cost lower bound (an LP; slower) in every Solve reply" },
+    { "lower-bound-max-pods", "TAILOR_SOLVER_LOWER_BOUND_MAX_PODS", TLR_SET_INT,
+      offsetof(solver_cfg, lower_bound_max_pods), "5000",
+      "compute the cost lower bound (an LP) in Solve replies with at most this many pending pods; 0 = never",
+      .min = 0, .max = 100000000 },
 };
 
 static int start(tlr_service *svc, void *arg)
@@ -65,7 +67,7 @@ static int start(tlr_service *svc, void *arg)
         .cache_entries = (size_t)app->cfg.cache_entries,
         .cache_bytes = (size_t)app->cfg.cache_mib << 20,
         .strategy = strategy,
-        .lower_bound = app->cfg.lower_bound,
+        .lower_bound_max_pods = (size_t)app->cfg.lower_bound_max_pods,
         .replica_id = tlr_service_id(svc),
         .metrics = tlr_service_metrics(svc),
     };

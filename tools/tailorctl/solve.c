@@ -65,6 +65,7 @@ typedef struct solve_cfg {
     double spot_discount;
     bool json;
     bool explain;
+    bool tight;
     tlr_solve_strategy strategy;
     size_t max_pods;
     int64_t timeout_ms;
@@ -126,6 +127,8 @@ static void usage(FILE *out)
         "  -o, --output FMT     text (default) or json\n"
         "  --strategy NAME      tailor (default) or karpenter (the baseline)\n"
         "  --explain            reasons for every NodePool, not only the first\n"
+        "  --tight-bound        also certify the configuration LP's bound (whole pods\n"
+        "                       per node; tighter, can take seconds)\n"
         "  --max-pods N         refuse inputs that expand to more pods (default 1000000)\n"
         "  --timeout DURATION   solve time limit (default 60s)\n"
         "  -h, --help           this text\n"
@@ -152,6 +155,10 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
         }
         if (!strcmp(a, "--explain")) {
             cfg->explain = true;
+            continue;
+        }
+        if (!strcmp(a, "--tight-bound")) {
+            cfg->tight = true;
             continue;
         }
         if (a[0] != '-') {
@@ -859,6 +866,11 @@ int cmd_solve(int argc, char **argv)
                                                                  : tlr_strerror(rc));
         exit_code = rc == TLR_E_INVAL ? EXIT_USAGE : EXIT_FAIL;
         goto out;
+    }
+    if (cfg.tight) {
+        double tight = 0;
+        if (tlr_solve_lower_bound_tight(&req, &tight) == TLR_OK && tight > resp->lower_bound_cost_per_hour)
+            resp->lower_bound_cost_per_hour = tight;
     }
     print_plan(&cfg, &in, cat, resp);
     exit_code = resp->n_pod_errors > 0 ? EXIT_UNSCHED : EXIT_OK;
