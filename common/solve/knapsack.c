@@ -216,18 +216,7 @@ static int knap_lp(sv_knap *k, double *val)
             k->flip[e] ^= 1;
             continue;
         }
-        double pv = T[r * W + e];
-        for (size_t j = 0; j < W; j++)
-            T[r * W + j] /= pv;
-        for (size_t d = 0; d <= D; d++) {
-            if (d == r)
-                continue;
-            double f = T[d * W + e];
-            if (f == 0)
-                continue;
-            for (size_t j = 0; j < W; j++)
-                T[d * W + j] -= f * T[r * W + j];
-        }
+        sv_tableau_pivot(T, D + 1, W, r, e);
         size_t leave = k->basis[r];
         k->basis[r] = e;
         if (to_upper) {

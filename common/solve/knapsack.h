@@ -60,4 +60,24 @@ typedef struct sv_knap_out {
  * more.  Always succeeds. */
 void sv_knap_solve(sv_knap *k, const sv_knap_in *in, int *count, sv_knap_out *out);
 
+/* One Gauss-Jordan pivot of a dense (rows x W) tableau on (r, e): row r
+ * is divided by T[r][e], then subtracted from every other row so column e
+ * becomes the unit vector.  Shared by the knapsack's relaxation and the
+ * bound's fractional pricing. */
+static inline void sv_tableau_pivot(double *T, size_t rows, size_t W, size_t r, size_t e)
+{
+    double pv = T[r * W + e];
+    for (size_t j = 0; j < W; j++)
+        T[r * W + j] /= pv;
+    for (size_t d = 0; d < rows; d++) {
+        if (d == r)
+            continue;
+        double f = T[d * W + e];
+        if (f == 0)
+            continue;
+        for (size_t j = 0; j < W; j++)
+            T[d * W + j] -= f * T[r * W + j];
+    }
+}
+
 #endif

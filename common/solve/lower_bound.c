@@ -692,18 +692,7 @@ static double price_bin(pricer *pr, const model *m, const double *u, size_t bi,
         }
         if (r == SIZE_MAX)
             return INFINITY;    /* unbounded: a group needs nothing here */
-        double pv = T[r * W + e];
-        for (size_t j = 0; j < W; j++)
-            T[r * W + j] /= pv;
-        for (size_t d = 0; d <= D; d++) {
-            if (d == r)
-                continue;
-            double f = T[d * W + e];
-            if (f == 0)
-                continue;
-            for (size_t j = 0; j < W; j++)
-                T[d * W + j] -= f * T[r * W + j];
-        }
+        sv_tableau_pivot(T, D + 1, W, r, e);
         pr->basis[r] = e;
     }
     memset(a_out, 0, m->G * sizeof(double));

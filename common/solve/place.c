@@ -1203,6 +1203,25 @@ static const char *limit_dim(const sv_model *m, const sv_pool *p, const sv_res *
     return "nodes";
 }
 
+/* A new, empty claim of pool pi with candidate types cand (ncand of them)
+ * and places pm; returns its bin. */
+static int claim_new(sv_model *m, int pi, uint64_t *cand, int ncand, sv_pmask pm)
+{
+    const sv_pool *p = &m->pools[pi];
+    int b = new_bin(m);
+    sv_bin *x = &m->bins[b];
+    x->kind = SV_BIN_NEW;
+    x->pool = pi;
+    x->np = p->np;
+    x->cand = cand;
+    x->ncand = ncand;
+    x->pmask = pm;
+    x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
+    for (int k = 0; k < p->ncustom; k++)
+        x->custom[k] = ~(uint64_t)0;
+    return b;
+}
+
 /* Open a new claim of pool pi for class c and place up to want pods on it.
  * tc (borrowed, may be NULL) is the class's target cache (tailor only).
  * Returns the number placed (0: nothing opened; cl->fail[pi] says why). */
@@ -1244,17 +1263,8 @@ static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int 
         cl->fail[pi] = sv_arena_printf(m->ar, "NodePool limit %s reached", lim ? lim : "?");
         return 0;
     }
-    int b = new_bin(m);
+    int b = claim_new(m, pi, cand, ncand, lv->pmask[pi]);
     sv_bin *x = &m->bins[b];
-    x->kind = SV_BIN_NEW;
-    x->pool = pi;
-    x->np = p->np;
-    x->cand = cand;
-    x->ncand = ncand;
-    x->pmask = lv->pmask[pi];
-    x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
-    for (int k = 0; k < p->ncustom; k++)
-        x->custom[k] = ~(uint64_t)0;
     x->level_class = c;
     x->level = lvi;
     if (m->strategy == TLR_SOLVE_TAILOR) {
@@ -1333,17 +1343,8 @@ int sv_claim_open_target(sv_model *m, int pi, int pt)
             sv_bit_set(cand, t);
             ncand++;
         }
-    int b = new_bin(m);
+    int b = claim_new(m, pi, cand, ncand, p->pmask);
     sv_bin *x = &m->bins[b];
-    x->kind = SV_BIN_NEW;
-    x->pool = pi;
-    x->np = p->np;
-    x->cand = cand;
-    x->ncand = ncand;
-    x->pmask = p->pmask;
-    x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
-    for (int k = 0; k < p->ncustom; k++)
-        x->custom[k] = ~(uint64_t)0;
     x->level_class = SV_NONE;
     x->level = 0;
     x->target = pt;
