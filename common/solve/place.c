@@ -311,13 +311,46 @@ static void bins_nodes(sv_model *m)
     }
 }
 
-static int pending_by_uid(const sv_model *m, const char *uid)
+static uint64_t uid_hash(const char *s)
 {
-    /* Linear: in-flight claims are few and list few pods compared with a
-     * whole batch; a hash is not worth it here. */
-    for (int i = 0; uid && *uid && i < m->npods; i++)
-        if (m->pods[i].bin == SV_NONE && m->pods[i].pod->uid && !strcmp(m->pods[i].pod->uid, uid))
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The pending pod with this uid not placed yet, or SV_NONE.  In-flight
+ * claims may plan thousands of the batch's pods, so the pods are indexed
+ * by uid once per model (open addressing, in the arena). */
+static int pending_by_uid(sv_model *m, const char *uid)
+{
+    if (!uid || !*uid || m->npods == 0)
+        return SV_NONE;
+    if (!m->uid_tab) {
+        int cap = 16;
+        while (cap < m->npods * 2)
+            cap <<= 1;
+        m->uid_cap = cap;
+        m->uid_tab = tlr_arena_alloc(m->ar, (size_t)cap * sizeof(int));
+        for (int i = 0; i < cap; i++)
+            m->uid_tab[i] = SV_NONE;
+        for (int i = 0; i < m->npods; i++) {
+            const char *u = m->pods[i].pod->uid;
+            if (!u || !*u)
+                continue;
+            size_t k = uid_hash(u) & (size_t)(cap - 1);
+            while (m->uid_tab[k] != SV_NONE)
+                k = (k + 1) & (size_t)(cap - 1);
+            m->uid_tab[k] = i;
+        }
+    }
+    /* Duplicated uids: the first one not placed yet. */
+    size_t k = uid_hash(uid) & (size_t)(m->uid_cap - 1);
+    for (; m->uid_tab[k] != SV_NONE; k = (k + 1) & (size_t)(m->uid_cap - 1)) {
+        int i = m->uid_tab[k];
+        if (m->pods[i].bin == SV_NONE && !strcmp(m->pods[i].pod->uid, uid))
             return i;
+    }
     return SV_NONE;
 }
 

@@ -332,6 +332,8 @@ typedef struct sv_model {
 
     sv_bin *bins;
     int nbins, cbins;
+    int *uid_tab;                /* place.c: pods by uid (lazy) */
+    int uid_cap;
     int nexisting;               /* bins [0, nexisting) are nodes/in-flight */
 
     void *scratch;               /* emit.c: per-claim work arrays */
