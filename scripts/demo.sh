@@ -140,7 +140,8 @@ fi
 step "stopping"
 trap - EXIT
 for i in "${!pids[@]}"; do
-  kill -TERM "${pids[$i]}"
+  # A service that already died is reported (its exit status), not fatal.
+  kill -TERM "${pids[$i]}" 2>/dev/null || true
   wait_exit "${pids[$i]}" 15
   printf '  %-10s exit %s\n' "${names[$i]}" "$WAIT_RC"
   [ "$WAIT_RC" = 0 ] || ok=0

@@ -10,8 +10,12 @@
 #           the key to $STATE_DIR/aws-credentials (a shared credentials
 #           file, mode 0600, read through AWS_SHARED_CREDENTIALS_FILE);
 #           check moto's default VPC has subnets in 3 zones (create them
-#           if not); start kubesim with its kubelet simulator pointed at
-#           moto; print the kubectl line to use.
+#           if not); create the node network EC2NodeClasses select by tag
+#           karpenter.sh/discovery=$DISCOVERY_TAG: one subnet per zone
+#           (us-east-1a/b/c, /20, 4091 free addresses) plus a small one
+#           (/24) in the first zone, and a security group; start kubesim
+#           with its kubelet simulator pointed at moto; print the kubectl
+#           line to use.
 #   down    stop kubesim, then moto (TERM, then KILL after 10 s).
 #   env     print export lines for services and tests.
 #   status  say what runs.
@@ -23,6 +27,7 @@
 #   KUBESIM_BIN        newest build/*/integration-tests/kubesim/kubesim
 #   MOTO_PYTHON        a python3 that imports moto (pyenv's on this machine)
 #   BOOT_DELAY         2s                    instance launch -> Node Ready
+#   DISCOVERY_TAG      demo                  karpenter.sh/discovery value of the node network
 #   TAILOR_SHARED_DATA <repo>/../shared/data (instance catalog)
 set -euo pipefail
 
@@ -31,6 +36,7 @@ STATE_DIR=${STATE_DIR:-/tmp/tailor-local}
 CLUSTER_NAME=${CLUSTER_NAME:-tailor-local}
 REGION=${AWS_REGION:-us-east-1}
 BOOT_DELAY=${BOOT_DELAY:-2s}
+DISCOVERY_TAG=${DISCOVERY_TAG:-demo}
 SHARED=${TAILOR_SHARED_DATA:-$repo/../shared/data}
 KUBECTL=/usr/lib/google-cloud-sdk/bin/kubectl.1.33
 [ -x "$KUBECTL" ] || KUBECTL=kubectl
@@ -109,12 +115,14 @@ print(k["AccessKeyId"], k["SecretAccessKey"])
 EOF
 }
 
-# With the real key: make sure the default VPC has subnets in 3 zones.
+# With the real key: make sure the default VPC has subnets in 3 zones,
+# and create the tagged node network (subnets a, b, c + a small one in a,
+# one security group).
 ensure_subnets() {
-  AWS_SHARED_CREDENTIALS_FILE=$STATE_DIR/aws-credentials /usr/bin/python3 - "$1" "$REGION" <<'EOF'
+  AWS_SHARED_CREDENTIALS_FILE=$STATE_DIR/aws-credentials /usr/bin/python3 - "$1" "$REGION" "$DISCOVERY_TAG" <<'EOF'
 import sys
 import botocore.session
-endpoint, region = sys.argv[1], sys.argv[2]
+endpoint, region, tag = sys.argv[1], sys.argv[2], sys.argv[3]
 s = botocore.session.get_session()
 ec2 = s.create_client("ec2", region_name=region, endpoint_url=endpoint)
 subnets = ec2.describe_subnets(Filters=[{"Name": "default-for-az", "Values": ["true"]}])["Subnets"]
@@ -126,6 +134,19 @@ if len(zones) < 3:
         if z not in zones:
             ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.%d.0/24" % (i + 1), AvailabilityZone=z)
     zones = sorted({sn["AvailabilityZone"] for sn in ec2.describe_subnets()["Subnets"]})
+vpcs = ec2.describe_vpcs(Filters=[{"Name": "is-default", "Values": ["true"]}])["Vpcs"]
+vpc = vpcs[0]["VpcId"]
+def tags(name):
+    return [{"Key": "karpenter.sh/discovery", "Value": tag}, {"Key": "Name", "Value": name}]
+# 172.31.0.0/16 holds the default /20s from .0 to .80; ours start at .128.
+nets = [(region + "a", "172.31.128.0/20"), (region + "b", "172.31.144.0/20"),
+        (region + "c", "172.31.160.0/20"), (region + "a", "172.31.176.0/24")]
+for z, cidr in nets:
+    ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=z,
+                      TagSpecifications=[{"ResourceType": "subnet", "Tags": tags("tailor-" + cidr)}])
+ec2.create_security_group(GroupName="tailor-nodes", Description="tailor nodes", VpcId=vpc,
+                          TagSpecifications=[{"ResourceType": "security-group",
+                                              "Tags": tags("tailor-nodes")}])
 print(" ".join(zones))
 EOF
 }
@@ -173,7 +194,7 @@ cmd_up() {
   chmod 600 "$STATE_DIR/aws-credentials"
   say "IAM user 'tailor' with key $ak; SigV4 now enforced; credentials in $STATE_DIR/aws-credentials"
   zones=$(ensure_subnets "$moto_url") || { cmd_down; die "subnet check failed"; }
-  say "default subnets in zones: $zones"
+  say "default subnets in zones: $zones; node subnets in ${REGION}a/b/c tagged karpenter.sh/discovery=$DISCOVERY_TAG"
 
   ks_port=$(free_port)
   token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')

@@ -481,3 +481,8 @@ int tlr_ec2_create_fleet(tlr_ec2 *e, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_r
     tlr_aws_params_free(p);
     return rc;
 }
+
+tlr_aws_query *tlr_ec2_query(tlr_ec2 *e)
+{
+    return e != NULL ? e->q : NULL;
+}

@@ -98,7 +98,8 @@ int tlr_aws_error_class(const char *code, int http_status)
         "UnauthorizedOperation", "AccessDenied", "AccessDeniedException",
         "ExpiredToken", "ExpiredTokenException", "InvalidAccessKeyId",
         "MissingAuthenticationToken", "IncompleteSignature", "UnrecognizedClientException",
-        "InvalidIdentityToken", "OptInRequired", "RequestExpired", "Blocked", NULL,
+        "InvalidIdentityToken", "OptInRequired", "RequestExpired", "Blocked",
+        "InvalidSignatureException", NULL,
     };
     static const char *const capacity[] = {
         "InsufficientInstanceCapacity", "InsufficientHostCapacity",
@@ -365,6 +366,26 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
     return size * nmemb;
 }
 
+/* application/x-www-form-urlencoded: RFC 3986 unreserved characters as
+ * they are, a space as '+', everything else %XX.  The '+' matters: AWS
+ * reads either spelling, but moto re-encodes the form it parsed to check
+ * the payload hash, and it writes spaces as '+'. */
+static int form_encode(tlr_buf *b, const char *s)
+{
+    int rc = TLR_OK;
+    while (rc == TLR_OK && *s) {
+        size_t run = strcspn(s, " ");
+        if (run > 0)
+            rc = tlr_sigv4_uri_encode(b, s, run, false);
+        s += run;
+        if (rc == TLR_OK && *s == ' ') {
+            rc = tlr_buf_addc(b, '+');
+            s++;
+        }
+    }
+    return rc;
+}
+
 static int build_body(const tlr_aws_query *q, const char *action, const tlr_aws_params *params,
                       tlr_buf *b)
 {
@@ -379,11 +400,11 @@ static int build_body(const tlr_aws_query *q, const char *action, const tlr_aws_
     for (size_t i = 0; params != NULL && i + 1 < params->n && rc == TLR_OK; i += 2) {
         rc = tlr_buf_addc(b, '&');
         if (rc == TLR_OK)
-            rc = tlr_sigv4_uri_encode(b, params->kv[i], strlen(params->kv[i]), false);
+            rc = form_encode(b, params->kv[i]);
         if (rc == TLR_OK)
             rc = tlr_buf_addc(b, '=');
         if (rc == TLR_OK)
-            rc = tlr_sigv4_uri_encode(b, params->kv[i + 1], strlen(params->kv[i + 1]), false);
+            rc = form_encode(b, params->kv[i + 1]);
     }
     return rc;
 }

@@ -158,7 +158,7 @@ static void test_request_shape(void **state)
     assert_non_null(strstr(s.req[0], "X-Amz-Date: "));
     assert_non_null(strstr(s.req[0], "\r\n\r\nAction=DescribeInstances&Version=2016-11-15"
                                      "&Filter.1.Name=tag%3AName"
-                                     "&Filter.1.Value.1=a%20b%26c%3Dd%2F%C3%A9"));
+                                     "&Filter.1.Value.1=a+b%26c%3Dd%2F%C3%A9"));   /* space as + */
     assert_null(strstr(s.req[1], "Authorization:"));
     assert_non_null(strstr(s.req[1], "Action=GetCallerIdentity&Version=2011-06-15"));
     tlr_xml_free(doc);

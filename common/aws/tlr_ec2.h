@@ -164,4 +164,140 @@ int tlr_ec2_parse_instances(const tlr_xml_node *root, tlr_ec2_instances *out,
 /* Decode a CreateFleetResponse root into *out (owned). */
 int tlr_ec2_parse_create_fleet(const tlr_xml_node *root, tlr_ec2_fleet_result *out);
 
+/* --- Describe* for node classes and the live catalog (ec2_describe.c) --
+ *
+ * Each call follows NextToken to the end (at most 100 pages) and returns
+ * owned structs.  Filters as for DescribeInstances ("tag:Name",
+ * "subnet-id", "group-name", ...); ids may be NULL.  The decoders append
+ * one page to *out and give back nextToken (owned) or NULL. */
+
+typedef struct tlr_ec2_subnet {
+    char *id, *zone, *zone_id, *vpc_id;
+    int64_t available_ips;
+    tlr_ec2_tag *tags;
+    size_t ntags;
+} tlr_ec2_subnet;
+
+typedef struct tlr_ec2_subnets {
+    tlr_ec2_subnet *v;
+    size_t n;
+} tlr_ec2_subnets;
+
+typedef struct tlr_ec2_security_group {
+    char *id, *name, *vpc_id;
+    tlr_ec2_tag *tags;
+    size_t ntags;
+} tlr_ec2_security_group;
+
+typedef struct tlr_ec2_security_groups {
+    tlr_ec2_security_group *v;
+    size_t n;
+} tlr_ec2_security_groups;
+
+typedef struct tlr_ec2_image {
+    char *id, *name, *arch, *state, *owner;   /* arch "x86_64" | "arm64" */
+    int64_t creation_ms;                      /* 0 if absent */
+    int64_t deprecation_ms;                   /* 0 = not deprecated */
+    tlr_ec2_tag *tags;
+    size_t ntags;
+} tlr_ec2_image;
+
+typedef struct tlr_ec2_images {
+    tlr_ec2_image *v;
+    size_t n;
+} tlr_ec2_images;
+
+/* What DescribeInstanceTypes says about one type, as the catalog needs it. */
+typedef struct tlr_ec2_type_info {
+    char *name;                 /* "m5.large" */
+    char *arch;                 /* first supported architecture: "x86_64", "arm64", ... */
+    int32_t vcpu;
+    int64_t memory_mib;
+    bool bare_metal;
+    char *hypervisor;           /* "nitro", "xen", "" */
+    char *cpu_manufacturer;     /* as EC2 spells it: "Intel", "AMD", "AWS" */
+    bool spot, on_demand;       /* supportedUsageClasses */
+    bool hvm;                   /* supportedVirtualizationTypes holds hvm */
+    int32_t max_enis;           /* default network card's ENIs (else the type's) */
+    int32_t ipv4_per_eni;
+    int64_t network_mbps;       /* default card's baseline bandwidth, Mbit/s */
+    int32_t efa;                /* maximumEfaInterfaces when EFA is supported */
+    int64_t local_nvme_gb;      /* instance store total when NVMe; 0 = none */
+    int32_t gpu_count;          /* first GPU entry */
+    char *gpu_name, *gpu_manufacturer;
+    int64_t gpu_memory_mib;     /* per GPU */
+    int32_t neuron_devices, neuron_cores;   /* neuronInfo (Inferentia2/Trainium) */
+    int32_t accelerator_count;  /* inferenceAcceleratorInfo (Inferentia1), else neuron devices */
+    char *accelerator_name, *accelerator_manufacturer;
+} tlr_ec2_type_info;
+
+typedef struct tlr_ec2_type_infos {
+    tlr_ec2_type_info *v;
+    size_t n;
+} tlr_ec2_type_infos;
+
+/* One (instance type, zone) of DescribeInstanceTypeOfferings. */
+typedef struct tlr_ec2_type_offering {
+    char *type, *zone;
+} tlr_ec2_type_offering;
+
+typedef struct tlr_ec2_type_offerings {
+    tlr_ec2_type_offering *v;
+    size_t n;
+} tlr_ec2_type_offerings;
+
+typedef struct tlr_ec2_spot_price {
+    char *type, *zone;
+    double price;               /* USD per hour */
+    int64_t ts_ms;
+} tlr_ec2_spot_price;
+
+typedef struct tlr_ec2_spot_prices {
+    tlr_ec2_spot_price *v;
+    size_t n;
+} tlr_ec2_spot_prices;
+
+void tlr_ec2_subnets_free(tlr_ec2_subnets *l);           /* contents; NULL fine */
+void tlr_ec2_security_groups_free(tlr_ec2_security_groups *l);
+void tlr_ec2_images_free(tlr_ec2_images *l);
+void tlr_ec2_type_infos_free(tlr_ec2_type_infos *l);
+void tlr_ec2_type_offerings_free(tlr_ec2_type_offerings *l);
+void tlr_ec2_spot_prices_free(tlr_ec2_spot_prices *l);
+/* The value of tag key among tags, or NULL (borrowed). */
+const char *tlr_ec2_tag_get(const tlr_ec2_tag *tags, size_t ntags, const char *key);
+
+int tlr_ec2_describe_subnets(tlr_ec2 *e, const tlr_ec2_filter *f, size_t nf,
+                             const char *const *ids, size_t nids, tlr_ec2_subnets *out,
+                             tlr_aws_error *err);
+int tlr_ec2_describe_security_groups(tlr_ec2 *e, const tlr_ec2_filter *f, size_t nf,
+                                     const char *const *ids, size_t nids,
+                                     tlr_ec2_security_groups *out, tlr_aws_error *err);
+/* owners (may be NULL): "self", "amazon", account ids. */
+int tlr_ec2_describe_images(tlr_ec2 *e, const tlr_ec2_filter *f, size_t nf,
+                            const char *const *ids, size_t nids, const char *const *owners,
+                            size_t nowners, tlr_ec2_images *out, tlr_aws_error *err);
+int tlr_ec2_describe_instance_types(tlr_ec2 *e, const tlr_ec2_filter *f, size_t nf,
+                                    tlr_ec2_type_infos *out, tlr_aws_error *err);
+/* LocationType availability-zone. */
+int tlr_ec2_describe_instance_type_offerings(tlr_ec2 *e, tlr_ec2_type_offerings *out,
+                                             tlr_aws_error *err);
+/* Linux/UNIX prices from start_ms (0 = now) on; the newest per (type, zone). */
+int tlr_ec2_describe_spot_price_history(tlr_ec2 *e, int64_t start_ms,
+                                        tlr_ec2_spot_prices *out, tlr_aws_error *err);
+
+int tlr_ec2_parse_subnets(const tlr_xml_node *root, tlr_ec2_subnets *out, char **next);
+int tlr_ec2_parse_security_groups(const tlr_xml_node *root, tlr_ec2_security_groups *out,
+                                  char **next);
+int tlr_ec2_parse_images(const tlr_xml_node *root, tlr_ec2_images *out, char **next);
+int tlr_ec2_parse_instance_types(const tlr_xml_node *root, tlr_ec2_type_infos *out,
+                                 char **next);
+int tlr_ec2_parse_type_offerings(const tlr_xml_node *root, tlr_ec2_type_offerings *out,
+                                 char **next);
+/* Keeps only the newest price per (type, zone) across pages. */
+int tlr_ec2_parse_spot_prices(const tlr_xml_node *root, tlr_ec2_spot_prices *out,
+                              char **next);
+
+/* The underlying Query client (borrowed), for actions not wrapped here. */
+tlr_aws_query *tlr_ec2_query(tlr_ec2 *e);
+
 #endif

@@ -6,6 +6,7 @@
  * malloc'ed so the result is freed with protobuf-c's free_unpacked.
  */
 #include "tlr_catalog.h"
+#include "catalog_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -93,8 +94,8 @@ static const struct { const char *name, *field; } ext_fields[] = {
     {"vpc.amazonaws.com/pod-eni", "pod_eni"},
 };
 
-static int parse_type(json_object *e, size_t idx, const tlr_catalog_file_opts *o,
-                      Tailor__V1__InstanceType **out, char *err, size_t errlen)
+int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_opts *o,
+                            Tailor__V1__InstanceType **out, char *err, size_t errlen)
 {
     const char *name = tlr_json_str(e, "name");
     if (!name || !name[0]) {
@@ -244,8 +245,12 @@ static int by_name(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static void set_hash(Tailor__V1__Catalog *c)
+void tlr_catalog_set_hash(Tailor__V1__Catalog *c)
 {
+    /* The hash is over the catalog packed with hash "". */
+    if (c->hash && c->hash != protobuf_c_empty_string)
+        free(c->hash);
+    c->hash = (char *)protobuf_c_empty_string;
     size_t n = protobuf_c_message_get_packed_size(&c->base);
     uint8_t *buf = tlr_malloc(n + 1);
     protobuf_c_message_pack(&c->base, buf);
@@ -258,9 +263,21 @@ static void set_hash(Tailor__V1__Catalog *c)
     for (unsigned int i = 0; i < mdlen; i++)
         snprintf(hex + 2 * i, 3, "%02x", md[i]);
     hex[2 * mdlen] = '\0';
-    if (c->hash && c->hash != protobuf_c_empty_string)
-        free(c->hash);
     c->hash = hex;
+}
+
+int tlr_catalog_finish(Tailor__V1__Catalog *c, char *err, size_t errlen)
+{
+    if (c->n_instance_types > 1)
+        qsort(c->instance_types, c->n_instance_types, sizeof(*c->instance_types), by_name);
+    for (size_t i = 1; i < c->n_instance_types; i++) {
+        if (strcmp(c->instance_types[i - 1]->name, c->instance_types[i]->name) == 0) {
+            snprintf(err, errlen, "instance type %s: listed twice", c->instance_types[i]->name);
+            return TLR_E_PARSE;
+        }
+    }
+    tlr_catalog_set_hash(c);
+    return TLR_OK;
 }
 
 int tlr_catalog_from_json(const char *buf, size_t len, const tlr_catalog_file_opts *o,
@@ -296,21 +313,13 @@ int tlr_catalog_from_json(const char *buf, size_t len, const tlr_catalog_file_op
             goto out;
         }
         Tailor__V1__InstanceType *t = NULL;
-        if ((rc = parse_type(e, i, o, &t, err, errlen)) != TLR_OK)
+        if ((rc = tlr_catalog_parse_entry(e, i, o, &t, err, errlen)) != TLR_OK)
             goto out;
         if (t)
             PUSH(c->instance_types, c->n_instance_types, t);
     }
-    if (c->n_instance_types > 1)
-        qsort(c->instance_types, c->n_instance_types, sizeof(*c->instance_types), by_name);
-    for (size_t i = 1; i < c->n_instance_types; i++) {
-        if (strcmp(c->instance_types[i - 1]->name, c->instance_types[i]->name) == 0) {
-            snprintf(err, errlen, "instance type %s: listed twice", c->instance_types[i]->name);
-            rc = TLR_E_PARSE;
-            goto out;
-        }
-    }
-    set_hash(c);
+    if ((rc = tlr_catalog_finish(c, err, errlen)) != TLR_OK)
+        goto out;
     *out = c;
     c = NULL;
     rc = TLR_OK;

@@ -31,6 +31,8 @@
 #include <stddef.h>
 
 #include "tailor/v1/instancetype.pb-c.h"
+#include "tlr_ec2.h"
+#include "tlr_pricing.h"
 
 /* The largest catalog file accepted. */
 #define TLR_CATALOG_FILE_MAX (64u << 20)
@@ -55,5 +57,79 @@ int tlr_catalog_file_load(const char *path, const tlr_catalog_file_opts *o,
                           Tailor__V1__Catalog **out, char *err, size_t errlen);
 
 void tlr_catalog_free(Tailor__V1__Catalog *c);   /* NULL is fine */
+
+/* ---- the live catalog (catalog_live.c) ------------------------------
+ *
+ * The same Catalog built from what EC2 says now: DescribeInstanceTypes
+ * (which types exist and what they hold), DescribeInstanceTypeOfferings
+ * (in which zones), DescribeSpotPriceHistory (spot prices per zone) and
+ * the Pricing API (on-demand prices).  The catalog file is the fallback,
+ * type by type:
+ *   - resources are computed from the live description with Karpenter's
+ *     overhead model (types.go): allocatable memory = memory (- 64 MiB on
+ *     arm64) - ceil(7.5 %) VM overhead - kube-reserved (11 MiB x pods +
+ *     255 MiB) - 100 MiB eviction threshold; allocatable cpu = vCPUs -
+ *     kube-reserved (6 % of the first core, 1 % of the second, 0.5 % of
+ *     the next two, 0.25 % of the rest); pods = ENIs of the default
+ *     network card x (IPv4 per ENI - 1) + 2; ephemeral storage 17 GiB
+ *     (the default 20 GiB root volume less reservations);
+ *   - labels are taken from the file's entry when it has the type (they
+ *     are Karpenter's), else derived from the name and the description;
+ *     vpc.amazonaws.com/pod-eni comes from the file only (no EC2 API
+ *     says it);
+ *   - on-demand price: the Pricing API's; for a type it does not price,
+ *     or when on_demand is NULL (the API failed), the file's on-demand
+ *     price; a type priced by neither is left out;
+ *   - spot price per zone: the newest history price, unless it is below
+ *     spot_floor x on-demand (EC2 never discounts that deep; moto answers
+ *     0.00001 for every type), then on-demand x (1 - spot_discount), as
+ *     for a zone without history.  A type EC2 does not sell as spot gets
+ *     no spot offering;
+ *   - zones: those DescribeInstanceTypeOfferings lists for the type,
+ *     kept only when in zones[] (NULL = all).
+ * The hash is computed as for the file, so solvers cache it the same way;
+ * price_source says which prices were used ("ec2+pricing-api" or
+ * "ec2+file"). */
+
+
+typedef struct tlr_catalog_live_in {
+    const char *region;                      /* NULL = "us-east-1" */
+    const tlr_ec2_type_infos *types;         /* required */
+    const tlr_ec2_type_offerings *offerings; /* NULL = every zone in zones[] */
+    const tlr_ec2_spot_prices *spot;         /* NULL = no history */
+    const tlr_prices *on_demand;             /* NULL = the Pricing API failed */
+    const Tailor__V1__Catalog *fallback;     /* the catalog file; may be NULL */
+    const char *const *zones;                /* borrowed; NULL = all offered */
+    size_t n_zones;
+    double spot_discount;                    /* 0 = no spot without a usable price */
+    double spot_floor;                       /* 0 = 0.05 */
+} tlr_catalog_live_in;
+
+typedef struct tlr_catalog_live_stats {
+    size_t types_seen;       /* described by EC2 */
+    size_t types_kept;       /* in the catalog */
+    size_t od_live;          /* priced by the Pricing API */
+    size_t od_fallback;      /* priced by the file */
+    size_t unpriced;         /* left out: no price anywhere */
+    size_t unsupported;      /* left out: not hvm, not x86_64/arm64 */
+    size_t spot_live;        /* spot offerings at the history price */
+    size_t spot_fallback;    /* spot offerings at on-demand x (1 - discount) */
+    size_t spot_implausible; /* history prices refused by the floor */
+} tlr_catalog_live_stats;
+
+/* Build; on TLR_OK *out is new and owned (tlr_catalog_free) and *st (may
+ * be NULL) says where each figure came from.  TLR_E_INVAL without types;
+ * TLR_E_NOTFOUND when no type is left. */
+int tlr_catalog_from_ec2(const tlr_catalog_live_in *in, Tailor__V1__Catalog **out,
+                         tlr_catalog_live_stats *st, char *err, size_t errlen);
+
+/* The InstanceType of that name in c (sorted), or NULL; borrowed. */
+const Tailor__V1__InstanceType *tlr_catalog_find(const Tailor__V1__Catalog *c,
+                                                 const char *name);
+
+/* A copy of c keeping only the offerings in zones[] (a type left without
+ * offerings is dropped), hashed afresh; price_source kept.  New, owned. */
+Tailor__V1__Catalog *tlr_catalog_restrict_zones(const Tailor__V1__Catalog *c,
+                                                const char *const *zones, size_t n_zones);
 
 #endif

@@ -10,7 +10,9 @@
  *     providerID aws:///ZONE/INSTANCE_ID, the well-known labels, capacity
  *     and allocatable from the instance catalog, a Ready condition, and the
  *     labels, taints and startup taints of its NodeClaim (found by
- *     status.providerID or by the instance's karpenter.sh/nodeclaim tag);
+ *     status.providerID or by the instance's karpenter.sh/nodeclaim tag),
+ *     and eks.amazonaws.com/nodegroup for an instance of an EKS node group
+ *     (tag eks:nodegroup-name, as Auto Scaling propagates it);
  *   - removes the NodeClaim's startup taints startup_taint_delay after
  *     registration (what a CNI or device plugin does on a real node);
  *   - deletes the Node of every instance that is no longer pending or
@@ -44,6 +46,10 @@
 
 /* The label that ties a simulated Node to its instance. */
 #define KS_KUBELET_INSTANCE_LABEL "kubesim.tailor.dev/instance-id"
+/* An instance tagged eks:nodegroup-name=NAME (as EKS managed node groups
+ * tag theirs) becomes a Node labelled eks.amazonaws.com/nodegroup=NAME. */
+#define KS_KUBELET_NODEGROUP_TAG "eks:nodegroup-name"
+#define KS_KUBELET_NODEGROUP_LABEL "eks.amazonaws.com/nodegroup"
 
 typedef struct ks_kubelet_ec2_ops {
     /* The instances that may belong to cluster (any state; the simulator

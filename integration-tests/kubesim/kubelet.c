@@ -310,6 +310,11 @@ static json_object *build_node(const ks_kubelet *k, const tlr_ec2_instance *in,
     set_label(labels, "karpenter.k8s.aws/ec2nodeclass",
               tlr_ec2_instance_tag(in, "karpenter.k8s.aws/ec2nodeclass"));
     set_label(labels, KS_KUBELET_INSTANCE_LABEL, in->id);
+    /* An EKS managed node group's kubelet runs with
+     * --node-labels=eks.amazonaws.com/nodegroup=NAME; its instances carry
+     * the tag eks:nodegroup-name.  Legacy (ASG) nodes are selected by it. */
+    set_label(labels, KS_KUBELET_NODEGROUP_LABEL,
+              tlr_ec2_instance_tag(in, KS_KUBELET_NODEGROUP_TAG));
     if (claim != NULL) {
         json_object *cl = tlr_json_obj(claim, "metadata.labels");
 

@@ -262,17 +262,28 @@ static void test_selection(void **state)
                               old, { OWNED, NULL } });
     add_inst(fx, (fake_inst){ "i-unknown", "zz9.huge", "running", "us-west-2a", "", "", false,
                               old, { OWNED, NULL } });
+    /* An ASG instance of an EKS node group: its Node carries the group. */
+    add_inst(fx, (fake_inst){ "i-asg", "m5.large", "running", "us-west-2a", "asg-node", "", false,
+                              old, { OWNED, "eks:nodegroup-name", "legacy-m5",
+                                     "aws:autoscaling:groupName", "legacy-m5", NULL } });
     assert_int_equal(ks_store_create_text(fx->s, KS_NODE, NULL,
                                           "{\"metadata\":{\"name\":\"static-node\"}}", NULL, NULL),
                      TLR_OK);
     ks_kubelet_pass(fx->k, &st);
-    expect("selection", st, (ks_kubelet_stats){ .instances = 4, .registered = 3 }, &failures);
+    expect("selection", st, (ks_kubelet_stats){ .instances = 5, .registered = 4 }, &failures);
     assert_int_equal(failures, 0);
+    n = node(fx, "asg-node");
+    assert_non_null(n);
+    assert_string_equal(tlr_json_str(n, "metadata.labels.eks\\.amazonaws\\.com/nodegroup"),
+                        "legacy-m5");
+    assert_null(tlr_json_str(n, "metadata.labels.karpenter\\.sh/nodepool"));
+    json_object_put(n);
 
     /* No private DNS name: named by the instance id; arm64 from the catalog;
      * region from the option, not the zone. */
     n = node(fx, "i-owned");
     assert_non_null(n);
+    assert_null(tlr_json_str(n, "metadata.labels.eks\\.amazonaws\\.com/nodegroup"));
     assert_string_equal(tlr_json_str(n, "metadata.labels.kubernetes\\.io/arch"), "arm64");
     assert_string_equal(tlr_json_str(n, "metadata.labels.karpenter\\.sh/capacity-type"),
                         "on-demand");
@@ -293,12 +304,12 @@ static void test_selection(void **state)
     /* EC2 unreadable: nothing changes, the error is returned. */
     fx->ec2.fail = TLR_E_AUTH;
     assert_int_equal(ks_kubelet_pass(fx->k, &st), TLR_E_AUTH);
-    assert_int_equal(ks_store_count(fx->s, KS_NODE), 4);
+    assert_int_equal(ks_store_count(fx->s, KS_NODE), 5);
     /* EC2 says nothing is running: our Nodes go, the static one stays. */
     fx->ec2.fail = TLR_OK;
     fx->ec2.n = 0;
     ks_kubelet_pass(fx->k, &st);
-    expect("all gone", st, (ks_kubelet_stats){ .removed = 3 }, &failures);
+    expect("all gone", st, (ks_kubelet_stats){ .removed = 4 }, &failures);
     assert_int_equal(ks_store_count(fx->s, KS_NODE), 1);
     n = node(fx, "static-node");
     assert_non_null(n);

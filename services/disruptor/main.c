@@ -1,76 +1,122 @@
 /* main.c - tailor-disruptor: settings and wiring only.
  *
- * The disruptor answers Explain on its REP socket and publishes the
- * "disruption" topic.  Disruption is not built yet: Explain is answered
- * with Status UNIMPLEMENTED until the disruptor issue lands.
+ * The disruptor is the only evictor.  termination.c drains and removes
+ * NodeClaims being deleted (finalizer, taint, common/drain, Terminate on
+ * the launcher); controller.c runs the disruption methods in order --
+ * expiration.c, interruption.c (the SQS queue), drift.c, emptiness.c,
+ * consolidation.c -- under the NodePools' budgets (budget.c), validates
+ * each decision again and executes it; protect.c keeps single-replica
+ * workloads up; explain.c answers Explain.  The real clients are kube.c,
+ * clients.c and cloud.c; app.c puts them together.
  */
 #include <stddef.h>
 
-#include "tailor/v1/disruptor.pb-c.h"
-#include "tlr_err.h"
+#include "app.h"
 #include "tlr_service.h"
 
-typedef struct disruptor_cfg {
-    tlr_service_conf svc;       /* must be first */
-    char *listen;
-    char *publish;
-    int max_msg_mib;
-} disruptor_cfg;
-
-typedef struct disruptor_app {
-    disruptor_cfg cfg;
-    tlr_rep_server *rep;
-    tlr_pub *pub;
-} disruptor_app;
+static const char *const rebalance_choices[] = { "event", "drain", NULL };
 
 static const tlr_setting settings[] = {
-    { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(disruptor_cfg, listen),
-      "tcp://127.0.0.1:7131", "nng URL to answer requests on" },
-    { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(disruptor_cfg, publish),
-      "tcp://127.0.0.1:7132", "nng URL to publish events on" },
+    { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(ds_app_cfg, listen),
+      "tcp://127.0.0.1:7131", "nng URL to answer Explain on" },
+    { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(ds_app_cfg, publish),
+      "tcp://127.0.0.1:7132", "nng URL to publish the disruption topic on" },
     { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT,
-      offsetof(disruptor_cfg, max_msg_mib), "64",
+      offsetof(ds_app_cfg, max_msg_mib), "64",
       "largest message sent or accepted, in MiB", .min = 1, .max = 2048 },
+    { "kubeconfig", "KUBECONFIG", TLR_SET_STR, offsetof(ds_app_cfg, kubeconfig), NULL,
+      "kubeconfig file (default ~/.kube/config)" },
+    { "in-cluster", "TAILOR_IN_CLUSTER", TLR_SET_BOOL, offsetof(ds_app_cfg, in_cluster),
+      "false", "use the pod's service account instead of a kubeconfig" },
+    { "watcher", "TAILOR_WATCHER_REP", TLR_SET_STR, offsetof(ds_app_cfg, watcher),
+      "tcp://127.0.0.1:7111", "the watcher's REP URL (snapshots)" },
+    { "watcher-publish", "TAILOR_WATCHER_PUB", TLR_SET_STR, offsetof(ds_app_cfg, watcher_pub),
+      "tcp://127.0.0.1:7112", "the watcher's PUB URL (cluster changes: consolidateAfter timers)" },
+    { "launcher", "TAILOR_LAUNCHER", TLR_SET_STR, offsetof(ds_app_cfg, launcher),
+      "tcp://127.0.0.1:7121", "the launcher's REP URL (Launch, Terminate)" },
+    { "solver", "TAILOR_SOLVER", TLR_SET_LIST, offsetof(ds_app_cfg, solvers),
+      "tcp://127.0.0.1:7101", "solver replica URLs (comma-separated; Simulate)" },
+    { "catalog", "TAILOR_CATALOG", TLR_SET_STR, offsetof(ds_app_cfg, catalog),
+      "../shared/data/aws-instance-types.json",
+      "instance-type catalog JSON file: prices nodes; the launcher must use the same" },
+    { "zones", "TAILOR_ZONES", TLR_SET_LIST, offsetof(ds_app_cfg, zones),
+      "us-east-1a,us-east-1b,us-east-1c", "zones offered in the catalog (as the launcher's)" },
+    { "spot-discount", "TAILOR_SPOT_DISCOUNT", TLR_SET_DOUBLE,
+      offsetof(ds_app_cfg, spot_discount), "0.6",
+      "catalog file only: spot price = on-demand * (1 - discount) (as the launcher's)" },
+    { "aws-region", "AWS_REGION", TLR_SET_STR, offsetof(ds_app_cfg, region), "us-east-1",
+      "AWS region" },
+    { "aws-endpoint", "TAILOR_AWS_ENDPOINT", TLR_SET_STR, offsetof(ds_app_cfg, endpoint), NULL,
+      "SQS/EC2/SSM endpoint override (moto: http://127.0.0.1:PORT); default AWS_ENDPOINT_URL" },
+    { "kubernetes-version", "TAILOR_K8S_VERSION", TLR_SET_STR,
+      offsetof(ds_app_cfg, k8s_version), "1.31", "for AMI aliases (al2023@latest): drift" },
+    { "interruption-queue", "TAILOR_INTERRUPTION_QUEUE", TLR_SET_STR,
+      offsetof(ds_app_cfg, queue), NULL,
+      "SQS queue (name or URL) EventBridge feeds with EC2 interruption events; unset = off" },
+    { "termination-interval", "TAILOR_TERMINATION_INTERVAL", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, termination_every_ms), "1s", "termination (drain) pass period",
+      .min = 50, .max = 600000 },
+    { "disruption-interval", "TAILOR_DISRUPTION_INTERVAL", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, disruption_every_ms), "10s",
+      "disruption pass period (Karpenter polls every 10 s)", .min = 50, .max = 3600000 },
+    { "interruption-interval", "TAILOR_INTERRUPTION_INTERVAL", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, interruption_every_ms), "2s", "how often the queue is read",
+      .min = 50, .max = 600000 },
+    { "validation-delay", "TAILOR_VALIDATION_DELAY", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, validation_ms), "15s",
+      "wait this long, then re-check a decision before acting (Karpenter: 15 s)", .min = 0,
+      .max = 600000 },
+    { "min-drain-time", "TAILOR_MIN_DRAIN_TIME", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, min_drain_ms), "5s",
+      "a drained node stays this long before termination (catches late bindings)", .min = 0,
+      .max = 600000 },
+    { "replacement-timeout", "TAILOR_REPLACEMENT_TIMEOUT", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, replace_timeout_ms), "10m",
+      "give a decision up when its replacements are not Initialized by then", .min = 1000,
+      .max = 7200000 },
+    { "event-interval", "TAILOR_EVENT_INTERVAL", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, event_every_ms), "60s",
+      "repeat an unchanged 'drain blocked' Event at most this often", .min = 100, .max = 3600000 },
+    { "min-savings", "TAILOR_MIN_SAVINGS", TLR_SET_DOUBLE, offsetof(ds_app_cfg, min_savings),
+      "0.1", "a replacement must cut the replaced nodes' cost by at least this share", .min = 0,
+      .max = 1 },
+    { "max-candidates", "TAILOR_MAX_CANDIDATES", TLR_SET_INT,
+      offsetof(ds_app_cfg, max_candidates), "100",
+      "nodes one multi-node consolidation considers (Karpenter: 100)", .min = 1, .max = 100000 },
+    { "rebalance", "TAILOR_REBALANCE", TLR_SET_ENUM, offsetof(ds_app_cfg, rebalance), "event",
+      "on a rebalance recommendation: event (Karpenter) or drain", .choices = rebalance_choices },
+    { "leader-elect", "TAILOR_LEADER_ELECT", TLR_SET_BOOL, offsetof(ds_app_cfg, leader_elect),
+      "true", "hold a coordination.k8s.io Lease; only the holder disrupts" },
+    { "lease-namespace", "TAILOR_LEASE_NAMESPACE", TLR_SET_STR,
+      offsetof(ds_app_cfg, lease_namespace), NULL, "namespace of the Lease (default: the config's)" },
+    { "lease-duration", "TAILOR_LEASE_DURATION", TLR_SET_DURATION, offsetof(ds_app_cfg, lease_ms),
+      "15s", "how long a silent leader keeps the Lease", .min = 1000, .max = 600000 },
+    { "dry-run", "TAILOR_DRY_RUN", TLR_SET_BOOL, offsetof(ds_app_cfg, dry_run), "false",
+      "decide and explain, but never taint, evict or terminate" },
+    { "ami-refresh", "TAILOR_AMI_REFRESH", TLR_SET_DURATION, offsetof(ds_app_cfg, ami_refresh_ms),
+      "1m", "drift: resolve node classes' amiSelectorTerms again this often", .min = 1000,
+      .max = 86400000 },
+    { "rpc-timeout", "TAILOR_RPC_TIMEOUT", TLR_SET_DURATION, offsetof(ds_app_cfg, rpc_timeout_ms),
+      "30s", "per request to the watcher, solvers and launcher", .min = 100, .max = 600000 },
 };
-
-static int start(tlr_service *svc, void *arg)
-{
-    disruptor_app *app = arg;
-    size_t max_msg = (size_t)app->cfg.max_msg_mib << 20;
-    const tlr_rep_route routes[] = {
-        tlr_service_route_unimplemented(svc, &tailor__v1__explain_request__descriptor),
-    };
-    int rc = tlr_service_listen(svc, app->cfg.listen, max_msg, routes,
-                                sizeof(routes) / sizeof(routes[0]), &app->rep);
-    if (rc)
-        return rc;
-    if ((rc = tlr_service_publish(svc, app->cfg.publish, max_msg, &app->pub)))
-        return rc;
-    tlr_service_set_ready(svc, true, NULL);
-    return TLR_OK;
-}
-
-static void stop(tlr_service *svc, void *arg)
-{
-    (void)svc;
-    disruptor_app *app = arg;
-    tlr_pub_free(app->pub);
-    tlr_rep_server_free(app->rep);
-}
 
 int main(int argc, char **argv)
 {
-    disruptor_app app = { 0 };
+    ds_app_cfg cfg = { 0 };
+    ds_app *app = ds_app_new(&cfg);
     const tlr_service_ops ops = {
         .name = "disruptor",
-        .summary = "Drains and removes nodes safely: emptiness, expiration, drift, interruption, consolidation.",
+        .summary = "Drains and removes nodes safely: emptiness, expiration, drift, interruption, "
+                   "consolidation.",
         .http_default = "127.0.0.1:8131",
         .settings = settings,
         .nsettings = sizeof(settings) / sizeof(settings[0]),
-        .cfg = &app.cfg,
-        .start = start,
-        .stop = stop,
-        .app = &app,
+        .cfg = &cfg,
+        .start = ds_app_start,
+        .stop = ds_app_stop,
+        .app = app,
     };
-    return tlr_service_main(argc, argv, &ops);
+    int rc = tlr_service_main(argc, argv, &ops);
+    ds_app_delete(app);
+    return rc;
 }

@@ -1,20 +1,27 @@
 /* app.c - the launcher process wired together (app.h).
  *
- * Threads: one.  Everything -- pending batches from the watcher, Launch /
- * Terminate requests, the lifecycle, GC and Lease timers -- runs on the
- * service loop, so the provisioning core needs no locks; AWS and
- * Kubernetes calls block the loop while they run (a pending batch takes
- * a few calls per claim).  Only the Lease holder provisions; a follower
- * answers Launch/Terminate with UNAVAILABLE ("NotLeader") so the
+ * Threads: the decisions run on one.  Pending batches from the watcher,
+ * Launch / Terminate requests, the lifecycle, GC and Lease timers all run
+ * on the service loop, so the provisioning core needs no locks.  Three
+ * kinds of helper thread do blocking work for it: the fan-out of one
+ * batch's CreateFleet / CreateTags / NodeClaim writes (par.h, joined
+ * before the loop goes on), the Event writers (kube.h), and the live
+ * catalog fetch (catalog_src.h), whose result reaches the loop through an
+ * eventfd and is swapped in there.  Only the Lease holder provisions; a
+ * follower answers Launch/Terminate with UNAVAILABLE ("NotLeader") so the
  * disruptor retries on the leader.
  */
 #include "app.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "catalog_src.h"
 #include "cloud.h"
 #include "kube.h"
 #include "leader.h"
@@ -33,10 +40,21 @@ struct lc_app {
     lc_app_cfg *cfg;
     tlr_service *svc;
     tlr_logger *log;
-    Tailor__V1__Catalog *catalog;
+    Tailor__V1__Catalog *file_catalog;   /* the catalog file; the fallback */
+    Tailor__V1__Catalog *catalog;        /* in use: the live one or the file's */
     tlr_aws_creds *creds;
     lc_cloud *cloud;
     tlr_kube *kube;
+    lc_kube *kops;
+    /* the live catalog fetch */
+    pthread_t fetch_th;
+    bool fetching;
+    int fetch_fd;                        /* eventfd: the fetch is done */
+    Tailor__V1__Catalog *fetched;        /* handed from the thread to the loop */
+    tlr_catalog_live_stats fetched_st;
+    int fetch_rc;
+    char fetch_why[512];
+    tlr_timer_id t_cat;
     tlr_req_client *req;
     lc_solver_client solver;
     lc_prov *prov;
@@ -53,6 +71,7 @@ lc_app *lc_app_new(lc_app_cfg *cfg)
 {
     lc_app *a = tlr_calloc(1, sizeof(*a));
     a->cfg = cfg;
+    a->fetch_fd = -1;
     return a;
 }
 
@@ -81,6 +100,7 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
         TLR_WARN(a->log, "bad pending batch dropped", TLR_S("why", err));
         return;
     }
+    int64_t received = tlr_wall_ms();
     Tailor__V1__PendingBatch *b = (Tailor__V1__PendingBatch *)m;
     char id[128];
     snprintf(id, sizeof(id), "%s", b->batch_id);
@@ -95,7 +115,12 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
     TLR_INFO(a->log, "batch provisioned", TLR_S("batch", id), TLR_I("pods", (int64_t)npods),
              TLR_I("solves", r.solves), TLR_I("inflight", r.inflight), TLR_I("launched", r.launched),
              TLR_I("failed", r.failed), TLR_I("nominated", r.pods_nominated),
-             TLR_I("unplaced", r.pods_unplaced), TLR_ERR(rc));
+             TLR_I("unplaced", r.pods_unplaced), TLR_I("fleets", r.fleets), TLR_I("ice", r.ice),
+             TLR_I("solve_ms", r.solve_ms), TLR_I("claims_ms", r.claims_ms),
+             TLR_I("launch_ms", r.launch_ms), TLR_I("to_fleets_ms", r.fleets_ms),
+             TLR_I("to_issued_ms", r.issued_ms),
+             TLR_I("received_unix_ms", received), TLR_I("done_unix_ms", tlr_wall_ms()),
+             TLR_ERR(rc));
 }
 
 /* Launch and Terminate act only when the launcher is configured and holds
@@ -160,8 +185,10 @@ static void on_gc(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     lc_app *a = arg;
     (void)id;
-    if (a->leading)
+    if (a->leading) {
+        lc_prov_adopt(a->prov);
         lc_prov_gc(a->prov);
+    }
     a->t_gc = tlr_loop_add_timer(loop, a->cfg->gc_every_ms, on_gc, a);
 }
 
@@ -171,10 +198,76 @@ static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
     (void)id;
     bool was = a->leading;
     a->leading = lc_leader_tick(a->leader, tlr_wall_ms());
-    if (was != a->leading)
+    if (was != a->leading) {
         TLR_INFO(a->log, a->leading ? "became leader" : "lost leadership",
                  TLR_S("identity", tlr_service_id(a->svc)));
+        /* What the last leader left is ours to take over, once we lead. */
+        lc_prov_forget_adoption(a->prov);
+    }
     a->t_lead = tlr_loop_add_timer(loop, 2000, on_lead, a);
+}
+
+/* ---- the live catalog --------------------------------------------------- */
+
+static void *fetch_main(void *arg)
+{
+    lc_app *a = arg;
+    lc_app_cfg *cfg = a->cfg;
+    lc_catsrc_opts o = { cfg->region, cfg->endpoint, cfg->pricing_endpoint, cfg->pricing_region,
+                         a->creds, a->log, (const char *const *)cfg->zones.items, cfg->zones.n,
+                         cfg->spot_discount, cfg->spot_floor, 0 };
+    a->fetch_rc = lc_catsrc_fetch(&o, a->file_catalog, &a->fetched, &a->fetched_st, a->fetch_why,
+                                  sizeof(a->fetch_why));
+    uint64_t one = 1;
+    if (write(a->fetch_fd, &one, sizeof(one)) < 0)
+        TLR_WARN(a->log, "catalog fetch: eventfd write failed");
+    return NULL;
+}
+
+static void start_fetch(lc_app *a)
+{
+    if (a->fetching || a->fetch_fd < 0)
+        return;
+    a->fetched = NULL;
+    a->fetching = pthread_create(&a->fetch_th, NULL, fetch_main, a) == 0;
+}
+
+static void on_fetched(tlr_loop *loop, int fd, void *arg)
+{
+    lc_app *a = arg;
+    (void)loop;
+    uint64_t v;
+    if (read(fd, &v, sizeof(v)) < 0 || !a->fetching)
+        return;
+    pthread_join(a->fetch_th, NULL);
+    a->fetching = false;
+    if (a->fetch_rc != TLR_OK) {
+        TLR_WARN(a->log, "live catalog not built; keeping the current one",
+                 TLR_S("why", a->fetch_why), TLR_S("hash", a->catalog->hash),
+                 TLR_S("price_source", a->catalog->price_source), TLR_ERR(a->fetch_rc));
+        return;
+    }
+    const tlr_catalog_live_stats *st = &a->fetched_st;
+    TLR_INFO(a->log, "catalog refreshed", TLR_S("hash", a->fetched->hash),
+             TLR_S("previous", a->catalog->hash), TLR_S("price_source", a->fetched->price_source),
+             TLR_I("types", (int64_t)a->fetched->n_instance_types),
+             TLR_I("od_live", (int64_t)st->od_live), TLR_I("od_file", (int64_t)st->od_fallback),
+             TLR_I("unpriced", (int64_t)st->unpriced), TLR_I("spot_live", (int64_t)st->spot_live),
+             TLR_I("spot_discount", (int64_t)st->spot_fallback),
+             TLR_I("spot_refused", (int64_t)st->spot_implausible));
+    lc_prov_set_catalog(a->prov, a->fetched);
+    if (a->catalog != a->file_catalog)
+        tlr_catalog_free(a->catalog);
+    a->catalog = a->fetched;
+    a->fetched = NULL;
+}
+
+static void on_catalog_timer(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    lc_app *a = arg;
+    (void)id;
+    start_fetch(a);
+    a->t_cat = tlr_loop_add_timer(loop, a->cfg->catalog_refresh_ms, on_catalog_timer, a);
 }
 
 /* Catalog, AWS, Kubernetes, solvers and the provisioning core.  On
@@ -185,22 +278,45 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     char err[512];
     int rc;
 
-    /* The catalog: the documented offline source (catalog JSON file). */
+    /* The catalog file: the documented fallback, and the catalog in use
+     * until the live one is fetched (catalog_src.h). */
+    const char *src = cfg->catalog_source && cfg->catalog_source[0] ? cfg->catalog_source : "auto";
+    if (strcmp(src, "auto") != 0 && strcmp(src, "ec2") != 0 && strcmp(src, "file") != 0) {
+        snprintf(a->why, sizeof(a->why), "--catalog-source %s: want auto, ec2 or file", src);
+        return TLR_E_INVAL;
+    }
     tlr_catalog_file_opts co = { cfg->region, (const char *const *)cfg->zones.items,
                                  cfg->zones.n, cfg->spot_discount, "file" };
-    if ((rc = tlr_catalog_file_load(cfg->catalog, &co, &a->catalog, err, sizeof(err)))) {
+    if ((rc = tlr_catalog_file_load(cfg->catalog, &co, &a->file_catalog, err, sizeof(err)))) {
         snprintf(a->why, sizeof(a->why), "catalog %s: %s", cfg->catalog, err);
         return rc;
     }
-    TLR_INFO(a->log, "catalog loaded", TLR_S("hash", a->catalog->hash),
+    a->catalog = a->file_catalog;
+    TLR_INFO(a->log, "catalog loaded", TLR_S("source", "file"), TLR_S("hash", a->catalog->hash),
              TLR_I("types", (int64_t)a->catalog->n_instance_types));
     tlr_aws_creds_opts cro = { .log = a->log, .region = cfg->region };
     if ((rc = tlr_aws_creds_create(&cro, &a->creds))) {
         snprintf(a->why, sizeof(a->why), "aws credentials: %s", tlr_strerror(rc));
         return rc;
     }
-    lc_cloud_opts clo = { cfg->cluster, cfg->region, cfg->endpoint, a->creds, a->log,
-                          cfg->default_ami, cfg->k8s_version, 0 };
+    if (strcmp(src, "ec2") == 0) {
+        /* Live or nothing: fetch now, before serving. */
+        lc_catsrc_opts so = { cfg->region, cfg->endpoint, cfg->pricing_endpoint,
+                              cfg->pricing_region, a->creds, a->log,
+                              (const char *const *)cfg->zones.items, cfg->zones.n,
+                              cfg->spot_discount, cfg->spot_floor, 0 };
+        Tailor__V1__Catalog *live = NULL;
+        if ((rc = lc_catsrc_fetch(&so, a->file_catalog, &live, NULL, err, sizeof(err)))) {
+            snprintf(a->why, sizeof(a->why), "live catalog: %s", err);
+            return rc;
+        }
+        a->catalog = live;
+        TLR_INFO(a->log, "catalog loaded", TLR_S("source", "ec2"), TLR_S("hash", live->hash),
+                 TLR_S("price_source", live->price_source),
+                 TLR_I("types", (int64_t)live->n_instance_types));
+    }
+    lc_cloud_opts clo = { cfg->cluster, cfg->region, cfg->endpoint, a->creds, a->log, 0,
+                          cfg->parallel };
     if ((rc = lc_cloud_create(&clo, &a->cloud))) {
         snprintf(a->why, sizeof(a->why), "ec2 client: %s", tlr_strerror(rc));
         return rc;
@@ -211,6 +327,8 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
         snprintf(a->why, sizeof(a->why), "kubernetes config: %s", err);
         return rc;
     }
+    lc_kube_opts kopts = { a->kube, a->log, cfg->parallel, 0, 0 };
+    lc_kube_create(&kopts, &a->kops);
     tlr_req_opts ro = { (const char *const *)cfg->solvers.items, cfg->solvers.n,
                         (int)cfg->solve_timeout_ms, 1, max_msg, a->log, tlr_service_id(svc) };
     if ((rc = tlr_req_client_create(&ro, &a->req))) {
@@ -224,14 +342,25 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     po.clock = &tlr_clock_system;
     po.solver = lc_solver_ops_of(&a->solver);
     po.cloud = lc_cloud_ops_of(a->cloud);
-    po.kube = lc_kube_ops_of(a->kube);
+    po.kube = lc_kube_ops_of(a->kops);
     po.catalog = a->catalog;
+    po.ice_ttl_ms = cfg->ice_ttl_ms;
+    po.resolve_ttl_ms = cfg->resolve_ttl_ms;
+    po.default_ami = cfg->default_ami;
+    po.k8s_version = cfg->k8s_version;
+    po.no_fleet_batching = !cfg->fleet_batching;
     po.log = a->log;
     po.metrics = tlr_service_metrics(svc);
     po.publish = on_launch_event;
     po.publish_arg = a;
     srandom((unsigned)(getpid() ^ tlr_wall_ms()));
     lc_prov_create(&po, &a->prov);
+    if (strcmp(src, "auto") == 0 || strcmp(src, "ec2") == 0) {
+        a->fetch_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (a->fetch_fd < 0 ||
+            tlr_loop_add_fd(tlr_service_loop(svc), a->fetch_fd, on_fetched, a) != TLR_OK)
+            TLR_WARN(a->log, "no eventfd: the catalog will not be refreshed");
+    }
     return TLR_OK;
 }
 
@@ -280,6 +409,14 @@ int lc_app_start(tlr_service *svc, void *arg)
     }
     a->t_life = tlr_loop_add_timer(loop, cfg->lifecycle_every_ms, on_life, a);
     a->t_gc = tlr_loop_add_timer(loop, cfg->gc_every_ms, on_gc, a);
+    if (a->fetch_fd >= 0) {
+        /* auto: fetch now (the file serves meanwhile); ec2: fetched at start, refresh later. */
+        const char *src = cfg->catalog_source && cfg->catalog_source[0] ? cfg->catalog_source
+                                                                         : "auto";
+        if (strcmp(src, "auto") == 0)
+            start_fetch(a);
+        a->t_cat = tlr_loop_add_timer(loop, cfg->catalog_refresh_ms, on_catalog_timer, a);
+    }
     return TLR_OK;
 }
 
@@ -293,14 +430,28 @@ void lc_app_stop(tlr_service *svc, void *arg)
         tlr_loop_cancel_timer(loop, a->t_gc);
     if (a->t_lead)
         tlr_loop_cancel_timer(loop, a->t_lead);
+    if (a->t_cat)
+        tlr_loop_cancel_timer(loop, a->t_cat);
+    if (a->fetching) {
+        pthread_join(a->fetch_th, NULL);   /* at most one AWS call timeout away */
+        tlr_catalog_free(a->fetched);
+    }
+    if (a->fetch_fd >= 0) {
+        tlr_loop_remove_fd(loop, a->fetch_fd);
+        close(a->fetch_fd);
+    }
     tlr_sub_free(a->sub);
     tlr_pub_free(a->pub);
     tlr_rep_server_free(a->rep);
     lc_prov_free(a->prov);
+    lc_leader_release(a->leader, tlr_wall_ms());
     lc_leader_free(a->leader);
     tlr_req_client_free(a->req);
+    lc_kube_free(a->kops);
     tlr_kube_free(a->kube);
     lc_cloud_free(a->cloud);
     tlr_aws_creds_free(a->creds);
-    tlr_catalog_free(a->catalog);
+    if (a->catalog != a->file_catalog)
+        tlr_catalog_free(a->catalog);
+    tlr_catalog_free(a->file_catalog);
 }

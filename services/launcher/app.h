@@ -20,11 +20,18 @@ typedef struct lc_app_cfg {
     char *cluster;
     char *region, *endpoint;
     char *catalog;
+    char *catalog_source;           /* auto | ec2 | file */
+    int64_t catalog_refresh_ms;
+    char *pricing_endpoint, *pricing_region;
+    double spot_floor;
     tlr_strlist zones;
     double spot_discount;
     char *default_ami, *k8s_version;
     int64_t solve_timeout_ms;
     int64_t lifecycle_every_ms, gc_every_ms;
+    int64_t ice_ttl_ms, resolve_ttl_ms;
+    int parallel;
+    bool fleet_batching;
     bool leader_elect;
     char *lease_namespace;
 } lc_app_cfg;

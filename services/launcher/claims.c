@@ -11,8 +11,10 @@
 #include "tlr_quantity.h"
 #include "tlr_time.h"
 
+/* An array of pointers: an entry stays where it is until removed, so a
+ * caller may hold several entries across adds and removals of others. */
 struct lc_claims {
-    lc_claim *v;
+    lc_claim **v;
     size_t n, cap;
 };
 
@@ -25,8 +27,10 @@ void lc_claims_free(lc_claims *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->n; i++)
-        protobuf_c_message_free_unpacked(&r->v[i].nc->base, NULL);
+    for (size_t i = 0; i < r->n; i++) {
+        protobuf_c_message_free_unpacked(&r->v[i]->nc->base, NULL);
+        free(r->v[i]);
+    }
     free(r->v);
     free(r);
 }
@@ -34,8 +38,8 @@ void lc_claims_free(lc_claims *r)
 lc_claim *lc_claims_find(lc_claims *r, const char *name)
 {
     for (size_t i = 0; i < r->n; i++)
-        if (strcmp(r->v[i].nc->name, name) == 0)
-            return &r->v[i];
+        if (strcmp(r->v[i]->nc->name, name) == 0)
+            return r->v[i];
     return NULL;
 }
 
@@ -46,18 +50,19 @@ lc_claim *lc_claims_add(lc_claims *r, Tailor__V1__NodeClaim *nc, int64_t now_ms)
         return NULL;
     }
     TLR_GROW(r->v, r->cap, r->n + 1);
-    lc_claim *c = &r->v[r->n++];
-    memset(c, 0, sizeof(*c));
+    lc_claim *c = tlr_calloc(1, sizeof(*c));
     c->nc = nc;
     c->created_ms = now_ms;
+    r->v[r->n++] = c;
     return c;
 }
 
 void lc_claims_remove(lc_claims *r, const char *name)
 {
     for (size_t i = 0; i < r->n; i++) {
-        if (strcmp(r->v[i].nc->name, name) == 0) {
-            protobuf_c_message_free_unpacked(&r->v[i].nc->base, NULL);
+        if (strcmp(r->v[i]->nc->name, name) == 0) {
+            protobuf_c_message_free_unpacked(&r->v[i]->nc->base, NULL);
+            free(r->v[i]);
             memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof(r->v[0]));
             r->n--;
             return;
@@ -72,7 +77,7 @@ size_t lc_claims_count(const lc_claims *r)
 
 lc_claim *lc_claims_at(lc_claims *r, size_t i)
 {
-    return &r->v[i];
+    return r->v[i];
 }
 
 void lc_claim_name(const char *nodepool, uint64_t rnd, char *buf, size_t len)

@@ -11,6 +11,7 @@
 #ifndef LC_CLAIMS_H
 #define LC_CLAIMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,8 @@ typedef struct lc_claim {
     int64_t launched_ms;         /* 0 = not launched */
     int64_t registered_ms;       /* 0 = not registered */
     int64_t initialized_ms;
+    bool adopted;                /* taken over after a restart: no planned pods
+                                  * known, so the watcher's copy goes to Solve */
 } lc_claim;
 
 typedef struct lc_claims lc_claims;
@@ -33,6 +36,7 @@ void lc_claims_free(lc_claims *r);            /* NULL is fine */
  * entry (borrowed), or NULL when a claim of that name is already there
  * (nc is then freed). */
 lc_claim *lc_claims_add(lc_claims *r, Tailor__V1__NodeClaim *nc, int64_t now_ms);
+/* Entries are stable: a pointer stays valid until that claim is removed. */
 lc_claim *lc_claims_find(lc_claims *r, const char *name);   /* borrowed or NULL */
 void      lc_claims_remove(lc_claims *r, const char *name); /* absent is fine */
 size_t    lc_claims_count(const lc_claims *r);

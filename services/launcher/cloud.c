@@ -1,36 +1,34 @@
 /* cloud.c - the real lc_cloud_ops over common/aws (cloud.h).
  *
- * EC2 calls go through tlr_ec2 (typed) and a second Query client for the
+ * EC2 calls go through tlr_ec2 (typed) and its Query client for the
  * launch-template actions tlr_ec2 does not wrap.  SSM GetParameter speaks
- * the AWS JSON 1.1 protocol (POST /, X-Amz-Target:
- * AmazonSSM.GetParameter), signed here with tlr_sigv4 on a curl handle of
- * our own; it is called once per AMI parameter and cached.
+ * the AWS JSON 1.1 protocol (tlr_awsjson).  The parallel verbs use one
+ * EC2 client per worker thread, made at creation (worker 0 is the loop
+ * thread's own client).
  */
 #include "cloud.h"
 
-#include <curl/curl.h>
 #include <json-c/json.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "launchtemplate.h"
+#include "par.h"
 #include "tlr_alloc.h"
-#include "tlr_buf.h"
+#include "tlr_awsjson.h"
 #include "tlr_ec2.h"
 #include "tlr_err.h"
-#include "tlr_sigv4.h"
 #include "tlr_time.h"
 
-#define SSM_BODY_MAX (1u << 20)
-
 struct lc_cloud {
-    char *cluster, *cluster_tag, *default_ami, *k8s, *region, *ssm_url;
+    char *cluster, *cluster_tag, *region;
     tlr_aws_creds *creds;
     tlr_logger *log;
-    tlr_ec2 *ec2;
-    tlr_aws_query *q;   /* ec2, for launch templates */
-    int timeout_ms;
+    tlr_ec2 *ec2[LC_PAR_MAX];   /* [0] is the loop thread's */
+    int parallel;
+    tlr_aws_json *ssm;
 };
 
 int lc_cloud_create(const lc_cloud_opts *o, lc_cloud **out)
@@ -44,9 +42,22 @@ int lc_cloud_create(const lc_cloud_opts *o, lc_cloud **out)
     qo.creds = o->creds;
     qo.log = o->log;
     qo.timeout_ms = o->timeout_ms;
-    int rc = tlr_ec2_create(&qo, &c->ec2);
-    if (rc == TLR_OK)
-        rc = tlr_aws_query_create(&qo, &c->q);
+    c->parallel = o->parallel > 0 ? o->parallel : 8;
+    if (c->parallel > LC_PAR_MAX)
+        c->parallel = LC_PAR_MAX;
+    int rc = TLR_OK;
+    for (int i = 0; i < c->parallel && rc == TLR_OK; i++)
+        rc = tlr_ec2_create(&qo, &c->ec2[i]);
+    if (rc == TLR_OK) {
+        /* SSM beside EC2: the same override host when one is set (moto
+         * serves every service on one port), else the regional endpoint. */
+        const char *ep = o->endpoint && o->endpoint[0] ? o->endpoint : NULL;
+        tlr_aws_json_opts jo = { .service = "ssm", .target_prefix = "AmazonSSM",
+                                 .region = tlr_aws_query_region(tlr_ec2_query(c->ec2[0])),
+                                 .endpoint = ep, .creds = o->creds, .log = o->log,
+                                 .timeout_ms = o->timeout_ms };
+        rc = tlr_aws_json_create(&jo, &c->ssm);
+    }
     if (rc) {
         lc_cloud_free(c);
         return rc;
@@ -55,22 +66,9 @@ int lc_cloud_create(const lc_cloud_opts *o, lc_cloud **out)
     size_t n = strlen(o->cluster) + 32;
     c->cluster_tag = tlr_malloc(n);
     snprintf(c->cluster_tag, n, "kubernetes.io/cluster/%s", o->cluster);
-    c->default_ami = tlr_strdup(o->default_ami && o->default_ami[0] ? o->default_ami : NULL);
-    c->k8s = tlr_strdup(o->k8s_version);
-    c->region = tlr_strdup(tlr_aws_query_region(c->q));
-    /* SSM beside EC2: the same override host when one is set (moto serves
-     * every service on one port), else the regional endpoint. */
-    const char *ep = o->endpoint && o->endpoint[0] ? o->endpoint : getenv("AWS_ENDPOINT_URL");
-    if (ep && ep[0]) {
-        c->ssm_url = tlr_strdup(ep);
-    } else {
-        char url[256];
-        snprintf(url, sizeof(url), "https://ssm.%s.amazonaws.com/", c->region);
-        c->ssm_url = tlr_strdup(url);
-    }
+    c->region = tlr_strdup(tlr_aws_query_region(tlr_ec2_query(c->ec2[0])));
     c->creds = o->creds;
     c->log = o->log;
-    c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
     *out = c;
     return TLR_OK;
 }
@@ -79,145 +77,41 @@ void lc_cloud_free(lc_cloud *c)
 {
     if (!c)
         return;
-    tlr_ec2_free(c->ec2);
-    tlr_aws_query_free(c->q);
+    for (int i = 0; i < LC_PAR_MAX; i++)
+        tlr_ec2_free(c->ec2[i]);
+    tlr_aws_json_free(c->ssm);
     free(c->cluster);
     free(c->cluster_tag);
-    free(c->default_ami);
-    free(c->k8s);
     free(c->region);
-    free(c->ssm_url);
     free(c);
 }
 
 /* ---- SSM ------------------------------------------------------------- */
 
-static size_t on_body(char *p, size_t sz, size_t n, void *arg)
-{
-    return tlr_buf_add(arg, p, sz * n) == TLR_OK ? sz * n : 0;
-}
-
 int lc_cloud_ssm_get(lc_cloud *c, const char *name, char **value, tlr_aws_error *err)
 {
-    tlr_aws_credentials cr = { 0 };
-    int rc = tlr_aws_creds_get(c->creds, &cr);
-    if (rc)
-        return rc;
-    json_object *req = json_object_new_object();
+    json_object *req = json_object_new_object(), *resp = NULL;
     json_object_object_add(req, "Name", json_object_new_string(name));
-    const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-
-    /* host[:port] from the URL */
-    char host[256] = "";
-    const char *h = strstr(c->ssm_url, "://");
-    h = h ? h + 3 : c->ssm_url;
-    size_t hl = strcspn(h, "/");
-    snprintf(host, sizeof(host), "%.*s", (int)hl, h);
-    char date[32];
-    tlr_sigv4_amz_date(tlr_wall_ms(), date);
-    tlr_sigv4_header hs[5] = {
-        { "host", host }, { "x-amz-date", date },
-        { "content-type", "application/x-amz-json-1.1" },
-        { "x-amz-target", "AmazonSSM.GetParameter" },
-        { "x-amz-security-token", cr.session_token },
-    };
-    size_t nh = cr.session_token ? 5 : 4;
-    tlr_sigv4_request sr = { "POST", "/", NULL, hs, nh, body, strlen(body), NULL, false };
-    tlr_sigv4_key key = { cr.access_key_id, cr.secret_access_key, c->region, "ssm" };
-    tlr_sigv4_result sig = { 0 };
-    tlr_buf resp;
-    tlr_buf_init(&resp, SSM_BODY_MAX);
-    struct curl_slist *hdr = NULL;
-    CURL *cu = NULL;
-    if ((rc = tlr_sigv4_sign(&sr, &key, &sig)))
-        goto out;
-    char line[2048];
-    for (size_t i = 1; i < nh; i++) {
-        snprintf(line, sizeof(line), "%s: %s", hs[i].name, hs[i].value);
-        hdr = curl_slist_append(hdr, line);
-    }
-    snprintf(line, sizeof(line), "Authorization: %s", sig.authorization);
-    hdr = curl_slist_append(hdr, line);
-    hdr = curl_slist_append(hdr, "Expect:");
-    cu = curl_easy_init();
-    curl_easy_setopt(cu, CURLOPT_URL, c->ssm_url);
-    curl_easy_setopt(cu, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(cu, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(cu, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-    curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(cu, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
-    curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L);
-    CURLcode cc = curl_easy_perform(cu);
-    long status = 0;
-    curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &status);
-    if (cc != CURLE_OK) {
-        rc = cc == CURLE_OPERATION_TIMEDOUT ? TLR_E_TIMEOUT : TLR_E_IO;
-        goto out;
-    }
-    json_object *j = json_tokener_parse(resp.data ? resp.data : "");
-    if (status != 200) {
-        const char *type = "";
-        json_object *t;
-        if (j && json_object_object_get_ex(j, "__type", &t))
-            type = json_object_get_string(t);
-        const char *hash = strrchr(type, '#');
-        type = hash ? hash + 1 : type;
-        if (err) {
-            err->http_status = (int)status;
-            snprintf(err->code, sizeof(err->code), "%s", type);
-        }
-        rc = strcmp(type, "ParameterNotFound") == 0 ? TLR_E_NOTFOUND
-                                                    : tlr_aws_error_class(type, (int)status);
-        json_object_put(j);
-        goto out;
-    }
-    json_object *pv = NULL, *v = NULL;
-    if (!j || !json_object_object_get_ex(j, "Parameter", &pv) ||
-        !json_object_object_get_ex(pv, "Value", &v)) {
-        rc = TLR_E_PARSE;
-    } else {
-        *value = tlr_strdup(json_object_get_string(v));
-    }
-    json_object_put(j);
-out:
-    if (cu)
-        curl_easy_cleanup(cu);
-    curl_slist_free_all(hdr);
-    tlr_sigv4_result_free(&sig);
-    tlr_buf_free(&resp);
+    int rc = tlr_aws_json_call(c->ssm, "GetParameter", req, &resp, err);
     json_object_put(req);
-    tlr_aws_credentials_clear(&cr);
+    if (rc != TLR_OK)
+        return rc;
+    json_object *pv = NULL, *v = NULL;
+    if (!json_object_object_get_ex(resp, "Parameter", &pv) ||
+        !json_object_object_get_ex(pv, "Value", &v))
+        rc = TLR_E_PARSE;
+    else
+        *value = tlr_strdup(json_object_get_string(v));
+    json_object_put(resp);
     return rc;
 }
 
-/* ---- launch templates -------------------------------------------------- */
-
-static int resolve_ami(lc_cloud *c, const Tailor__V1__NodeClass *nc, char **ami,
-                       tlr_aws_error *err)
+static int cloud_ssm_ami(void *arg, const char *parameter, char **ami, tlr_aws_error *err)
 {
-    const char *direct = lc_lt_direct_ami(nc);
-    if (direct) {
-        *ami = tlr_strdup(direct);
-        return TLR_OK;
-    }
-    char *param = lc_lt_ssm_parameter(nc, c->k8s, "x86_64");
-    if (param) {
-        int rc = lc_cloud_ssm_get(c, param, ami, err);
-        if (rc && c->log)
-            TLR_WARN(c->log, "AMI SSM parameter not resolved", TLR_S("nodeclass", nc->name),
-                     TLR_S("parameter", param), TLR_ERR(rc));
-        free(param);
-        if (rc == TLR_OK)
-            return rc;
-        if (!c->default_ami)
-            return rc;
-    }
-    if (!c->default_ami)
-        return TLR_E_INVAL;
-    *ami = tlr_strdup(c->default_ami);
-    return TLR_OK;
+    return lc_cloud_ssm_get(arg, parameter, ami, err);
 }
+
+/* ---- launch templates -------------------------------------------------- */
 
 static int describe_lt(lc_cloud *c, const char *name, char **id, tlr_aws_error *err)
 {
@@ -225,7 +119,8 @@ static int describe_lt(lc_cloud *c, const char *name, char **id, tlr_aws_error *
     tlr_aws_params_create(&p);
     tlr_aws_params_add(p, "LaunchTemplateName.1", name);
     tlr_xml_doc *doc = NULL;
-    int rc = tlr_aws_query_call(c->q, "DescribeLaunchTemplates", p, &doc, err);
+    int rc = tlr_aws_query_call(tlr_ec2_query(c->ec2[0]), "DescribeLaunchTemplates", p, &doc,
+                                err);
     tlr_aws_params_free(p);
     if (rc) {
         if (err && strstr(err->code, "NotFound"))
@@ -246,14 +141,13 @@ static void add_param(void *arg, const char *key, const char *value)
     tlr_aws_params_add(arg, key, value);
 }
 
-static int cloud_lt(void *arg, const Tailor__V1__NodeClass *nc, char **lt_id,
+static int cloud_lt(void *arg, const Tailor__V1__NodeClass *nc, const char *ami, char **lt_id,
                     tlr_aws_error *err)
 {
     lc_cloud *c = arg;
-    char *ami = NULL;
-    int rc = resolve_ami(c, nc, &ami, err);
-    if (rc)
-        return rc;
+    int rc;
+    if (!ami || !ami[0])
+        return TLR_E_INVAL;
     lc_lt_opts o = { c->cluster, ami };
     char name[128];
     lc_lt_name(nc, &o, name, sizeof(name));
@@ -263,7 +157,7 @@ static int cloud_lt(void *arg, const Tailor__V1__NodeClass *nc, char **lt_id,
     tlr_aws_params_create(&p);
     lc_lt_params(nc, &o, name, add_param, p);
     tlr_xml_doc *doc = NULL;
-    rc = tlr_aws_query_call(c->q, "CreateLaunchTemplate", p, &doc, err);
+    rc = tlr_aws_query_call(tlr_ec2_query(c->ec2[0]), "CreateLaunchTemplate", p, &doc, err);
     tlr_aws_params_free(p);
     if (rc == TLR_OK) {
         const char *v = tlr_xml_find_text(tlr_xml_find_deep(tlr_xml_root(doc), "launchTemplate"),
@@ -280,7 +174,6 @@ static int cloud_lt(void *arg, const Tailor__V1__NodeClass *nc, char **lt_id,
         TLR_INFO(c->log, "launch template ready", TLR_S("nodeclass", nc->name),
                  TLR_S("name", name), TLR_S("ami", ami));
 out:
-    free(ami);
     return rc;
 }
 
@@ -290,7 +183,59 @@ static int cloud_fleet(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_resu
                        tlr_aws_error *err)
 {
     lc_cloud *c = arg;
-    return tlr_ec2_create_fleet(c->ec2, r, out, err);
+    return tlr_ec2_create_fleet(c->ec2[0], r, out, err);
+}
+
+typedef struct fleets_job {
+    lc_cloud *c;
+    const tlr_ec2_fleet_req *const *reqs;
+    tlr_ec2_fleet_result *outs;
+    int *rcs;
+    tlr_aws_error *errs;
+    _Atomic int64_t last_issued;
+} fleets_job;
+
+static void one_fleet(void *arg, size_t i, int worker)
+{
+    fleets_job *j = arg;
+    int64_t t = tlr_mono_ms(), seen = atomic_load(&j->last_issued);
+    while (t > seen && !atomic_compare_exchange_weak(&j->last_issued, &seen, t))
+        ;
+    j->rcs[i] = tlr_ec2_create_fleet(j->c->ec2[worker], j->reqs[i], &j->outs[i], &j->errs[i]);
+}
+
+static void cloud_fleets(void *arg, size_t n, const tlr_ec2_fleet_req *const *reqs,
+                         tlr_ec2_fleet_result *outs, int *rcs, tlr_aws_error *errs,
+                         int64_t *last_issued_mono)
+{
+    lc_cloud *c = arg;
+    fleets_job j = { c, reqs, outs, rcs, errs, 0 };
+    lc_par_run(n, c->parallel, one_fleet, &j);
+    if (last_issued_mono)
+        *last_issued_mono = atomic_load(&j.last_issued);
+}
+
+typedef struct tags_job {
+    lc_cloud *c;
+    const char *const *ids;
+    const tlr_ec2_tag *const *tags;
+    const size_t *ntags;
+    int *rcs;
+} tags_job;
+
+static void one_tag(void *arg, size_t i, int worker)
+{
+    tags_job *j = arg;
+    const char *id[1] = { j->ids[i] };
+    j->rcs[i] = tlr_ec2_create_tags(j->c->ec2[worker], id, 1, j->tags[i], j->ntags[i], NULL);
+}
+
+static void cloud_tag(void *arg, size_t n, const char *const *ids, const tlr_ec2_tag *const *tags,
+                      const size_t *ntags, int *rcs)
+{
+    lc_cloud *c = arg;
+    tags_job j = { c, ids, tags, ntags, rcs };
+    lc_par_run(n, c->parallel, one_tag, &j);
 }
 
 static int cloud_instances(void *arg, const char *claim, tlr_ec2_instances *out,
@@ -305,16 +250,49 @@ static int cloud_instances(void *arg, const char *claim, tlr_ec2_instances *out,
         { "instance-state-name", states, 2 },
         { "tag:karpenter.sh/nodeclaim", claims, 1 },
     };
-    return tlr_ec2_describe_instances(c->ec2, f, claim ? 3 : 2, NULL, 0, 0, out, err);
+    return tlr_ec2_describe_instances(c->ec2[0], f, claim ? 3 : 2, NULL, 0, 0, out, err);
 }
 
 static int cloud_terminate(void *arg, const char *const *ids, size_t n, tlr_aws_error *err)
 {
     lc_cloud *c = arg;
-    return tlr_ec2_terminate_instances(c->ec2, ids, n, err);
+    return tlr_ec2_terminate_instances(c->ec2[0], ids, n, err);
+}
+
+static int cloud_subnets(void *arg, const tlr_ec2_filter *f, size_t nf, tlr_ec2_subnets *out,
+                         tlr_aws_error *err)
+{
+    lc_cloud *c = arg;
+    return tlr_ec2_describe_subnets(c->ec2[0], f, nf, NULL, 0, out, err);
+}
+
+static int cloud_sgs(void *arg, const tlr_ec2_filter *f, size_t nf,
+                     tlr_ec2_security_groups *out, tlr_aws_error *err)
+{
+    lc_cloud *c = arg;
+    return tlr_ec2_describe_security_groups(c->ec2[0], f, nf, NULL, 0, out, err);
+}
+
+static int cloud_images(void *arg, const tlr_ec2_filter *f, size_t nf, tlr_ec2_images *out,
+                        tlr_aws_error *err)
+{
+    lc_cloud *c = arg;
+    return tlr_ec2_describe_images(c->ec2[0], f, nf, NULL, 0, NULL, 0, out, err);
 }
 
 lc_cloud_ops lc_cloud_ops_of(lc_cloud *c)
 {
-    return (lc_cloud_ops){ cloud_lt, cloud_fleet, cloud_instances, cloud_terminate, c };
+    lc_cloud_ops o = { 0 };
+    o.launch_template = cloud_lt;
+    o.create_fleet = cloud_fleet;
+    o.instances = cloud_instances;
+    o.terminate = cloud_terminate;
+    o.create_fleets = cloud_fleets;
+    o.tag_instances = cloud_tag;
+    o.subnets = cloud_subnets;
+    o.security_groups = cloud_sgs;
+    o.images = cloud_images;
+    o.ssm_ami = cloud_ssm_ami;
+    o.arg = c;
+    return o;
 }

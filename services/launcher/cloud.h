@@ -1,6 +1,8 @@
 /* cloud.h - the real lc_cloud_ops: EC2 (and SSM for AMI parameters) over
- * common/aws.  One lc_cloud per thread (the AWS clients are not
- * thread-safe); the launcher calls it from its loop thread only.
+ * common/aws.  The launcher calls it from its loop thread only; the batch
+ * verbs (create_fleets, tag_instances) fan out on up to `parallel`
+ * threads, each with an EC2 client of its own (the AWS clients are not
+ * thread-safe; the credential provider is).
  *
  * Idempotency: CreateFleet carries ClientToken = NodeClaim name, and the
  * launcher also looks an instance up by its karpenter.sh/nodeclaim tag
@@ -20,9 +22,8 @@ typedef struct lc_cloud_opts {
     const char *endpoint;       /* NULL = AWS default or AWS_ENDPOINT_URL */
     tlr_aws_creds *creds;       /* borrowed; outlives the cloud */
     tlr_logger *log;            /* borrowed */
-    const char *default_ami;    /* used when a NodeClass names none; may be NULL */
-    const char *k8s_version;    /* for AMI aliases, e.g. "1.31"; may be NULL */
     int timeout_ms;             /* per AWS call; 0 = 30000 */
+    int parallel;               /* concurrent CreateFleet / CreateTags calls; 0 = 8 */
 } lc_cloud_opts;
 
 typedef struct lc_cloud lc_cloud;

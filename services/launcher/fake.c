@@ -26,6 +26,15 @@ static int64_t fake_wall(void *arg)
     return ((lc_fake *)arg)->now_ms;
 }
 
+static tlr_ec2_tag *demo_tag(size_t *n)
+{
+    tlr_ec2_tag *t = tlr_calloc(1, sizeof(*t));
+    t->key = tlr_strdup("karpenter.sh/discovery");
+    t->value = tlr_strdup("demo");
+    *n = 1;
+    return t;
+}
+
 void lc_fake_init(lc_fake *f)
 {
     memset(f, 0, sizeof(*f));
@@ -33,6 +42,38 @@ void lc_fake_init(lc_fake *f)
     f->clock.wall_ms = fake_wall;
     f->clock.mono_ms = fake_wall;
     f->clock.arg = f;
+    static const struct { const char *id, *zone; int64_t ips; } sn[] = {
+        { "subnet-a", "us-east-1a", 200 }, { "subnet-a2", "us-east-1a", 50 },
+        { "subnet-b", "us-east-1b", 4000 }, { "subnet-c", "us-east-1c", 100 },
+    };
+    f->subnets.v = tlr_calloc(4, sizeof(*f->subnets.v));
+    for (size_t i = 0; i < 4; i++) {
+        tlr_ec2_subnet *s = &f->subnets.v[f->subnets.n++];
+        s->id = tlr_strdup(sn[i].id);
+        s->zone = tlr_strdup(sn[i].zone);
+        s->zone_id = tlr_strdup("");
+        s->vpc_id = tlr_strdup("vpc-1");
+        s->available_ips = sn[i].ips;
+        s->tags = demo_tag(&s->ntags);
+    }
+    f->sgs.v = tlr_calloc(1, sizeof(*f->sgs.v));
+    f->sgs.v[0].id = tlr_strdup("sg-1");
+    f->sgs.v[0].name = tlr_strdup("nodes");
+    f->sgs.v[0].vpc_id = tlr_strdup("vpc-1");
+    f->sgs.v[0].tags = demo_tag(&f->sgs.v[0].ntags);
+    f->sgs.n = 1;
+    static const char *const ami[2][2] = { { "ami-x86", "x86_64" }, { "ami-arm", "arm64" } };
+    f->images.v = tlr_calloc(2, sizeof(*f->images.v));
+    for (size_t i = 0; i < 2; i++) {
+        tlr_ec2_image *m = &f->images.v[f->images.n++];
+        m->id = tlr_strdup(ami[i][0]);
+        m->name = tlr_strdup(ami[i][0]);
+        m->arch = tlr_strdup(ami[i][1]);
+        m->state = tlr_strdup("available");
+        m->owner = tlr_strdup("123");
+        m->creation_ms = 1;
+        m->tags = demo_tag(&m->ntags);
+    }
 }
 
 void lc_fake_clear(lc_fake *f)
@@ -47,6 +88,9 @@ void lc_fake_clear(lc_fake *f)
     tlr_ec2_instances_free(&f->instances);
     lc_nodes_free(&f->nodes);
     lc_kclaims_free(&f->claims);
+    tlr_ec2_subnets_free(&f->subnets);
+    tlr_ec2_security_groups_free(&f->sgs);
+    tlr_ec2_images_free(&f->images);
 }
 
 size_t lc_fake_count(const lc_fake *f, const char *prefix)
@@ -105,7 +149,7 @@ static int fake_solve(void *arg, const Tailor__V1__SolveRequest *req,
     lc_fake *f = arg;
     record(f, "solve pods=%zu claims=%zu ice=%zu catalog=%s", req->n_pending_pods,
            req->cluster ? req->cluster->n_nodeclaims : 0, req->n_unavailable_offerings,
-           req->catalogs[0]->catalog ? "full" : "hash");
+           req->n_catalogs == 0 ? "none" : req->catalogs[0]->catalog ? "full" : "hash");
     if (f->last_solve)
         protobuf_c_message_free_unpacked(&f->last_solve->base, NULL);
     size_t n = protobuf_c_message_get_packed_size(&req->base);
@@ -131,13 +175,20 @@ lc_solver_ops lc_fake_solver(lc_fake *f)
 
 /* ---- cloud ---- */
 
-static int fake_lt(void *arg, const Tailor__V1__NodeClass *nc, char **lt_id, tlr_aws_error *err)
+static int fake_lt(void *arg, const Tailor__V1__NodeClass *nc, const char *ami, char **lt_id,
+                   tlr_aws_error *err)
 {
-    (void)err;
     lc_fake *f = arg;
-    record(f, "launch_template %s", nc->name);
+    record(f, "launch_template %s %s sgs=%zu", nc->name, ami, nc->n_security_groups);
+    if (f->lt_rc) {
+        if (err) {
+            snprintf(err->code, sizeof(err->code), "%s", f->lt_code ? f->lt_code : "AuthFailure");
+            snprintf(err->message, sizeof(err->message), "not allowed");
+        }
+        return f->lt_rc;
+    }
     char b[128];
-    snprintf(b, sizeof(b), "lt-%s", nc->name);
+    snprintf(b, sizeof(b), "lt-%s-%s", nc->name, ami);
     *lt_id = tlr_strdup(b);
     return TLR_OK;
 }
@@ -155,7 +206,6 @@ static bool is_ice(const lc_fake *f, const char *type, const char *zone, bool sp
 static int fake_fleet(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_result *out,
                       tlr_aws_error *err)
 {
-    (void)err;
     lc_fake *f = arg;
     char ov[1500] = "";
     size_t off = 0;
@@ -163,7 +213,21 @@ static int fake_fleet(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_resul
         off += (size_t)snprintf(ov + off, sizeof(ov) - off, " %s/%s@%g", r->overrides[i].instance_type,
                                 r->overrides[i].zone ? r->overrides[i].zone : "",
                                 r->overrides[i].priority);
-    record(f, "create_fleet %s %s%s", r->client_token, r->spot ? "spot" : "on-demand", ov);
+    const char *claim_tag = NULL;
+    for (size_t i = 0; i < r->ntags; i++)
+        if (strcmp(r->tags[i].key, "karpenter.sh/nodeclaim") == 0)
+            claim_tag = r->tags[i].value;
+    char count[32] = "";
+    if (r->target_capacity > 1)
+        snprintf(count, sizeof(count), " x%d", r->target_capacity);
+    record(f, "create_fleet %s %s%s%s", r->client_token, r->spot ? "spot" : "on-demand", ov, count);
+    if (f->fleet_rc) {
+        if (err) {
+            snprintf(err->code, sizeof(err->code), "UnauthorizedOperation");
+            snprintf(err->message, sizeof(err->message), "not allowed");
+        }
+        return f->fleet_rc;
+    }
     tlr_ec2_fleet_result res = { 0 };
     res.fleet_id = tlr_strdup("fleet-1");
     res.errors = tlr_calloc(r->noverrides + 1, sizeof(*res.errors));
@@ -180,16 +244,19 @@ static int fake_fleet(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_resul
             e->tlr_code = TLR_E_CAPACITY;
             continue;
         }
-        char id[32];
-        snprintf(id, sizeof(id), "i-%05d", ++f->next_id);
-        res.instances = tlr_calloc(1, sizeof(*res.instances));
-        res.instances[0].id = tlr_strdup(id);
-        res.instances[0].instance_type = tlr_strdup(o->instance_type);
-        res.instances[0].zone = tlr_strdup(o->zone ? o->zone : "");
-        res.instances[0].subnet_id = tlr_strdup("");
-        res.instances[0].spot = r->spot;
-        res.ninstances = 1;
-        lc_fake_add_instance(f, id, r->client_token, f->now_ms);
+        int n = r->target_capacity > 0 ? r->target_capacity : 1;
+        res.instances = tlr_calloc((size_t)n, sizeof(*res.instances));
+        for (int k = 0; k < n; k++) {
+            char id[32];
+            snprintf(id, sizeof(id), "i-%05d", ++f->next_id);
+            res.instances[k].id = tlr_strdup(id);
+            res.instances[k].instance_type = tlr_strdup(o->instance_type);
+            res.instances[k].zone = tlr_strdup(o->zone ? o->zone : "");
+            res.instances[k].subnet_id = tlr_strdup(o->subnet_id ? o->subnet_id : "");
+            res.instances[k].spot = r->spot;
+            lc_fake_add_instance(f, id, claim_tag, f->now_ms);
+        }
+        res.ninstances = (size_t)n;
         break;
     }
     *out = res;
@@ -244,9 +311,178 @@ static int fake_terminate(void *arg, const char *const *ids, size_t n, tlr_aws_e
     return TLR_OK;
 }
 
+static void fake_tag(void *arg, size_t n, const char *const *ids, const tlr_ec2_tag *const *tags,
+                     const size_t *ntags, int *rcs)
+{
+    lc_fake *f = arg;
+    for (size_t i = 0; i < n; i++) {
+        record(f, "tag %s %s=%s", ids[i], ntags[i] ? tags[i][0].key : "",
+               ntags[i] ? tags[i][0].value : "");
+        for (size_t j = 0; j < f->instances.n; j++) {
+            tlr_ec2_instance *in = &f->instances.v[j];
+            if (strcmp(in->id, ids[i]) != 0)
+                continue;
+            for (size_t t = 0; t < ntags[i]; t++) {
+                in->tags = tlr_realloc(in->tags, (in->ntags + 1) * sizeof(*in->tags));
+                in->tags[in->ntags].key = tlr_strdup(tags[i][t].key);
+                in->tags[in->ntags++].value = tlr_strdup(tags[i][t].value);
+            }
+        }
+        rcs[i] = TLR_OK;
+    }
+}
+
+/* Does a resource with these id and tags pass every filter? */
+static bool passes(const tlr_ec2_filter *fl, size_t nf, const char *id, const char *name,
+                   const tlr_ec2_tag *tags, size_t ntags)
+{
+    for (size_t i = 0; i < nf; i++) {
+        const char *want = fl[i].values[0];
+        bool ok;
+        if (strcmp(fl[i].name, "subnet-id") == 0 || strcmp(fl[i].name, "group-id") == 0 ||
+            strcmp(fl[i].name, "image-id") == 0)
+            ok = strcmp(id, want) == 0;
+        else if (strcmp(fl[i].name, "group-name") == 0 || strcmp(fl[i].name, "name") == 0)
+            ok = strcmp(name, want) == 0;
+        else if (strcmp(fl[i].name, "tag-key") == 0)
+            ok = tlr_ec2_tag_get(tags, ntags, want) != NULL;
+        else if (strncmp(fl[i].name, "tag:", 4) == 0) {
+            const char *v = tlr_ec2_tag_get(tags, ntags, fl[i].name + 4);
+            ok = v && strcmp(v, want) == 0;
+        } else
+            ok = true;   /* state, owner: everything here qualifies */
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static void filters_text(const tlr_ec2_filter *fl, size_t nf, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < nf && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, " %s=%s", fl[i].name, fl[i].values[0]);
+}
+
+static tlr_ec2_tag *copy_tags(const tlr_ec2_tag *t, size_t n)
+{
+    tlr_ec2_tag *c = tlr_calloc(n + 1, sizeof(*c));
+    for (size_t i = 0; i < n; i++) {
+        c[i].key = tlr_strdup(t[i].key);
+        c[i].value = tlr_strdup(t[i].value);
+    }
+    return c;
+}
+
+static int fake_subnets(void *arg, const tlr_ec2_filter *fl, size_t nf, tlr_ec2_subnets *out,
+                        tlr_aws_error *err)
+{
+    lc_fake *f = arg;
+    char ft[512];
+    filters_text(fl, nf, ft, sizeof(ft));
+    record(f, "subnets%s", ft);
+    if (f->describe_rc) {
+        snprintf(err->code, sizeof(err->code), "AuthFailure");
+        snprintf(err->message, sizeof(err->message), "AWS was not able to validate the credentials");
+        return f->describe_rc;
+    }
+    tlr_ec2_subnets l = { tlr_calloc(f->subnets.n + 1, sizeof(*l.v)), 0 };
+    for (size_t i = 0; i < f->subnets.n; i++) {
+        const tlr_ec2_subnet *s = &f->subnets.v[i];
+        if (!passes(fl, nf, s->id, "", s->tags, s->ntags))
+            continue;
+        tlr_ec2_subnet *d = &l.v[l.n++];
+        d->id = tlr_strdup(s->id);
+        d->zone = tlr_strdup(s->zone);
+        d->zone_id = tlr_strdup(s->zone_id);
+        d->vpc_id = tlr_strdup(s->vpc_id);
+        d->available_ips = s->available_ips;
+        d->tags = copy_tags(s->tags, s->ntags);
+        d->ntags = s->ntags;
+    }
+    *out = l;
+    return TLR_OK;
+}
+
+static int fake_sgs(void *arg, const tlr_ec2_filter *fl, size_t nf, tlr_ec2_security_groups *out,
+                    tlr_aws_error *err)
+{
+    lc_fake *f = arg;
+    char ft[512];
+    filters_text(fl, nf, ft, sizeof(ft));
+    record(f, "security_groups%s", ft);
+    if (f->describe_rc) {
+        snprintf(err->code, sizeof(err->code), "AuthFailure");
+        return f->describe_rc;
+    }
+    tlr_ec2_security_groups l = { tlr_calloc(f->sgs.n + 1, sizeof(*l.v)), 0 };
+    for (size_t i = 0; i < f->sgs.n; i++) {
+        const tlr_ec2_security_group *g = &f->sgs.v[i];
+        if (!passes(fl, nf, g->id, g->name, g->tags, g->ntags))
+            continue;
+        tlr_ec2_security_group *d = &l.v[l.n++];
+        d->id = tlr_strdup(g->id);
+        d->name = tlr_strdup(g->name);
+        d->vpc_id = tlr_strdup(g->vpc_id);
+        d->tags = copy_tags(g->tags, g->ntags);
+        d->ntags = g->ntags;
+    }
+    *out = l;
+    return TLR_OK;
+}
+
+static int fake_images(void *arg, const tlr_ec2_filter *fl, size_t nf, tlr_ec2_images *out,
+                       tlr_aws_error *err)
+{
+    lc_fake *f = arg;
+    char ft[512];
+    filters_text(fl, nf, ft, sizeof(ft));
+    record(f, "images%s", ft);
+    if (f->describe_rc) {
+        snprintf(err->code, sizeof(err->code), "AuthFailure");
+        return f->describe_rc;
+    }
+    tlr_ec2_images l = { tlr_calloc(f->images.n + 1, sizeof(*l.v)), 0 };
+    for (size_t i = 0; i < f->images.n; i++) {
+        const tlr_ec2_image *m = &f->images.v[i];
+        if (!passes(fl, nf, m->id, m->name, m->tags, m->ntags))
+            continue;
+        tlr_ec2_image *d = &l.v[l.n++];
+        *d = *m;
+        d->id = tlr_strdup(m->id);
+        d->name = tlr_strdup(m->name);
+        d->arch = tlr_strdup(m->arch);
+        d->state = tlr_strdup(m->state);
+        d->owner = tlr_strdup(m->owner);
+        d->tags = copy_tags(m->tags, m->ntags);
+    }
+    *out = l;
+    return TLR_OK;
+}
+
+static int fake_ssm(void *arg, const char *parameter, char **ami, tlr_aws_error *err)
+{
+    (void)err;
+    record(arg, "ssm %s", parameter);
+    *ami = tlr_strdup(strstr(parameter, "arm64") ? "ami-arm" : "ami-x86");
+    return TLR_OK;
+}
+
 lc_cloud_ops lc_fake_cloud(lc_fake *f)
 {
-    return (lc_cloud_ops){ fake_lt, fake_fleet, fake_instances, fake_terminate, f };
+    lc_cloud_ops o = { 0 };
+    o.launch_template = fake_lt;
+    o.create_fleet = fake_fleet;
+    o.instances = fake_instances;
+    o.terminate = fake_terminate;
+    o.tag_instances = fake_tag;
+    o.subnets = fake_subnets;
+    o.security_groups = fake_sgs;
+    o.images = fake_images;
+    o.ssm_ami = fake_ssm;
+    o.arg = f;
+    return o;
 }
 
 /* ---- kube ---- */
@@ -264,8 +500,29 @@ static int fake_claim_create(void *arg, const char *name, const char *json)
     c->name = tlr_strdup(name);
     c->nodepool = tlr_strdup("");
     c->instance_id = tlr_strdup("");
+    c->provider_id = tlr_strdup("");
+    c->nodeclass = tlr_strdup("default");
     c->creation_ms = f->now_ms;
     return TLR_OK;
+}
+
+void lc_fake_add_claim(lc_fake *f, const char *name, const char *instance_id, int64_t created_ms,
+                       bool initialized)
+{
+    lc_kclaims *l = &f->claims;
+    l->v = tlr_realloc(l->v, (l->n + 1) * sizeof(*l->v));
+    lc_kclaim *c = &l->v[l->n++];
+    memset(c, 0, sizeof(*c));
+    c->name = tlr_strdup(name);
+    c->nodepool = tlr_strdup("default");
+    c->instance_id = tlr_strdup(instance_id ? instance_id : "");
+    char pid[128] = "";
+    if (instance_id)
+        snprintf(pid, sizeof(pid), "aws:///us-east-1a/%s", instance_id);
+    c->provider_id = tlr_strdup(pid);
+    c->nodeclass = tlr_strdup("default");
+    c->creation_ms = created_ms;
+    c->initialized = initialized;
 }
 
 static int fake_claim_status(void *arg, const char *name, const char *patch)
@@ -283,6 +540,8 @@ static int fake_claim_delete(void *arg, const char *name)
             free(f->claims.v[i].name);
             free(f->claims.v[i].nodepool);
             free(f->claims.v[i].instance_id);
+            free(f->claims.v[i].provider_id);
+            free(f->claims.v[i].nodeclass);
             f->claims.v[i] = f->claims.v[--f->claims.n];
             return TLR_OK;
         }
@@ -300,6 +559,8 @@ static int fake_claims_list(void *arg, lc_kclaims *out)
         l.v[i].name = tlr_strdup(f->claims.v[i].name);
         l.v[i].nodepool = tlr_strdup(f->claims.v[i].nodepool);
         l.v[i].instance_id = tlr_strdup(f->claims.v[i].instance_id);
+        l.v[i].provider_id = tlr_strdup(f->claims.v[i].provider_id);
+        l.v[i].nodeclass = tlr_strdup(f->claims.v[i].nodeclass);
     }
     *out = l;
     return TLR_OK;
@@ -331,8 +592,64 @@ static int fake_event(void *arg, const char *kind, const char *ns, const char *n
     return TLR_OK;
 }
 
+static int fake_nodeclass_status(void *arg, const char *name, const char *patch)
+{
+    record(arg, "nodeclass_status %s %s", name, patch);
+    return TLR_OK;
+}
+
+static Tailor__V1__SelectorTerm *demo_term(void)
+{
+    Tailor__V1__SelectorTerm *t = tlr_malloc(sizeof(*t));
+    tailor__v1__selector_term__init(t);
+    Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
+    tailor__v1__label__init(l);
+    l->key = tlr_strdup("karpenter.sh/discovery");
+    l->value = tlr_strdup("demo");
+    t->tags = tlr_calloc(1, sizeof(*t->tags));
+    t->tags[0] = l;
+    t->n_tags = 1;
+    return t;
+}
+
+Tailor__V1__NodeClass *lc_fake_nodeclass(const char *name, const char *ami_id)
+{
+    Tailor__V1__NodeClass *nc = tlr_malloc(sizeof(*nc));
+    tailor__v1__node_class__init(nc);
+    nc->name = tlr_strdup(name);
+    nc->uid = tlr_strdup("uid-nc");
+    nc->subnet_selector_terms = tlr_calloc(1, sizeof(*nc->subnet_selector_terms));
+    nc->subnet_selector_terms[nc->n_subnet_selector_terms++] = demo_term();
+    nc->security_group_selector_terms = tlr_calloc(1, sizeof(*nc->security_group_selector_terms));
+    nc->security_group_selector_terms[nc->n_security_group_selector_terms++] = demo_term();
+    Tailor__V1__AmiSelectorTerm *a = tlr_malloc(sizeof(*a));
+    tailor__v1__ami_selector_term__init(a);
+    a->id = tlr_strdup(ami_id ? ami_id : "ami-x86");
+    nc->ami_selector_terms = tlr_calloc(1, sizeof(*nc->ami_selector_terms));
+    nc->ami_selector_terms[nc->n_ami_selector_terms++] = a;
+    return nc;
+}
+
+static int fake_nodeclass_get(void *arg, const char *name, Tailor__V1__NodeClass **out)
+{
+    record(arg, "nodeclass_get %s", name);
+    if (strcmp(name, "default") != 0)
+        return TLR_E_NOTFOUND;
+    *out = lc_fake_nodeclass(name, NULL);
+    return TLR_OK;
+}
+
 lc_kube_ops lc_fake_kube(lc_fake *f)
 {
-    return (lc_kube_ops){ fake_claim_create, fake_claim_status, fake_claim_delete,
-                          fake_claims_list, fake_nodes_list, fake_event, f };
+    lc_kube_ops o = { 0 };
+    o.claim_create = fake_claim_create;
+    o.claim_status = fake_claim_status;
+    o.claim_delete = fake_claim_delete;
+    o.claims_list = fake_claims_list;
+    o.nodes_list = fake_nodes_list;
+    o.event = fake_event;
+    o.nodeclass_status = fake_nodeclass_status;
+    o.nodeclass_get = fake_nodeclass_get;
+    o.arg = f;
+    return o;
 }

@@ -4,7 +4,8 @@
  * each: "create_fleet nc-1 spot m5.large/us-east-1a ...") and answers
  * from a script: the solver returns queued SolveResponses; CreateFleet
  * fails with InsufficientInstanceCapacity for offerings listed in
- * ice_offerings ("m5.large/us-east-1a/spot") and otherwise launches the first override;
+ * ice_offerings ("m5.large/us-east-1a/spot") and otherwise launches the
+ * target capacity on the first override left (as moto does);
  * Kubernetes keeps NodeClaims and Nodes in memory.  Lives in the logic
  * library (like Karpenter's cloudprovider/fake) so every test can use it.
  */
@@ -21,6 +22,17 @@ typedef struct lc_fake {
     const char *ice_offerings[32];           /* "type/zone/market" answering ICE */
     size_t nice;
     int kube_create_rc;                      /* returned by claim_create */
+    int lt_rc;                               /* returned by launch_template */
+    const char *lt_code;                     /* its AWS error code */
+    int fleet_rc;                            /* returned by create_fleet (whole call) */
+    int describe_rc;                         /* returned by subnets/security_groups/images */
+    /* What EC2 holds for node-class resolution: subnets a, b, c (tag
+     * karpenter.sh/discovery=demo, b with the most free IPs, plus a
+     * second, fuller subnet in a), one security group, AMIs ami-x86
+     * (x86_64) and ami-arm (arm64), all tagged the same. */
+    tlr_ec2_subnets subnets;
+    tlr_ec2_security_groups sgs;
+    tlr_ec2_images images;
     /* state */
     tlr_ec2_instances instances;             /* "live" instances */
     lc_nodes nodes;
@@ -45,5 +57,11 @@ size_t lc_fake_count(const lc_fake *f, const char *prefix);
 void lc_fake_add_instance(lc_fake *f, const char *id, const char *claim, int64_t launch_ms);
 void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, bool ready,
                       const char *taint);
+/* An EC2NodeClass selecting the fake's subnets and security group by tag
+ * karpenter.sh/discovery=demo and AMI ami_id (NULL = ami-x86); owned. */
+Tailor__V1__NodeClass *lc_fake_nodeclass(const char *name, const char *ami_id);
+/* Add a NodeClaim as Kubernetes would list it. */
+void lc_fake_add_claim(lc_fake *f, const char *name, const char *instance_id, int64_t created_ms,
+                       bool initialized);
 
 #endif

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "tlr_alloc.h"
+#include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_sigv4.h"
 
 #define ZONE_KEY "topology.kubernetes.io/zone"
 #define CT_KEY "karpenter.sh/capacity-type"
@@ -93,7 +95,7 @@ static size_t collect(const lc_fleet_in *in, Tailor__V1__CapacityType ct, lc_fle
     for (size_t i = 0; i < in->claim->n_instance_type_options; i++) {
         const char *type = in->claim->instance_type_options[i]->name;
         const Tailor__V1__InstanceType *it = lc_catalog_find(in->catalog, type);
-        if (!it)
+        if (!it || (in->arch && in->arch[0] && it->arch[0] && strcmp(it->arch, in->arch) != 0))
             continue;
         for (size_t j = 0; j < it->n_offerings; j++) {
             const Tailor__V1__Offering *o = it->offerings[j];
@@ -219,4 +221,28 @@ double lc_fleet_price(const lc_fleet *f, const char *type, const char *zone)
             (!zone || !zone[0] || strcmp(f->ov[i].zone, zone) == 0))
             return f->price[i];
     return 0;
+}
+
+void lc_fleet_key(const lc_fleet *f, char *hex)
+{
+    tlr_buf b;
+    tlr_buf_init(&b, 1 << 22);
+    tlr_buf_printf(&b, "%d|%s|", (int)f->capacity_type, f->req.launch_template_id
+                                                             ? f->req.launch_template_id : "");
+    for (size_t i = 0; i < f->nov; i++)
+        tlr_buf_printf(&b, "%s/%s/%s/%g;", f->ov[i].instance_type,
+                       f->ov[i].subnet_id ? f->ov[i].subnet_id : "",
+                       f->ov[i].zone ? f->ov[i].zone : "", f->ov[i].priority);
+    tlr_sigv4_sha256_hex(b.data ? b.data : "", b.len, hex);
+    tlr_buf_free(&b);
+}
+
+size_t lc_fleet_shared_tags(const lc_fleet *f, tlr_ec2_tag *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->ntags; i++)
+        if (strcmp(f->tags[i].key, "karpenter.sh/nodeclaim") != 0 &&
+            strcmp(f->tags[i].key, "Name") != 0)
+            out[n++] = f->tags[i];
+    return n;
 }

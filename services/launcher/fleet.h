@@ -39,6 +39,9 @@ typedef struct lc_fleet_in {
     lc_ice *ice;                            /* borrowed; may be NULL */
     const char *cluster;                    /* borrowed */
     const char *launch_template_id;         /* borrowed */
+    const char *arch;                       /* borrowed; only types of this
+                                             * kubernetes.io/arch (the AMI's);
+                                             * NULL or "" = any */
 } lc_fleet_in;
 
 /* A built request.  req points into the struct's own storage and into
@@ -60,6 +63,17 @@ typedef struct lc_fleet {
  * TLR_E_INVAL for a claim without a name or options. */
 int  lc_fleet_build(const lc_fleet_in *in, lc_fleet *out);
 void lc_fleet_clear(lc_fleet *f);   /* NULL is fine */
+
+/* Two claims whose fleets have the same key can share one CreateFleet:
+ * same capacity type, launch template and overrides (type, subnet, zone,
+ * priority) -- all but the per-claim tags and client token.  hex: 65
+ * bytes, the SHA-256 of that. */
+void lc_fleet_key(const lc_fleet *f, char *hex);
+
+/* The tags of f that are not about one claim (all but
+ * karpenter.sh/nodeclaim and Name), copied into out (room for f->ntags);
+ * returns how many.  Strings borrowed from f. */
+size_t lc_fleet_shared_tags(const lc_fleet *f, tlr_ec2_tag *out);
 
 /* Price of the override (type, zone); 0 when not among them. */
 double lc_fleet_price(const lc_fleet *f, const char *type, const char *zone);

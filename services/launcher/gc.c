@@ -11,8 +11,8 @@ static bool is_live(const char *state)
     return strcmp(state, "pending") == 0 || strcmp(state, "running") == 0;
 }
 
-void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims, int64_t now_ms,
-                  lc_gc_plan *out)
+void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims,
+                  const char *const *known, size_t nknown, int64_t now_ms, lc_gc_plan *out)
 {
     lc_gc_plan p = { 0 };
     p.terminate = tlr_calloc(inst->n + 1, sizeof(char *));
@@ -20,12 +20,16 @@ void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims, int64
     for (size_t i = 0; i < inst->n; i++) {
         const tlr_ec2_instance *in = &inst->v[i];
         const char *owner = tlr_ec2_instance_tag(in, "karpenter.sh/nodeclaim");
-        if (!owner || !is_live(in->state) || now_ms - in->launch_ms < LC_GC_GRACE_MS)
+        bool ours = owner || tlr_ec2_instance_tag(in, "karpenter.sh/nodepool");
+        if (!ours || !is_live(in->state) || now_ms - in->launch_ms < LC_GC_GRACE_MS)
             continue;
-        bool known = false;
-        for (size_t j = 0; j < claims->n && !known; j++)
-            known = strcmp(claims->v[j].name, owner) == 0;
-        if (!known)
+        bool owned = false;
+        for (size_t j = 0; j < claims->n && !owned; j++)
+            owned = (owner && strcmp(claims->v[j].name, owner) == 0) ||
+                    (claims->v[j].instance_id && strcmp(claims->v[j].instance_id, in->id) == 0);
+        for (size_t j = 0; j < nknown && !owned; j++)
+            owned = strcmp(known[j], in->id) == 0;
+        if (!owned)
             p.terminate[p.nterminate++] = tlr_strdup(in->id);
     }
     for (size_t j = 0; j < claims->n; j++) {
@@ -63,6 +67,8 @@ void lc_kclaims_free(lc_kclaims *l)
         free(l->v[i].name);
         free(l->v[i].nodepool);
         free(l->v[i].instance_id);
+        free(l->v[i].provider_id);
+        free(l->v[i].nodeclass);
     }
     free(l->v);
     memset(l, 0, sizeof(*l));

@@ -25,29 +25,42 @@ static void test_decide(void **state)
     tlr_ec2_tag t_known = { "karpenter.sh/nodeclaim", "known" };
     tlr_ec2_tag t_gone = { "karpenter.sh/nodeclaim", "deleted-claim" };
     tlr_ec2_tag t_young = { "karpenter.sh/nodeclaim", "in-flight" };
+    /* A batched launch: tagged with its pool, its claim tag not yet added. */
+    tlr_ec2_tag t_pool = { "karpenter.sh/nodepool", "np" };
     tlr_ec2_instance in[] = {
         { .id = "i-known", .state = "running", .launch_ms = now - 60000, .tags = &t_known, .ntags = 1 },
         { .id = "i-leak", .state = "running", .launch_ms = now - 31000, .tags = &t_gone, .ntags = 1 },
         { .id = "i-young", .state = "pending", .launch_ms = now - 5000, .tags = &t_young, .ntags = 1 },
-        { .id = "i-untagged", .state = "running", .launch_ms = now - 99000 },  /* not ours */
+        { .id = "i-untagged", .state = "running", .launch_ms = now - 99000 },  /* another node group */
         { .id = "i-dead", .state = "terminated", .launch_ms = now - 99000, .tags = &t_gone, .ntags = 1 },
+        { .id = "i-by-pid", .state = "running", .launch_ms = now - 99000, .tags = &t_pool, .ntags = 1 },
+        { .id = "i-pool-leak", .state = "running", .launch_ms = now - 99000, .tags = &t_pool, .ntags = 1 },
+        { .id = "i-in-registry", .state = "running", .launch_ms = now - 99000, .tags = &t_pool, .ntags = 1 },
     };
     tlr_ec2_instances insts = { in, sizeof(in) / sizeof(in[0]) };
     lc_kclaim cl[] = {
-        { "known", "np", "i-known", now - 60000, false },
-        { "orphan", "np", "i-vanished", now - 60000, false },       /* instance gone */
-        { "fresh", "np", "i-vanished2", now - 1000, false },        /* within grace */
-        { "unlaunched", "np", "", now - 90000, false },             /* liveness' job */
-        { "terminated-inst", "np", "i-dead", now - 90000, false },  /* instance terminated */
-        { "deleting", "np", "i-vanished3", now - 90000, true },
+        { .name = "known", .nodepool = "np", .instance_id = "i-known", .creation_ms = now - 60000 },
+        /* instance gone */
+        { .name = "orphan", .nodepool = "np", .instance_id = "i-vanished", .creation_ms = now - 60000 },
+        /* within grace */
+        { .name = "fresh", .nodepool = "np", .instance_id = "i-vanished2", .creation_ms = now - 1000 },
+        /* liveness' job */
+        { .name = "unlaunched", .nodepool = "np", .instance_id = "", .creation_ms = now - 90000 },
+        /* instance terminated */
+        { .name = "terminated-inst", .nodepool = "np", .instance_id = "i-dead", .creation_ms = now - 90000 },
+        { .name = "deleting", .nodepool = "np", .instance_id = "i-vanished3", .creation_ms = now - 90000,
+          .deleting = true },
+        /* owns i-by-pid through its providerID only */
+        { .name = "batched", .nodepool = "np", .instance_id = "i-by-pid", .creation_ms = now - 90000 },
     };
     lc_kclaims claims = { cl, sizeof(cl) / sizeof(cl[0]) };
+    const char *known[] = { "i-in-registry" };
     lc_gc_plan p;
-    lc_gc_decide(&insts, &claims, now, &p);
+    lc_gc_decide(&insts, &claims, known, 1, now, &p);
     char got[512];
     join(p.terminate, p.nterminate, got, sizeof(got));
-    if (strcmp(got, "i-leak") != 0)
-        fail_msg("terminate: got [%s] want [i-leak]", got);
+    if (strcmp(got, "i-leak i-pool-leak") != 0)
+        fail_msg("terminate: got [%s] want [i-leak i-pool-leak]", got);
     join(p.delete_claims, p.ndelete, got, sizeof(got));
     if (strcmp(got, "orphan terminated-inst") != 0)
         fail_msg("delete: got [%s] want [orphan terminated-inst]", got);

@@ -1,13 +1,36 @@
 /* kube.c - lc_kube_ops over tlr_kube (kube.h). */
 #include "kube.h"
 
+#include <pthread.h>
+#include <time.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_kubeobj.h"
 #include "tlr_time.h"
+#include "par.h"
+
+typedef struct ev {
+    char *kind, *ns, *name, *uid, *type, *reason, *message;
+} ev;
+
+struct lc_kube {
+    tlr_kube *kc;
+    tlr_logger *log;
+    int parallel;
+    pthread_mutex_t mu;
+    pthread_cond_t cv, idle;
+    ev *q;                   /* ring */
+    size_t cap, head, len, busy;
+    bool stop;
+    pthread_t th[8];
+    int nth;
+    atomic_size_t dropped;
+};
 
 static const char *jstr(json_object *o, const char *a, const char *b)
 {
@@ -39,8 +62,21 @@ void lc_kube_claim_decode(json_object *obj, lc_kclaim *out)
     out->name = tlr_strdup(name ? name : "");
     out->nodepool = tlr_strdup(pool ? pool : "");
     out->instance_id = tlr_strdup(slash ? slash + 1 : "");
+    out->provider_id = tlr_strdup(pid ? pid : "");
+    const char *ncl = jstr(labels, "karpenter.k8s.aws/ec2nodeclass", NULL);
+    out->nodeclass = tlr_strdup(ncl ? ncl : "");
     out->creation_ms = ms;
     out->deleting = jstr(md, "deletionTimestamp", NULL) != NULL;
+    out->initialized = false;
+    json_object *conds = NULL;
+    if (st && json_object_object_get_ex(st, "conditions", &conds) &&
+        json_object_is_type(conds, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(conds); i++) {
+            json_object *c = json_object_array_get_idx(conds, i);
+            const char *t = jstr(c, "type", NULL), *v = jstr(c, "status", NULL);
+            if (t && v && strcmp(t, "Initialized") == 0)
+                out->initialized = strcmp(v, "True") == 0;
+        }
 }
 
 void lc_kube_node_decode(json_object *obj, lc_node *out)
@@ -77,25 +113,86 @@ void lc_kube_node_decode(json_object *obj, lc_node *out)
 
 static int k_claim_create(void *arg, const char *name, const char *json)
 {
+    lc_kube *k = arg;
     (void)name;
     json_object *body = json_tokener_parse(json);
     if (!body)
         return TLR_E_INVAL;
-    int rc = tlr_kube_create_obj(arg, &TLR_KUBE_RES_NODECLAIMS, NULL, body, NULL, NULL);
+    int rc = tlr_kube_create_obj(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, body, NULL, NULL);
     json_object_put(body);
     return rc;
 }
 
 static int k_claim_status(void *arg, const char *name, const char *patch)
 {
-    return tlr_kube_patch(arg, &TLR_KUBE_RES_NODECLAIMS, NULL, name, "status",
+    lc_kube *k = arg;
+    return tlr_kube_patch(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, name, "status",
                           TLR_KUBE_PATCH_MERGE, patch, NULL, NULL);
 }
 
 static int k_claim_delete(void *arg, const char *name)
 {
-    int rc = tlr_kube_delete(arg, &TLR_KUBE_RES_NODECLAIMS, NULL, name, NULL, NULL);
+    lc_kube *k = arg;
+    return tlr_kube_delete(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, name, NULL, NULL);
+}
+
+static int k_nodeclass_status(void *arg, const char *name, const char *patch)
+{
+    lc_kube *k = arg;
+    return tlr_kube_patch(k->kc, &TLR_KUBE_RES_EC2NODECLASSES, NULL, name, "status",
+                          TLR_KUBE_PATCH_MERGE, patch, NULL, NULL);
+}
+
+static int k_nodeclass_get(void *arg, const char *name, Tailor__V1__NodeClass **out)
+{
+    lc_kube *k = arg;
+    json_object *o = NULL;
+    int rc = tlr_kube_get(k->kc, &TLR_KUBE_RES_EC2NODECLASSES, NULL, name, &o, NULL);
+    if (rc)
+        return rc;
+    char err[256];
+    rc = tlr_kubeobj_nodeclass(o, NULL, out, err, sizeof(err));
+    if (rc)
+        TLR_WARN(k->log, "ec2nodeclass not understood", TLR_S("ec2nodeclass", name),
+                 TLR_S("why", err));
+    json_object_put(o);
     return rc;
+}
+
+typedef struct batch {
+    lc_kube *k;
+    const char *const *names, *const *bodies;
+    int *rcs;
+} batch;
+
+static void one_create(void *arg, size_t i, int worker)
+{
+    batch *b = arg;
+    (void)worker;
+    b->rcs[i] = k_claim_create(b->k, b->names[i], b->bodies[i]);
+}
+
+static void one_status(void *arg, size_t i, int worker)
+{
+    batch *b = arg;
+    (void)worker;
+    b->rcs[i] = k_claim_status(b->k, b->names[i], b->bodies[i]);
+}
+
+static void k_claims_create_n(void *arg, size_t n, const char *const *names,
+                              const char *const *jsons, int *rcs)
+{
+    lc_kube *k = arg;
+    batch b = { k, names, jsons, rcs };
+    lc_par_run(n, k->parallel, one_create, &b);
+}
+
+static void k_claims_status_n(void *arg, size_t n, const char *const *names,
+                              const char *const *patches, int *rcs)
+{
+    lc_kube *k = arg;
+    batch b = { k, names, patches, rcs };
+    lc_par_run(n, k->parallel, one_status, &b);
 }
 
 typedef struct collect {
@@ -124,7 +221,8 @@ static int k_claims_list(void *arg, lc_kclaims *out)
 {
     lc_kclaims l = { 0 };
     collect c = { &l, NULL, 0 };
-    int rc = tlr_kube_list(arg, &TLR_KUBE_RES_NODECLAIMS, NULL, NULL, on_claim, &c, NULL, NULL);
+    lc_kube *k = arg;
+    int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, NULL, on_claim, &c, NULL, NULL);
     if (rc) {
         lc_kclaims_free(&l);
         return rc;
@@ -137,7 +235,8 @@ static int k_nodes_list(void *arg, lc_nodes *out)
 {
     lc_nodes l = { 0 };
     collect c = { NULL, &l, 0 };
-    int rc = tlr_kube_list(arg, &TLR_KUBE_RES_NODES, NULL, NULL, on_node, &c, NULL, NULL);
+    lc_kube *k = arg;
+    int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODES, NULL, NULL, on_node, &c, NULL, NULL);
     if (rc) {
         lc_nodes_free(&l);
         return rc;
@@ -146,8 +245,8 @@ static int k_nodes_list(void *arg, lc_nodes *out)
     return TLR_OK;
 }
 
-static int k_event(void *arg, const char *kind, const char *ns, const char *name,
-                   const char *uid, const char *type, const char *reason, const char *message)
+static int write_event(tlr_kube *kc, const char *kind, const char *ns, const char *name,
+                       const char *uid, const char *type, const char *reason, const char *message)
 {
     /* Cluster-scoped objects (NodeClaim) get their events in "default",
      * as kubectl describe expects. */
@@ -183,13 +282,134 @@ static int k_event(void *arg, const char *kind, const char *ns, const char *name
     json_object_object_add(o, "firstTimestamp", json_object_new_string(ts));
     json_object_object_add(o, "lastTimestamp", json_object_new_string(ts));
     json_object_object_add(o, "count", json_object_new_int(1));
-    int rc = tlr_kube_create_obj(arg, &TLR_KUBE_RES_EVENTS, evns, o, NULL, NULL);
+    int rc = tlr_kube_create_obj(kc, &TLR_KUBE_RES_EVENTS, evns, o, NULL, NULL);
     json_object_put(o);
     return rc;
 }
 
-lc_kube_ops lc_kube_ops_of(tlr_kube *kc)
+/* ---- the Event queue ------------------------------------------------- */
+
+static void ev_clear(ev *e)
+{
+    free(e->kind);
+    free(e->ns);
+    free(e->name);
+    free(e->uid);
+    free(e->type);
+    free(e->reason);
+    free(e->message);
+}
+
+static void *event_main(void *arg)
+{
+    lc_kube *k = arg;
+    pthread_mutex_lock(&k->mu);
+    for (;;) {
+        while (k->len == 0 && !k->stop)
+            pthread_cond_wait(&k->cv, &k->mu);
+        if (k->len == 0 && k->stop)
+            break;
+        ev e = k->q[k->head];
+        k->head = (k->head + 1) % k->cap;
+        k->len--;
+        k->busy++;
+        pthread_mutex_unlock(&k->mu);
+        int rc = write_event(k->kc, e.kind, e.ns, e.name, e.uid, e.type, e.reason, e.message);
+        if (rc)
+            TLR_DEBUG(k->log, "event not written", TLR_S("reason", e.reason), TLR_ERR(rc));
+        ev_clear(&e);
+        pthread_mutex_lock(&k->mu);
+        k->busy--;
+        if (k->len == 0 && k->busy == 0)
+            pthread_cond_broadcast(&k->idle);
+    }
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+static int k_event(void *arg, const char *kind, const char *ns, const char *name,
+                   const char *uid, const char *type, const char *reason, const char *message)
+{
+    lc_kube *k = arg;
+    pthread_mutex_lock(&k->mu);
+    if (k->len >= k->cap || k->nth == 0) {
+        pthread_mutex_unlock(&k->mu);
+        atomic_fetch_add(&k->dropped, 1);
+        return TLR_E_TOOBIG;
+    }
+    ev *e = &k->q[(k->head + k->len) % k->cap];
+    e->kind = tlr_strdup(kind);
+    e->ns = tlr_strdup(ns ? ns : "");
+    e->name = tlr_strdup(name);
+    e->uid = tlr_strdup(uid ? uid : "");
+    e->type = tlr_strdup(type);
+    e->reason = tlr_strdup(reason);
+    e->message = tlr_strdup(message ? message : "");
+    k->len++;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    return TLR_OK;
+}
+
+void lc_kube_create(const lc_kube_opts *o, lc_kube **out)
+{
+    lc_kube *k = tlr_calloc(1, sizeof(*k));
+    k->kc = o->kc;
+    k->log = o->log;
+    k->parallel = o->parallel > 0 ? o->parallel : 8;
+    k->cap = o->events_max > 0 ? o->events_max : 50000;
+    k->q = tlr_calloc(k->cap, sizeof(*k->q));
+    atomic_init(&k->dropped, 0);
+    pthread_mutex_init(&k->mu, NULL);
+    pthread_cond_init(&k->cv, NULL);
+    pthread_cond_init(&k->idle, NULL);
+    int nth = o->event_threads > 0 ? o->event_threads : 2;
+    if (nth > 8)
+        nth = 8;
+    for (int i = 0; i < nth; i++)
+        if (pthread_create(&k->th[k->nth], NULL, event_main, k) == 0)
+            k->nth++;
+    *out = k;
+}
+
+void lc_kube_free(lc_kube *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&k->mu);
+    /* Flush what is queued, for a while: Events are best effort. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    while ((k->len > 0 || k->busy > 0) && k->nth > 0)
+        if (pthread_cond_timedwait(&k->idle, &k->mu, &until) != 0)
+            break;
+    /* Whatever is left is dropped, not written. */
+    while (k->len > 0) {
+        ev_clear(&k->q[k->head]);
+        k->head = (k->head + 1) % k->cap;
+        k->len--;
+    }
+    k->stop = true;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    for (int i = 0; i < k->nth; i++)
+        pthread_join(k->th[i], NULL);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->cv);
+    pthread_cond_destroy(&k->idle);
+    free(k->q);
+    free(k);
+}
+
+size_t lc_kube_events_dropped(lc_kube *k)
+{
+    return atomic_load(&k->dropped);
+}
+
+lc_kube_ops lc_kube_ops_of(lc_kube *k)
 {
     return (lc_kube_ops){ k_claim_create, k_claim_status, k_claim_delete, k_claims_list,
-                          k_nodes_list, k_event, kc };
+                          k_nodes_list, k_event, k_claims_create_n, k_claims_status_n,
+                          k_nodeclass_status, k_nodeclass_get, k };
 }

@@ -139,3 +139,29 @@ bool lc_leader_tick(lc_leader *l, int64_t now_ms)
     l->last_renew_ms = ok ? now_ms : 0;
     return ok;
 }
+
+void lc_leader_release(lc_leader *l, int64_t now_ms)
+{
+    if (!l || !l->last_renew_ms)
+        return;
+    json_object *cur = NULL;
+    if (tlr_kube_get(l->kc, &TLR_KUBE_RES_LEASES, l->ns, l->name, &cur, NULL) != TLR_OK)
+        return;
+    const char *holder = sget(cur, "spec", "holderIdentity");
+    const char *rv = sget(cur, "metadata", "resourceVersion");
+    json_object *spec = NULL, *tr = NULL;
+    json_object_object_get_ex(cur, "spec", &spec);
+    int transitions = spec && json_object_object_get_ex(spec, "leaseTransitions", &tr)
+                          ? json_object_get_int(tr) : 0;
+    if (holder && strcmp(holder, l->me) == 0) {
+        json_object *b = lease_body(l, now_ms, rv, now_ms, transitions);
+        json_object *bs = NULL;
+        json_object_object_get_ex(b, "spec", &bs);
+        json_object_object_add(bs, "holderIdentity", json_object_new_string(""));
+        json_object_object_add(bs, "leaseDurationSeconds", json_object_new_int(1));
+        tlr_kube_update(l->kc, &TLR_KUBE_RES_LEASES, l->ns, l->name, NULL, b, NULL, NULL);
+        json_object_put(b);
+    }
+    json_object_put(cur);
+    l->last_renew_ms = 0;
+}

@@ -40,4 +40,9 @@ void lc_leader_free(lc_leader *l);
  * leading only while our last renewal is younger than the duration. */
 bool lc_leader_tick(lc_leader *l, int64_t now_ms);
 
+/* On a clean stop: if we hold the Lease, give it up (holderIdentity
+ * emptied, as client-go's ReleaseOnCancel), so a successor need not wait
+ * for it to expire.  Best effort. */
+void lc_leader_release(lc_leader *l, int64_t now_ms);
+
 #endif

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tailor/v1/nodepool.pb-c.h"
 #include "tailor/v1/solver.pb-c.h"
 #include "tlr_ec2.h"
 
@@ -26,10 +27,11 @@ typedef struct lc_solver_ops {
 } lc_solver_ops;
 
 typedef struct lc_cloud_ops {
-    /* The launch template id for node class nc, creating it when absent.
-     * On TLR_OK *lt_id is new and owned (free()). */
-    int (*launch_template)(void *arg, const Tailor__V1__NodeClass *nc, char **lt_id,
-                           tlr_aws_error *err);
+    /* The launch template id for node class nc (resolved: security groups
+     * filled) with AMI ami, creating it when absent.  On TLR_OK *lt_id is
+     * new and owned (free()). */
+    int (*launch_template)(void *arg, const Tailor__V1__NodeClass *nc, const char *ami,
+                           char **lt_id, tlr_aws_error *err);
     /* CreateFleet type instant; as tlr_ec2_create_fleet. */
     int (*create_fleet)(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_result *out,
                         tlr_aws_error *err);
@@ -38,6 +40,27 @@ typedef struct lc_cloud_ops {
     int (*instances)(void *arg, const char *claim, tlr_ec2_instances *out, tlr_aws_error *err);
     /* Terminate; an absent instance is success. */
     int (*terminate)(void *arg, const char *const *ids, size_t n, tlr_aws_error *err);
+    /* Several CreateFleet calls at once (they may run in parallel): rcs[i],
+     * outs[i] and errs[i] as create_fleet would fill them for reqs[i].
+     * NULL = the launcher calls create_fleet for each in turn. */
+    void (*create_fleets)(void *arg, size_t n, const tlr_ec2_fleet_req *const *reqs,
+                          tlr_ec2_fleet_result *outs, int *rcs, tlr_aws_error *errs,
+                          int64_t *last_issued_mono);   /* when the last call was sent; may be NULL */
+    /* CreateTags: ids[i] gets the ntags[i] tags of tags[i] (one call per
+     * instance, possibly in parallel); rcs[i] per instance. */
+    void (*tag_instances)(void *arg, size_t n, const char *const *ids,
+                          const tlr_ec2_tag *const *tags, const size_t *ntags, int *rcs);
+    /* Node-class resolution (nodeclass.h): one Describe call each, with
+     * the filters given (borrowed); *out owned by the caller. */
+    int (*subnets)(void *arg, const tlr_ec2_filter *f, size_t nf, tlr_ec2_subnets *out,
+                   tlr_aws_error *err);
+    int (*security_groups)(void *arg, const tlr_ec2_filter *f, size_t nf,
+                           tlr_ec2_security_groups *out, tlr_aws_error *err);
+    int (*images)(void *arg, const tlr_ec2_filter *f, size_t nf, tlr_ec2_images *out,
+                  tlr_aws_error *err);
+    /* An AMI id from an SSM parameter (alias, ssmParameter terms).  *ami
+     * owned.  TLR_E_NOTFOUND when the parameter does not exist. */
+    int (*ssm_ami)(void *arg, const char *parameter, char **ami, tlr_aws_error *err);
     void *arg;
 } lc_cloud_ops;
 
@@ -61,8 +84,11 @@ typedef struct lc_kclaim {
     char *name;
     char *nodepool;
     char *instance_id;       /* from status.providerID; "" before launch */
+    char *provider_id;       /* status.providerID as written; "" before launch */
+    char *nodeclass;         /* karpenter.k8s.aws/ec2nodeclass label; "" if none */
     int64_t creation_ms;
     bool deleting;
+    bool initialized;        /* condition Initialized=True */
 } lc_kclaim;
 
 typedef struct lc_kclaims {
@@ -81,9 +107,21 @@ typedef struct lc_kube_ops {
     int (*claim_delete)(void *arg, const char *name);
     int (*claims_list)(void *arg, lc_kclaims *out);
     int (*nodes_list)(void *arg, lc_nodes *out);
-    /* A core/v1 Event about an object.  type "Normal" or "Warning". */
+    /* A core/v1 Event about an object.  type "Normal" or "Warning".  The
+     * real client queues it and writes it from a thread of its own. */
     int (*event)(void *arg, const char *kind, const char *ns, const char *name,
                  const char *uid, const char *type, const char *reason, const char *message);
+    /* Several creates / status patches at once (possibly in parallel);
+     * rcs[i] as claim_create / claim_status.  NULL = one at a time. */
+    void (*claims_create_n)(void *arg, size_t n, const char *const *names,
+                            const char *const *jsons, int *rcs);
+    void (*claims_status_n)(void *arg, size_t n, const char *const *names,
+                            const char *const *patches, int *rcs);
+    /* Merge-patch an EC2NodeClass's status subresource. */
+    int (*nodeclass_status)(void *arg, const char *name, const char *patch);
+    /* Read one EC2NodeClass (for a LaunchRequest naming a class no batch
+     * has shown yet).  On TLR_OK *out is new and owned; TLR_E_NOTFOUND. */
+    int (*nodeclass_get)(void *arg, const char *name, Tailor__V1__NodeClass **out);
     void *arg;
 } lc_kube_ops;
 

@@ -1,6 +1,7 @@
-/* provision.c - Solve -> NodeClaims -> CreateFleet, with ICE re-planning.
+/* provision.c - Solve -> NodeClaims -> CreateFleet, with ICE re-planning
+ * (provision.h); launching itself is in launch.c.
  *
- * See provision.h for the flow.  Two details worth knowing:
+ * Three details worth knowing:
  *
  * Borrowed request building.  The SolveRequest is assembled from
  * pointers into the batch (pods, pools, classes, nodes) and into the
@@ -10,9 +11,13 @@
  *
  * In-flight merge.  The watcher's state may already hold one of our
  * claims (without the planned pods: those live only here); ours replaces
- * it, so the solver sees which pods it covers.  After a restart the
- * registry is empty and the solver still places pods onto in-flight
- * claims with room, which bounds the damage to one extra node per pool.
+ * it, so the solver sees which pods it covers.  A claim adopted after a
+ * restart has no planned pods, so the watcher's copy is kept for it.
+ *
+ * Catalogs per NodeClass.  Every usable NodeClass gets the catalog
+ * restricted to its subnets' zones (nodeclass.h); classes with the same
+ * view share one CatalogRef.  An unusable class is in no CatalogRef, so
+ * its pools place nothing and the solver says why per pod.
  */
 #include "provision.h"
 
@@ -23,28 +28,21 @@
 #include "fleet.h"
 #include "gc.h"
 #include "lifecycle.h"
+#include "prov_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 
-typedef struct lt_entry {
-    char *nodeclass;
-    char *id;
-} lt_entry;
+#define TOLD_EVERY_MS (5 * 60 * 1000)
+#define TOLD_MAX 100000
 
-struct lc_prov {
-    lc_prov_opts o;
-    char *cluster;
-    lc_claims *claims;
-    lc_ice *ice;
-    Tailor__V1__PendingBatch *batch;   /* owned; latest */
-    lt_entry *lts;
-    size_t nlts, caplts;
-    tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_pods;
-};
-
-static int64_t now_ms(const lc_prov *p)
+int64_t lc_prov_now(const lc_prov *p)
 {
     return p->o.clock->wall_ms(p->o.clock->arg);
+}
+
+int64_t lc_prov_mono(const lc_prov *p)
+{
+    return p->o.clock->mono_ms(p->o.clock->arg);
 }
 
 static uint64_t rnd(lc_prov *p)
@@ -60,8 +58,13 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
     p->o = *o;
     p->cluster = tlr_strdup(o->cluster);
     p->o.cluster = p->cluster;
+    p->o.default_ami = p->o.k8s_version = NULL;   /* copied into the classes */
+    p->catalog = o->catalog;
     lc_claims_create(&p->claims);
-    lc_ice_create(o->clock, 0, &p->ice);
+    lc_ice_create(o->clock, o->ice_ttl_ms, &p->ice);
+    lc_classes_opts co = { o->cloud, o->kube, o->clock, o->log, o->default_ami,
+                           o->k8s_version, o->resolve_ttl_ms };
+    lc_classes_create(&co, &p->classes);
     if (o->metrics) {
         static const char *const np_reason[] = { "nodepool", "reason" };
         static const char *const method[] = { "method", "error" };
@@ -79,6 +82,8 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
         p->m_pods = tlr_metrics_counter(o->metrics, "karpenter_pods_provisioning_total",
                                         "Pods nominated to new or in-flight NodeClaims.", 0,
                                         NULL);
+        p->m_fleets = tlr_metrics_counter(o->metrics, "tailor_launcher_create_fleet_calls_total",
+                                          "CreateFleet calls made (batched or not).", 0, NULL);
     }
     *out = p;
 }
@@ -87,15 +92,15 @@ void lc_prov_free(lc_prov *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->nlts; i++) {
-        free(p->lts[i].nodeclass);
-        free(p->lts[i].id);
-    }
-    free(p->lts);
     if (p->batch)
         protobuf_c_message_free_unpacked(&p->batch->base, NULL);
+    free(p->batch_idx);
+    for (size_t i = 0; i < p->ntold; i++)
+        free(p->told[i].uid);
+    free(p->told);
     lc_claims_free(p->claims);
     lc_ice_free(p->ice);
+    lc_classes_free(p->classes);
     free(p->cluster);
     free(p);
 }
@@ -110,7 +115,17 @@ lc_claims *lc_prov_claims(lc_prov *p)
     return p->claims;
 }
 
-static void count(tlr_metric_family *f, const char *a, const char *b)
+lc_classes *lc_prov_classes(lc_prov *p)
+{
+    return p->classes;
+}
+
+void lc_prov_set_catalog(lc_prov *p, const Tailor__V1__Catalog *catalog)
+{
+    p->catalog = catalog;
+}
+
+void lc_prov_count(tlr_metric_family *f, const char *a, const char *b)
 {
     if (!f)
         return;
@@ -118,28 +133,23 @@ static void count(tlr_metric_family *f, const char *a, const char *b)
     tlr_metrics_counter_inc(f, v);
 }
 
-static void observe_cloud(lc_prov *p, const char *method, int rc, int64_t t0)
+void lc_prov_observe(lc_prov *p, const char *method, int rc, int64_t t0)
 {
     if (!p->m_cloud)
         return;
     const char *v[2] = { method, rc ? tlr_strerror(rc) : "" };
-    int64_t t = p->o.clock->mono_ms(p->o.clock->arg) - t0;
+    int64_t t = lc_prov_mono(p) - t0;
     tlr_metrics_histogram_observe(p->m_cloud, v, (double)t / 1000.0);
 }
 
-static int64_t mono(lc_prov *p)
-{
-    return p->o.clock->mono_ms(p->o.clock->arg);
-}
-
-static void publish(lc_prov *p, Tailor__V1__LaunchEventKind kind, const lc_claim *c,
-                    Tailor__V1__NodeClaimPhase prev, const char *msg)
+void lc_prov_publish(lc_prov *p, Tailor__V1__LaunchEventKind kind, const lc_claim *c,
+                     Tailor__V1__NodeClaimPhase prev, const char *msg)
 {
     if (!p->o.publish)
         return;
     Tailor__V1__LaunchEvent ev = TAILOR__V1__LAUNCH_EVENT__INIT;
     ev.kind = kind;
-    ev.event_unix_ms = now_ms(p);
+    ev.event_unix_ms = lc_prov_now(p);
     ev.message = (char *)(msg ? msg : "");
     if (c) {
         const Tailor__V1__NodeClaimStatus *st = c->nc->status;
@@ -158,7 +168,7 @@ static void publish(lc_prov *p, Tailor__V1__LaunchEventKind kind, const lc_claim
     p->o.publish(p->o.publish_arg, &ev);
 }
 
-static Tailor__V1__NodeClaimStatus *status_of(lc_claim *c)
+Tailor__V1__NodeClaimStatus *lc_prov_status_of(lc_claim *c)
 {
     if (!c->nc->status) {
         c->nc->status = tlr_malloc(sizeof(*c->nc->status));
@@ -167,13 +177,13 @@ static Tailor__V1__NodeClaimStatus *status_of(lc_claim *c)
     return c->nc->status;
 }
 
-/* Move c to phase and publish the change. */
-static void set_phase(lc_prov *p, lc_claim *c, Tailor__V1__NodeClaimPhase phase)
+void lc_prov_set_phase(lc_prov *p, lc_claim *c, Tailor__V1__NodeClaimPhase phase)
 {
-    Tailor__V1__NodeClaimStatus *st = status_of(c);
+    Tailor__V1__NodeClaimStatus *st = lc_prov_status_of(c);
     Tailor__V1__NodeClaimPhase prev = st->phase;
     st->phase = phase;
-    publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_PHASE_CHANGED, c, prev, NULL);
+    lc_prov_publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_PHASE_CHANGED, c, prev,
+                    NULL);
 }
 
 static void write_status(lc_prov *p, lc_claim *c)
@@ -186,8 +196,8 @@ static void write_status(lc_prov *p, lc_claim *c)
     free(patch);
 }
 
-static void event(lc_prov *p, const char *kind, const char *ns, const char *name,
-                  const char *uid, const char *type, const char *reason, const char *msg)
+void lc_prov_event(lc_prov *p, const char *kind, const char *ns, const char *name,
+                   const char *uid, const char *type, const char *reason, const char *msg)
 {
     int rc = p->o.kube.event(p->o.kube.arg, kind, ns, name, uid, type, reason, msg);
     if (rc)
@@ -195,15 +205,6 @@ static void event(lc_prov *p, const char *kind, const char *ns, const char *name
 }
 
 /* ---- the cluster state we know about --------------------------------- */
-
-static const Tailor__V1__NodeClass *find_nodeclass(const lc_prov *p, const char *name)
-{
-    const Tailor__V1__ClusterState *cs = p->batch ? p->batch->cluster : NULL;
-    for (size_t i = 0; cs && i < cs->n_node_classes; i++)
-        if (strcmp(cs->node_classes[i]->name, name) == 0)
-            return cs->node_classes[i];
-    return NULL;
-}
 
 static const char *pool_uid(const lc_prov *p, const char *name)
 {
@@ -214,262 +215,285 @@ static const char *pool_uid(const lc_prov *p, const char *name)
     return NULL;
 }
 
+static uint64_t uid_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Index the batch's pods by uid (a burst nominates thousands of them, and
+ * every nomination and settle check looks one up). */
+static void index_batch(lc_prov *p)
+{
+    free(p->batch_idx);
+    p->batch_idx = NULL;
+    p->batch_cap = 0;
+    size_t n = p->batch ? p->batch->n_pending_pods : 0;
+    if (!n)
+        return;
+    size_t cap = 16;
+    while (cap < n * 2)
+        cap <<= 1;
+    p->batch_idx = tlr_malloc(cap * sizeof(size_t));
+    p->batch_cap = cap;
+    for (size_t i = 0; i < cap; i++)
+        p->batch_idx[i] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = p->batch->pending_pods[i]->uid;
+        size_t k = uid_hash(u ? u : "") & (cap - 1);
+        while (p->batch_idx[k] != SIZE_MAX)
+            k = (k + 1) & (cap - 1);
+        p->batch_idx[k] = i;
+    }
+}
+
 static const Tailor__V1__Pod *find_pod(const lc_prov *p, const char *uid)
 {
-    for (size_t i = 0; p->batch && i < p->batch->n_pending_pods; i++)
-        if (strcmp(p->batch->pending_pods[i]->uid, uid) == 0)
-            return p->batch->pending_pods[i];
+    if (!p->batch_cap || !uid)
+        return NULL;
+    for (size_t k = uid_hash(uid) & (p->batch_cap - 1); p->batch_idx[k] != SIZE_MAX;
+         k = (k + 1) & (p->batch_cap - 1)) {
+        const Tailor__V1__Pod *pod = p->batch->pending_pods[p->batch_idx[k]];
+        if (pod->uid && strcmp(pod->uid, uid) == 0)
+            return pod;
+    }
     return NULL;
 }
 
-/* ---- launch ----------------------------------------------------------- */
+/* ---- creating claims ------------------------------------------------------ */
 
-static int launch_template(lc_prov *p, const char *ncname, const char **id,
-                           tlr_aws_error *err)
+/* Write the claims (handed over) to Kubernetes -- all at once when the
+ * client can -- and to the registry.  out[i] is the registry entry of
+ * ncs[i], or NULL when Kubernetes refused it (logged; the claim freed). */
+static void create_claims(lc_prov *p, Tailor__V1__NodeClaim **ncs, size_t n,
+                          const char *reason, lc_claim **out)
 {
-    for (size_t i = 0; i < p->nlts; i++) {
-        if (strcmp(p->lts[i].nodeclass, ncname) == 0) {
-            *id = p->lts[i].id;
-            return TLR_OK;
+    const char **names = tlr_calloc(n + 1, sizeof(*names));
+    char **jsons = tlr_calloc(n + 1, sizeof(*jsons));
+    int *rcs = tlr_calloc(n + 1, sizeof(*rcs));
+    for (size_t i = 0; i < n; i++) {
+        names[i] = ncs[i]->name;
+        jsons[i] = lc_claim_json(ncs[i], pool_uid(p, ncs[i]->nodepool));
+    }
+    if (p->o.kube.claims_create_n && n > 1)
+        p->o.kube.claims_create_n(p->o.kube.arg, n, names, (const char *const *)jsons, rcs);
+    else
+        for (size_t i = 0; i < n; i++)
+            rcs[i] = p->o.kube.claim_create(p->o.kube.arg, names[i], jsons[i]);
+    for (size_t i = 0; i < n; i++) {
+        free(jsons[i]);
+        out[i] = NULL;
+        if (rcs[i] && rcs[i] != TLR_E_EXISTS) {
+            TLR_ERROR(p->o.log, "nodeclaim not created", TLR_S("nodeclaim", ncs[i]->name),
+                      TLR_ERR(rcs[i]));
+            protobuf_c_message_free_unpacked(&ncs[i]->base, NULL);
+            continue;
         }
+        lc_claim *c = lc_claims_add(p->claims, ncs[i], lc_prov_now(p));
+        if (!c)
+            continue;
+        lc_prov_count(p->m_created, c->nc->nodepool, reason);
+        lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_PENDING);
+        out[i] = c;
     }
-    const Tailor__V1__NodeClass *nc = find_nodeclass(p, ncname);
-    Tailor__V1__NodeClass dflt = TAILOR__V1__NODE_CLASS__INIT;
-    if (!nc) {
-        dflt.name = (char *)ncname;
-        nc = &dflt;
-    }
-    char *lt = NULL;
-    int64_t t0 = mono(p);
-    int rc = p->o.cloud.launch_template(p->o.cloud.arg, nc, &lt, err);
-    observe_cloud(p, "LaunchTemplate", rc, t0);
-    if (rc)
-        return rc;
-    TLR_GROW(p->lts, p->caplts, p->nlts + 1);
-    p->lts[p->nlts].nodeclass = tlr_strdup(ncname);
-    p->lts[p->nlts].id = lt;
-    *id = p->lts[p->nlts++].id;
-    return TLR_OK;
-}
-
-static void add_failed(Tailor__V1__LaunchResult *r, const tlr_ec2_fleet_error *e,
-                       Tailor__V1__CapacityType ct, int64_t until)
-{
-    if (!r)
-        return;
-    Tailor__V1__OfferingUnavailable *u = tlr_malloc(sizeof(*u));
-    tailor__v1__offering_unavailable__init(u);
-    u->instance_type = tlr_strdup(e->instance_type);
-    u->zone = tlr_strdup(e->zone);
-    u->capacity_type = ct;
-    u->reason = tlr_strdup(e->code);
-    u->until_unix_ms = until;
-    r->failed_offerings = tlr_realloc(r->failed_offerings,
-                                      (r->n_failed_offerings + 1) * sizeof(u));
-    r->failed_offerings[r->n_failed_offerings++] = u;
-}
-
-/* Launch the instance of claim c.  TLR_OK with c's status filled;
- * TLR_E_CAPACITY when every offering was out of capacity (the ICE cache
- * now says so); another code for other failures.  r (may be NULL)
- * collects the failed offerings.  msg (len bytes) says why on failure. */
-static int launch_claim(lc_prov *p, lc_claim *c, Tailor__V1__LaunchResult *r, char *msg,
-                        size_t len)
-{
-    tlr_aws_error err = { 0 };
-    const char *lt = NULL;
-    int rc = launch_template(p, c->nc->node_class, &lt, &err);
-    if (rc) {
-        snprintf(msg, len, "launch template for %.64s: %.64s %.300s", c->nc->node_class, err.code,
-                 err.message);
-        return rc;
-    }
-    const Tailor__V1__NodeClass *nc = find_nodeclass(p, c->nc->node_class);
-    for (int attempt = 0; attempt < 4; attempt++) {
-        lc_fleet f;
-        lc_fleet_in in = { c->nc, p->o.catalog, nc, p->ice, p->cluster, lt };
-        if ((rc = lc_fleet_build(&in, &f))) {
-            snprintf(msg, len, "no available offering left among %zu instance types",
-                     c->nc->n_instance_type_options);
-            return rc;
-        }
-        tlr_ec2_fleet_result res = { 0 };
-        int64_t t0 = mono(p);
-        rc = p->o.cloud.create_fleet(p->o.cloud.arg, &f.req, &res, &err);
-        observe_cloud(p, "Create", rc, t0);
-        if (rc) {
-            snprintf(msg, len, "CreateFleet: %.64s %.300s", err.code, err.message);
-            lc_fleet_clear(&f);
-            return rc;
-        }
-        if (res.ninstances > 0) {
-            const tlr_ec2_fleet_instance *fi = &res.instances[0];
-            const char *zone = fi->zone[0] ? fi->zone : NULL;
-            /* moto and EC2 may leave the zone out: take the override's. */
-            for (size_t i = 0; !zone && i < f.nov; i++)
-                if (strcmp(f.ov[i].instance_type, fi->instance_type) == 0)
-                    zone = f.ov[i].zone;
-            Tailor__V1__NodeClaimStatus *st = status_of(c);
-            char pid[256];
-            snprintf(pid, sizeof(pid), "aws:///%s/%s", zone ? zone : "", fi->id);
-            st->instance_id = tlr_strdup(fi->id);
-            st->provider_id = tlr_strdup(pid);
-            st->instance_type = tlr_strdup(fi->instance_type);
-            st->zone = tlr_strdup(zone ? zone : "");
-            st->capacity_type = f.capacity_type;
-            st->price_per_hour = lc_fleet_price(&f, fi->instance_type, zone);
-            c->launched_ms = now_ms(p);
-            tlr_ec2_fleet_result_free(&res);
-            lc_fleet_clear(&f);
-            return TLR_OK;
-        }
-        /* No instance: mark what ran out of capacity and try again
-         * without it; any other error ends the launch. */
-        bool capacity = res.nerrors > 0;
-        for (size_t i = 0; i < res.nerrors; i++) {
-            const tlr_ec2_fleet_error *e = &res.errors[i];
-            if (e->tlr_code != TLR_E_CAPACITY) {
-                capacity = false;
-                snprintf(msg, len, "CreateFleet: %s %s", e->code, e->message);
-                continue;
-            }
-            Tailor__V1__CapacityType ct = f.capacity_type;
-            if (e->instance_type[0]) {
-                lc_ice_mark(p->ice, e->instance_type, e->zone, ct, e->code);
-                add_failed(r, e, ct, now_ms(p) + LC_ICE_TTL_MS);
-            } else {
-                /* An error without its override: every override failed. */
-                for (size_t j = 0; j < f.nov; j++)
-                    lc_ice_mark(p->ice, f.ov[j].instance_type, f.ov[j].zone, ct, e->code);
-            }
-        }
-        if (res.nerrors == 0)
-            snprintf(msg, len, "CreateFleet returned neither an instance nor an error");
-        tlr_ec2_fleet_result_free(&res);
-        lc_fleet_clear(&f);
-        if (!capacity)
-            return TLR_E_REMOTE;
-        publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_OFFERING_UNAVAILABLE, c,
-                0, "insufficient capacity");
-    }
-    snprintf(msg, len, "insufficient capacity in every offering tried");
-    return TLR_E_CAPACITY;
-}
-
-/* Write claim (handed over) to Kubernetes and the registry.  NULL when
- * Kubernetes refused it (logged). */
-static lc_claim *create_claim(lc_prov *p, Tailor__V1__NodeClaim *nc, const char *reason)
-{
-    char *json = lc_claim_json(nc, pool_uid(p, nc->nodepool));
-    int rc = p->o.kube.claim_create(p->o.kube.arg, nc->name, json);
-    free(json);
-    if (rc && rc != TLR_E_EXISTS) {
-        TLR_ERROR(p->o.log, "nodeclaim not created", TLR_S("nodeclaim", nc->name),
-                  TLR_ERR(rc));
-        protobuf_c_message_free_unpacked(&nc->base, NULL);
-        return NULL;
-    }
-    lc_claim *c = lc_claims_add(p->claims, nc, now_ms(p));
-    if (!c)
-        return NULL;
-    count(p->m_created, c->nc->nodepool, reason);
-    set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_PENDING);
-    return c;
-}
-
-/* Launch c and record the outcome.  On failure the claim is deleted
- * (its pods get provisioned again by the next plan). */
-static int launch_and_record(lc_prov *p, lc_claim *c, Tailor__V1__LaunchResult *r)
-{
-    char msg[512] = "";
-    int rc = launch_claim(p, c, r, msg, sizeof(msg));
-    if (rc == TLR_OK) {
-        set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_LAUNCHED);
-        write_status(p, c);
-        char m[256];
-        snprintf(m, sizeof(m), "Launched %s (%s) in %s", c->nc->status->instance_id,
-                 c->nc->status->instance_type, c->nc->status->zone);
-        event(p, "NodeClaim", "", c->nc->name, c->nc->uid, "Normal", "Launched", m);
-        TLR_INFO(p->o.log, "launched nodeclaim", TLR_S("nodeclaim", c->nc->name),
-                 TLR_S("instance", c->nc->status->instance_id),
-                 TLR_S("type", c->nc->status->instance_type), TLR_S("zone", c->nc->status->zone));
-        return TLR_OK;
-    }
-    TLR_WARN(p->o.log, "launch failed", TLR_S("nodeclaim", c->nc->name), TLR_S("why", msg),
-             TLR_ERR(rc));
-    event(p, "NodeClaim", "", c->nc->name, c->nc->uid, "Warning",
-          rc == TLR_E_CAPACITY ? "InsufficientCapacity" : "LaunchFailed", msg);
-    set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED);
-    p->o.kube.claim_delete(p->o.kube.arg, c->nc->name);
-    count(p->m_terminated, c->nc->nodepool, "launch-failed");
-    lc_claims_remove(p->claims, c->nc->name);
-    return rc;
+    free(names);
+    free(jsons);
+    free(rcs);
 }
 
 /* ---- solve ------------------------------------------------------------ */
 
-static int solve(lc_prov *p, Tailor__V1__SolveResponse **out)
+typedef struct refs {
+    Tailor__V1__CatalogRef *v;
+    Tailor__V1__CatalogRef **pv;
+    const Tailor__V1__Catalog **cat;
+    char ***classes;
+    size_t n;
+} refs;
+
+/* One CatalogRef per distinct class catalog, for the usable classes. */
+static void build_refs(lc_prov *p, const Tailor__V1__ClusterState *cs, refs *r)
+{
+    size_t max = cs->n_node_classes + 1;
+    r->v = tlr_calloc(max, sizeof(*r->v));
+    r->pv = tlr_calloc(max, sizeof(*r->pv));
+    r->cat = tlr_calloc(max, sizeof(*r->cat));
+    r->classes = tlr_calloc(max, sizeof(*r->classes));
+    r->n = 0;
+    int64_t now = lc_prov_now(p);
+    for (size_t i = 0; i < cs->n_node_classes; i++) {
+        const char *name = cs->node_classes[i]->name;
+        lc_class *c = lc_classes_get(p->classes, name);
+        if (!lc_class_usable(c, now, NULL))
+            continue;
+        const Tailor__V1__Catalog *cat = lc_class_catalog(c, p->catalog);
+        size_t k = 0;
+        while (k < r->n && strcmp(r->cat[k]->hash, cat->hash) != 0)
+            k++;
+        if (k == r->n) {
+            tailor__v1__catalog_ref__init(&r->v[k]);
+            r->v[k].hash = cat->hash;
+            r->classes[k] = tlr_calloc(max, sizeof(char *));
+            r->v[k].node_classes = r->classes[k];
+            r->cat[k] = cat;
+            r->pv[k] = &r->v[k];
+            r->n++;
+        }
+        r->v[k].node_classes[r->v[k].n_node_classes++] = (char *)name;
+    }
+}
+
+static void free_refs(refs *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->classes[i]);
+    free(r->classes);
+    free(r->cat);
+    free(r->pv);
+    free(r->v);
+}
+
+/* ---- NodePool usage, for limits ----------------------------------------- */
+
+static void add_res(Tailor__V1__ResourceList *to, const Tailor__V1__ResourceList *r)
+{
+    if (!r)
+        return;
+    to->cpu_millis += r->cpu_millis;
+    to->memory_bytes += r->memory_bytes;
+    to->pods += r->pods;
+    to->ephemeral_storage_bytes += r->ephemeral_storage_bytes;
+}
+
+/* What claim c will hold once it runs: its launched type's capacity, else
+ * the largest of its options (a claim in flight may still get any). */
+static const Tailor__V1__ResourceList *claim_capacity(const lc_prov *p,
+                                                      const Tailor__V1__NodeClaim *c)
+{
+    const Tailor__V1__NodeClaimStatus *st = c->status;
+    if (st && st->capacity && st->capacity->cpu_millis > 0)
+        return st->capacity;
+    const Tailor__V1__InstanceType *it = NULL;
+    if (st && st->instance_type[0])
+        it = lc_catalog_find(p->catalog, st->instance_type);
+    for (size_t i = 0; !it && i < c->n_instance_type_options; i++) {
+        const Tailor__V1__InstanceType *o = lc_catalog_find(p->catalog,
+                                                            c->instance_type_options[i]->name);
+        if (o && o->capacity && (!it || o->capacity->cpu_millis > it->capacity->cpu_millis))
+            it = o;
+    }
+    return it ? it->capacity : NULL;
+}
+
+static bool node_of_claim(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *c)
+{
+    if (n->nodeclaim_name[0] && strcmp(n->nodeclaim_name, c->name) == 0)
+        return true;
+    const char *pid = c->status ? c->status->provider_id : "";
+    return pid[0] && n->provider_id[0] && strcmp(pid, n->provider_id) == 0;
+}
+
+/* NodePool status.usage and nodes, as Karpenter's counter controller keeps
+ * them, from what the launcher knows now: every Node of the pool plus every
+ * NodeClaim of it without its Node yet (ncs: the claims sent to Solve).
+ * Nobody else writes them here, and the solver enforces spec.limits
+ * against them.  Written into the batch's own NodePools. */
+static void pool_usage(lc_prov *p, Tailor__V1__ClusterState *cs, Tailor__V1__NodeClaim **ncs,
+                       size_t n)
+{
+    for (size_t i = 0; i < cs->n_nodepools; i++) {
+        Tailor__V1__NodePool *np = cs->nodepools[i];
+        if (!np->limits)
+            continue;
+        if (!np->status) {
+            np->status = tlr_malloc(sizeof(*np->status));
+            tailor__v1__node_pool_status__init(np->status);
+        }
+        if (!np->status->usage) {
+            np->status->usage = tlr_malloc(sizeof(*np->status->usage));
+            tailor__v1__resource_list__init(np->status->usage);
+        }
+        Tailor__V1__ResourceList *u = np->status->usage;
+        u->cpu_millis = u->memory_bytes = u->pods = u->ephemeral_storage_bytes = 0;
+        int64_t count = 0;
+        for (size_t k = 0; k < cs->n_nodes; k++)
+            if (strcmp(cs->nodes[k]->nodepool, np->name) == 0) {
+                add_res(u, cs->nodes[k]->capacity);
+                count++;
+            }
+        for (size_t j = 0; j < n; j++) {
+            const Tailor__V1__NodeClaim *c = ncs[j];
+            if (strcmp(c->nodepool, np->name) != 0)
+                continue;
+            bool has_node = false;
+            for (size_t k = 0; k < cs->n_nodes && !has_node; k++)
+                has_node = node_of_claim(cs->nodes[k], c);
+            if (has_node)
+                continue;
+            add_res(u, claim_capacity(p, c));
+            count++;
+        }
+        np->status->nodes = count;
+    }
+}
+
+static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
 {
     Tailor__V1__PendingBatch *b = p->batch;
     Tailor__V1__ClusterState cs = TAILOR__V1__CLUSTER_STATE__INIT;
     if (b->cluster)
         cs = *b->cluster;
-    /* Our in-flight claims replace the watcher's copies of the same name. */
+    /* Our in-flight claims replace the watcher's copies of the same name
+     * (an adopted claim, with no planned pods known, keeps the watcher's). */
     size_t nown = lc_claims_count(p->claims);
     Tailor__V1__NodeClaim **ncs = tlr_calloc(cs.n_nodeclaims + nown + 1, sizeof(*ncs));
     size_t n = 0;
-    for (size_t i = 0; i < cs.n_nodeclaims; i++)
-        if (!lc_claims_find(p->claims, cs.nodeclaims[i]->name))
+    for (size_t i = 0; i < cs.n_nodeclaims; i++) {
+        lc_claim *own = lc_claims_find(p->claims, cs.nodeclaims[i]->name);
+        if (!own || own->adopted)
             ncs[n++] = cs.nodeclaims[i];
-    for (size_t i = 0; i < nown; i++)
-        ncs[n++] = lc_claims_at(p->claims, i)->nc;
+    }
+    for (size_t i = 0; i < nown; i++) {
+        lc_claim *own = lc_claims_at(p->claims, i);
+        if (!own->adopted)
+            ncs[n++] = own->nc;
+    }
     cs.nodeclaims = ncs;
     cs.n_nodeclaims = n;
+    pool_usage(p, &cs, ncs, n);
 
-    /* One catalog for every NodeClass the pools use. */
-    char **classes = tlr_calloc(cs.n_nodepools + cs.n_node_classes + 1, sizeof(char *));
-    size_t nclasses = 0;
-    for (size_t i = 0; i < cs.n_node_classes; i++)
-        classes[nclasses++] = cs.node_classes[i]->name;
-    for (size_t i = 0; i < cs.n_nodepools; i++) {
-        const Tailor__V1__NodeClassRef *ref = cs.nodepools[i]->node_class_ref;
-        bool dup = !ref || !ref->name[0];
-        for (size_t j = 0; j < nclasses && !dup; j++)
-            dup = strcmp(classes[j], ref->name) == 0;
-        if (!dup)
-            classes[nclasses++] = ref->name;
-    }
-    Tailor__V1__CatalogRef ref = TAILOR__V1__CATALOG_REF__INIT;
-    ref.hash = p->o.catalog->hash;
-    ref.node_classes = classes;
-    ref.n_node_classes = nclasses;
-    Tailor__V1__CatalogRef *refs[1] = { &ref };
-
+    refs r;
+    build_refs(p, &cs, &r);
     Tailor__V1__SolveRequest req = TAILOR__V1__SOLVE_REQUEST__INIT;
     req.batch_id = b->batch_id;
     req.pending_pods = b->pending_pods;
     req.n_pending_pods = b->n_pending_pods;
     req.cluster = &cs;
-    req.catalogs = refs;
-    req.n_catalogs = 1;
+    req.catalogs = r.pv;
+    req.n_catalogs = r.n;
     lc_ice_list(p->ice, &req.unavailable_offerings, &req.n_unavailable_offerings);
-    req.now_unix_ms = now_ms(p);
+    req.now_unix_ms = lc_prov_now(p);
 
+    int64_t t0 = lc_prov_mono(p);
     Tailor__V1__SolveResponse *resp = NULL;
     int rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
     if (rc == TLR_OK && resp->catalog_miss) {
-        /* The replica does not hold our catalog: resend it in full. */
+        /* The replica does not hold our catalogs: resend them in full. */
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         resp = NULL;
-        ref.catalog = (Tailor__V1__Catalog *)p->o.catalog;
+        for (size_t i = 0; i < r.n; i++)
+            r.v[i].catalog = (Tailor__V1__Catalog *)r.cat[i];
         rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
         if (rc == TLR_OK && resp->catalog_miss) {
             protobuf_c_message_free_unpacked(&resp->base, NULL);
             rc = TLR_E_REMOTE;
         }
     }
+    *spent += lc_prov_mono(p) - t0;
     lc_ice_list_free(req.unavailable_offerings, req.n_unavailable_offerings);
-    free(classes);
+    free_refs(&r);
     free(ncs);
     if (rc == TLR_OK)
         *out = resp;
@@ -483,9 +507,63 @@ static void nominate(lc_prov *p, const char *pod_uid, const char *claim)
         return;
     char m[256];
     snprintf(m, sizeof(m), "Pod should schedule on: nodeclaim/%s", claim);
-    event(p, "Pod", pod->namespace_, pod->name, pod->uid, "Normal", "Nominated", m);
+    lc_prov_event(p, "Pod", pod->namespace_, pod->name, pod->uid, "Normal", "Nominated", m);
     if (p->m_pods)
         tlr_metrics_counter_inc(p->m_pods, NULL);
+}
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Pods nothing could be planned for get a FailedScheduling Warning with
+ * the solver's reasons -- once per pod per 5 minutes or when the reason
+ * changes, so a pod pending for an hour is not an event storm. */
+static void tell_unplaced(lc_prov *p, const Tailor__V1__SolveResponse *resp)
+{
+    int64_t now = lc_prov_now(p);
+    for (size_t i = 0; i < resp->n_pod_errors; i++) {
+        const Tailor__V1__PodError *e = resp->pod_errors[i];
+        char msg[1024];
+        size_t off = (size_t)snprintf(msg, sizeof(msg), "Failed to schedule pod, %s",
+                                      e->status && e->status->message[0] ? e->status->message
+                                                                         : "no NodePool fits");
+        for (size_t k = 0; k < e->n_reasons && off < sizeof(msg); k++)
+            off += (size_t)snprintf(msg + off, sizeof(msg) - off, "; %s%s%s",
+                                    e->reasons[k]->nodepool, e->reasons[k]->nodepool[0] ? ": " : "",
+                                    e->reasons[k]->reason);
+        uint64_t h = fnv(msg);
+        lc_told *t = NULL;
+        for (size_t k = 0; k < p->ntold && !t; k++)
+            if (strcmp(p->told[k].uid, e->pod_uid) == 0)
+                t = &p->told[k];
+        if (t && t->what == h && now - t->at_ms < TOLD_EVERY_MS)
+            continue;
+        if (!t) {
+            if (p->ntold >= TOLD_MAX)
+                continue;
+            TLR_GROW(p->told, p->captold, p->ntold + 1);
+            t = &p->told[p->ntold++];
+            t->uid = tlr_strdup(e->pod_uid);
+        }
+        t->what = h;
+        t->at_ms = now;
+        lc_prov_event(p, "Pod", e->namespace_, e->name, e->pod_uid, "Warning", "FailedScheduling",
+                      msg);
+    }
+    /* Forget pods that are no longer pending. */
+    for (size_t k = 0; k < p->ntold;) {
+        if (find_pod(p, p->told[k].uid)) {
+            k++;
+            continue;
+        }
+        free(p->told[k].uid);
+        p->told[k] = p->told[--p->ntold];
+    }
 }
 
 /* Does the batch's own cluster state hold claim c's Node, Ready?  Then
@@ -518,7 +596,7 @@ static bool batch_has_node(const lc_prov *p, const lc_claim *c)
  * until the watcher's next resync. */
 static void drop_settled(lc_prov *p)
 {
-    int64_t now = now_ms(p);
+    int64_t now = lc_prov_now(p);
     for (size_t i = 0; i < lc_claims_count(p->claims);) {
         lc_claim *c = lc_claims_at(p->claims, i);
         bool pending = false;
@@ -535,19 +613,25 @@ static void drop_settled(lc_prov *p)
 int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
 {
     lc_batch_result r = { 0 };
+    int64_t t_arrival = lc_prov_mono(p);
+    p->fleets_done_mono = p->fleets_issued_mono = 0;
     if (p->batch)
         protobuf_c_message_free_unpacked(&p->batch->base, NULL);
     p->batch = b;
+    index_batch(p);
+    if (!p->adopted)
+        lc_prov_adopt(p);
+    lc_classes_sync(p->classes, b->cluster);
     drop_settled(p);
     r.inflight = (int)lc_claims_count(p->claims);
     int rc = TLR_OK;
+    int64_t launch_t0 = 0;
     for (int round = 0; round < LC_MAX_REPLANS; round++) {
         Tailor__V1__SolveResponse *resp = NULL;
-        if ((rc = solve(p, &resp)))
+        if ((rc = solve(p, &resp, &r.solve_ms)))
             break;
         r.solves++;
         r.pods_unplaced = (int)resp->n_pod_errors;
-        bool capacity_failed = false;
         for (size_t i = 0; i < resp->n_bindings; i++) {
             const Tailor__V1__Binding *bd = resp->bindings[i];
             if (bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME) {
@@ -555,40 +639,153 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
                 r.pods_nominated++;
             }
         }
-        for (size_t i = 0; i < resp->n_new_nodeclaims; i++) {
+        size_t n = resp->n_new_nodeclaims;
+        Tailor__V1__NodeClaim **ncs = tlr_calloc(n + 1, sizeof(*ncs));
+        for (size_t i = 0; i < n; i++) {
             Tailor__V1__NodeClaim *nc = resp->new_nodeclaims[i];
             resp->new_nodeclaims[i] = NULL;   /* handed to the registry below */
             char name[64];
             lc_claim_name(nc->nodepool, rnd(p), name, sizeof(name));
-            free(nc->name == protobuf_c_empty_string ? NULL : nc->name);
+            if (nc->name != protobuf_c_empty_string)
+                free(nc->name);
             nc->name = tlr_strdup(name);
-            lc_claim *c = create_claim(p, nc, "provisioning");
-            if (!c) {
+            ncs[i] = nc;
+        }
+        /* Its claims are ours now: the answer keeps only its pod errors. */
+        resp->n_new_nodeclaims = 0;
+        if (n > 0 && launch_t0 == 0)
+            launch_t0 = lc_prov_mono(p);
+        lc_claim **made = tlr_calloc(n + 1, sizeof(*made));
+        int64_t tc = lc_prov_mono(p);
+        create_claims(p, ncs, n, "provisioning", made);
+        r.claims_ms += lc_prov_mono(p) - tc;
+        lc_launch_item *items = tlr_calloc(n + 1, sizeof(*items));
+        size_t ni = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!made[i]) {
                 r.failed++;
                 continue;
             }
-            for (size_t j = 0; j < c->nc->n_planned_pod_uids; j++)
-                nominate(p, c->nc->planned_pod_uids[j], c->nc->name);
-            r.pods_nominated += (int)c->nc->n_planned_pod_uids;
-            int lrc = launch_and_record(p, c, NULL);
-            if (lrc == TLR_OK)
+            for (size_t j = 0; j < made[i]->nc->n_planned_pod_uids; j++)
+                nominate(p, made[i]->nc->planned_pod_uids[j], made[i]->nc->name);
+            r.pods_nominated += (int)made[i]->nc->n_planned_pod_uids;
+            items[ni++].c = made[i];
+        }
+        r.fleets += (int)lc_launch_claims(p, items, ni);
+        bool capacity_failed = false;
+        for (size_t i = 0; i < ni; i++) {
+            if (items[i].rc == TLR_OK)
                 r.launched++;
             else
                 r.failed++;
-            if (lrc == TLR_E_CAPACITY)
-                capacity_failed = true;
+            capacity_failed |= items[i].rc == TLR_E_CAPACITY;
         }
-        /* Its claims were handed to the registry: free only the array. */
-        resp->n_new_nodeclaims = 0;
+        free(items);
+        free(made);
+        free(ncs);
+        if (ni > 0)
+            r.launch_ms = lc_prov_mono(p) - launch_t0;
+        /* The pods this plan could not place are told why -- unless a
+         * re-plan follows, which may place them. */
+        bool replan = capacity_failed && round + 1 < LC_MAX_REPLANS;
+        if (!replan)
+            tell_unplaced(p, resp);
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         /* Re-plan at once with the larger ICE cache: the solver falls back
          * to other offerings and pools for the pods whose claim failed. */
-        if (!capacity_failed)
+        if (!replan)
             break;
     }
+    r.ice = (int)lc_ice_count(p->ice);
+    if (p->fleets_done_mono)
+        r.fleets_ms = p->fleets_done_mono - t_arrival;
+    if (p->fleets_issued_mono)
+        r.issued_ms = p->fleets_issued_mono - t_arrival;
     if (res)
         *res = r;
     return rc;
+}
+
+/* ---- adoption after a restart ----------------------------------------- */
+
+void lc_prov_forget_adoption(lc_prov *p)
+{
+    p->adopted = false;
+}
+
+int lc_prov_adopt(lc_prov *p)
+{
+    lc_kclaims claims = { 0 };
+    tlr_ec2_instances inst = { 0 };
+    tlr_aws_error err = { 0 };
+    int rc = p->o.kube.claims_list(p->o.kube.arg, &claims);
+    if (rc) {
+        TLR_WARN(p->o.log, "adoption: nodeclaims not listed", TLR_ERR(rc));
+        return rc;
+    }
+    if ((rc = p->o.cloud.instances(p->o.cloud.arg, NULL, &inst, &err))) {
+        TLR_WARN(p->o.log, "adoption: instances not listed", TLR_S("aws_code", err.code),
+                 TLR_ERR(rc));
+        lc_kclaims_free(&claims);
+        return rc;
+    }
+    size_t kept = 0, deleted = 0;
+    for (size_t i = 0; i < claims.n; i++) {
+        const lc_kclaim *k = &claims.v[i];
+        if (k->deleting || k->initialized || lc_claims_find(p->claims, k->name))
+            continue;
+        const tlr_ec2_instance *in = NULL;
+        for (size_t j = 0; j < inst.n && !in; j++) {
+            const char *tag = tlr_ec2_instance_tag(&inst.v[j], "karpenter.sh/nodeclaim");
+            if ((k->instance_id[0] && strcmp(inst.v[j].id, k->instance_id) == 0) ||
+                (tag && strcmp(tag, k->name) == 0))
+                in = &inst.v[j];
+        }
+        if (!in) {
+            if (k->instance_id[0])
+                continue;   /* launched, instance gone: GC deletes the claim */
+            /* Written, never launched: the launcher that wrote it is gone.
+             * Delete it; its pods are planned again. */
+            TLR_INFO(p->o.log, "adoption: deleting nodeclaim that was never launched",
+                     TLR_S("nodeclaim", k->name));
+            if (p->o.kube.claim_delete(p->o.kube.arg, k->name) == TLR_OK) {
+                lc_prov_count(p->m_terminated, k->nodepool, "not-launched");
+                deleted++;
+            }
+            continue;
+        }
+        Tailor__V1__NodeClaim *nc = tlr_malloc(sizeof(*nc));
+        tailor__v1__node_claim__init(nc);
+        nc->name = tlr_strdup(k->name);
+        nc->nodepool = tlr_strdup(k->nodepool);
+        nc->node_class = tlr_strdup(k->nodeclass);
+        lc_claim *c = lc_claims_add(p->claims, nc, k->creation_ms);
+        if (!c)
+            continue;
+        c->adopted = true;
+        Tailor__V1__NodeClaimStatus *st = lc_prov_status_of(c);
+        char pid[256];
+        snprintf(pid, sizeof(pid), "aws:///%s/%s", in->zone, in->id);
+        st->instance_id = tlr_strdup(in->id);
+        st->provider_id = tlr_strdup(pid);
+        st->instance_type = tlr_strdup(in->type);
+        st->zone = tlr_strdup(in->zone);
+        st->image_id = tlr_strdup(in->image_id);
+        st->capacity_type = in->spot ? TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
+                                     : TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND;
+        st->phase = TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_LAUNCHED;
+        c->launched_ms = in->launch_ms ? in->launch_ms : lc_prov_now(p);
+        if (!k->provider_id[0])
+            write_status(p, c);   /* launched, but its status was never written */
+        kept++;
+    }
+    if (kept || deleted)
+        TLR_INFO(p->o.log, "adopted nodeclaims of a previous launcher", TLR_I("tracked", (int64_t)kept),
+                 TLR_I("deleted", (int64_t)deleted));
+    p->adopted = true;
+    tlr_ec2_instances_free(&inst);
+    lc_kclaims_free(&claims);
+    return TLR_OK;
 }
 
 /* ---- Launch / Terminate requests ------------------------------------- */
@@ -625,6 +822,10 @@ void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
     resp->results = tlr_calloc(req->n_nodeclaims + 1, sizeof(*resp->results));
     for (size_t i = 0; i < req->n_unavailable_offerings; i++)
         lc_ice_merge(p->ice, req->unavailable_offerings[i]);
+    if (p->batch)
+        lc_classes_sync(p->classes, p->batch->cluster);
+    for (size_t i = 0; i < req->n_nodeclaims; i++)
+        lc_classes_ensure(p->classes, req->nodeclaims[i]->node_class);
     for (size_t i = 0; i < req->n_nodeclaims; i++) {
         const Tailor__V1__NodeClaim *in = req->nodeclaims[i];
         Tailor__V1__LaunchResult *r = tlr_malloc(sizeof(*r));
@@ -644,35 +845,39 @@ void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
         /* Not ours in memory: after a restart the instance may exist. */
         tlr_ec2_instances found = { 0 };
         tlr_aws_error err = { 0 };
-        c = create_claim(p, lc_claim_copy(in), req->reason[0] ? req->reason : "launch");
-        if (!c) {
+        Tailor__V1__NodeClaim *copy = lc_claim_copy(in);
+        lc_claim *made = NULL;
+        create_claims(p, &copy, 1, req->reason[0] ? req->reason : "launch", &made);
+        if (!made) {
             r->status = new_status(TLR_E_IO, "NodeClaimNotCreated", "Kubernetes refused it");
             continue;
         }
+        c = made;
         if (p->o.cloud.instances(p->o.cloud.arg, in->name, &found, &err) == TLR_OK &&
             found.n > 0) {
-            Tailor__V1__NodeClaimStatus *st = status_of(c);
+            Tailor__V1__NodeClaimStatus *st = lc_prov_status_of(c);
             char pid[256];
             snprintf(pid, sizeof(pid), "aws:///%s/%s", found.v[0].zone, found.v[0].id);
             st->instance_id = tlr_strdup(found.v[0].id);
             st->provider_id = tlr_strdup(pid);
             st->instance_type = tlr_strdup(found.v[0].type);
             st->zone = tlr_strdup(found.v[0].zone);
-            c->launched_ms = now_ms(p);
-            set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_LAUNCHED);
+            c->launched_ms = lc_prov_now(p);
+            lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_LAUNCHED);
             fill_result(r, c);
             r->status = new_status(TLR_OK, "", "");
             tlr_ec2_instances_free(&found);
             continue;
         }
         tlr_ec2_instances_free(&found);
-        int rc = launch_and_record(p, c, r);
-        if (rc == TLR_OK) {
+        lc_launch_item it = { .c = c, .r = r };
+        lc_launch_claims(p, &it, 1);
+        if (it.rc == TLR_OK) {
             fill_result(r, lc_claims_find(p->claims, in->name));
             r->status = new_status(TLR_OK, "", "");
         } else {
-            r->status = new_status(rc, rc == TLR_E_CAPACITY ? "InsufficientCapacity"
-                                                            : "LaunchFailed", tlr_strerror(rc));
+            r->status = new_status(it.rc, it.rc == TLR_E_CAPACITY ? "InsufficientCapacity"
+                                                                  : "LaunchFailed", it.msg);
         }
     }
     *out = resp;
@@ -684,9 +889,9 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
     int rc = TLR_OK;
     if (instance && instance[0]) {
         const char *ids[1] = { instance };
-        int64_t t0 = mono(p);
+        int64_t t0 = lc_prov_mono(p);
         rc = p->o.cloud.terminate(p->o.cloud.arg, ids, 1, &err);
-        observe_cloud(p, "Delete", rc, t0);
+        lc_prov_observe(p, "Delete", rc, t0);
         if (rc)
             return rc;
     }
@@ -695,9 +900,9 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
         int drc = p->o.kube.claim_delete(p->o.kube.arg, claim);
         if (drc && drc != TLR_E_NOTFOUND)
             return drc;
-        count(p->m_terminated, c ? c->nc->nodepool : "", why);
+        lc_prov_count(p->m_terminated, c ? c->nc->nodepool : "", why);
         if (c) {
-            set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_TERMINATED);
+            lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_TERMINATED);
             lc_claims_remove(p->claims, claim);
         }
     }
@@ -755,7 +960,7 @@ void lc_prov_lifecycle(lc_prov *p)
         TLR_WARN(p->o.log, "lifecycle: nodes not listed", TLR_ERR(rc));
         return;
     }
-    int64_t now = now_ms(p);
+    int64_t now = lc_prov_now(p);
     for (size_t i = 0; i < lc_claims_count(p->claims);) {
         lc_claim *c = lc_claims_at(p->claims, i);
         const char *inst = c->nc->status ? c->nc->status->instance_id : "";
@@ -763,13 +968,13 @@ void lc_prov_lifecycle(lc_prov *p)
         switch (lc_lifecycle_decide(c, node, now)) {
         case LC_LIFE_REGISTERED:
             c->registered_ms = now;
-            status_of(c)->node_name = tlr_strdup(node->name);
-            set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_REGISTERED);
+            lc_prov_status_of(c)->node_name = tlr_strdup(node->name);
+            lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_REGISTERED);
             write_status(p, c);
             continue;   /* same claim again: it may be initialized already */
         case LC_LIFE_INITIALIZED:
             c->initialized_ms = now;
-            set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED);
+            lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED);
             write_status(p, c);
             /* Still in flight for the solver until its pods are bound
              * (see drop_settled): the watcher's next batch may predate the
@@ -781,10 +986,10 @@ void lc_prov_lifecycle(lc_prov *p)
             char name[256];
             snprintf(name, sizeof(name), "%s", c->nc->name);
             TLR_WARN(p->o.log, "nodeclaim liveness timeout", TLR_S("nodeclaim", name));
-            event(p, "NodeClaim", "", name, c->nc->uid, "Warning", "LivenessTimeout",
-                  c->launched_ms ? "not registered within 15m" : "not launched within 5m");
+            lc_prov_event(p, "NodeClaim", "", name, c->nc->uid, "Warning", "LivenessTimeout",
+                          c->launched_ms ? "not registered within 15m" : "not launched within 5m");
             char *id = tlr_strdup(inst);
-            set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED);
+            lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED);
             if (terminate_one(p, name, id, "liveness") != TLR_OK)
                 i++;   /* retried next pass */
             free(id);
@@ -813,21 +1018,29 @@ void lc_prov_gc(lc_prov *p)
         tlr_ec2_instances_free(&inst);
         return;
     }
+    /* Our own launches whose status may not be written yet are not leaks. */
+    size_t nown = lc_claims_count(p->claims), nk = 0;
+    const char **known = tlr_calloc(nown + 1, sizeof(*known));
+    for (size_t i = 0; i < nown; i++) {
+        const Tailor__V1__NodeClaimStatus *st = lc_claims_at(p->claims, i)->nc->status;
+        if (st && st->instance_id[0])
+            known[nk++] = st->instance_id;
+    }
     lc_gc_plan plan;
-    lc_gc_decide(&inst, &claims, now_ms(p), &plan);
+    lc_gc_decide(&inst, &claims, known, nk, lc_prov_now(p), &plan);
+    free(known);
     for (size_t i = 0; i < plan.nterminate; i++) {
-        /* Our own launch in flight is never a leak. */
         TLR_INFO(p->o.log, "gc: terminating leaked instance", TLR_S("instance", plan.terminate[i]));
         if (terminate_one(p, NULL, plan.terminate[i], "garbage-collected") == TLR_OK)
-            publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_GARBAGE_COLLECTED, NULL,
-                    0, plan.terminate[i]);
+            lc_prov_publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_GARBAGE_COLLECTED,
+                            NULL, 0, plan.terminate[i]);
     }
     for (size_t i = 0; i < plan.ndelete; i++) {
         TLR_INFO(p->o.log, "gc: deleting nodeclaim without instance",
                  TLR_S("nodeclaim", plan.delete_claims[i]));
         if (terminate_one(p, plan.delete_claims[i], NULL, "garbage-collected") == TLR_OK)
-            publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_GARBAGE_COLLECTED, NULL,
-                    0, plan.delete_claims[i]);
+            lc_prov_publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_GARBAGE_COLLECTED,
+                            NULL, 0, plan.delete_claims[i]);
     }
     lc_gc_plan_clear(&plan);
     lc_kclaims_free(&claims);

@@ -32,6 +32,7 @@
 
 #include "claims.h"
 #include "ice.h"
+#include "nodeclass.h"
 #include "ops.h"
 #include "tailor/v1/launcher.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
@@ -58,6 +59,11 @@ typedef struct lc_prov_opts {
     /* Publish a LaunchEvent on "launch"; may be NULL.  ev borrowed. */
     void (*publish)(void *arg, const Tailor__V1__LaunchEvent *ev);
     void *publish_arg;
+    int64_t ice_ttl_ms;                 /* 0 = LC_ICE_TTL_MS (3 min) */
+    int64_t resolve_ttl_ms;             /* node classes; 0 = 60 s */
+    const char *default_ami;            /* borrowed; copied; may be NULL */
+    const char *k8s_version;            /* borrowed; copied; for AMI aliases */
+    bool no_fleet_batching;             /* one CreateFleet per claim (tests, debugging) */
 } lc_prov_opts;
 
 typedef struct lc_prov lc_prov;
@@ -72,6 +78,13 @@ typedef struct lc_batch_result {
     int failed;          /* claims given up (capacity, errors) */
     int pods_nominated;  /* pods placed on new or in-flight claims */
     int pods_unplaced;   /* pod errors in the last solve */
+    int fleets;          /* CreateFleet calls made */
+    int ice;             /* offerings in the ICE cache after the batch */
+    int64_t solve_ms;    /* wall time in Solve calls */
+    int64_t launch_ms;   /* from the first NodeClaim create to the end of the launch pass */
+    int64_t claims_ms;   /* writing the NodeClaims */
+    int64_t fleets_ms;   /* from the batch's arrival to the last CreateFleet answer */
+    int64_t issued_ms;   /* from the batch's arrival to the last CreateFleet sent */
 } lc_batch_result;
 
 /* Provision for batch b (handed over: the prov keeps the latest batch
@@ -91,7 +104,21 @@ void lc_prov_lifecycle(lc_prov *p);
 /* One garbage-collection pass (gc.h). */
 void lc_prov_gc(lc_prov *p);
 
+/* Use catalog (borrowed; must outlive the prov or the next call) from
+ * the next Solve on: the live catalog was refreshed. */
+void lc_prov_set_catalog(lc_prov *p, const Tailor__V1__Catalog *catalog);
+
+/* Take over what a previous launcher left (run once before the first
+ * batch, and again on becoming leader): NodeClaims not yet Initialized
+ * with an instance are tracked to Initialized; NodeClaims with no
+ * instance at all -- the launcher died between writing the claim and
+ * CreateFleet -- are deleted so their pods are planned again.  Returns
+ * TLR_OK, or the list error (it is then retried before the next batch). */
+int lc_prov_adopt(lc_prov *p);
+void lc_prov_forget_adoption(lc_prov *p);   /* lost the Lease: adopt again when it comes back */
+
 lc_ice    *lc_prov_ice(lc_prov *p);      /* borrowed */
+lc_classes *lc_prov_classes(lc_prov *p); /* borrowed */
 lc_claims *lc_prov_claims(lc_prov *p);   /* borrowed */
 
 #endif

@@ -7,10 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "fake.h"
+#include "fleet.h"
 #include "provision.h"
 #include "testkit.h"
 #include "tlr_err.h"
@@ -115,6 +117,8 @@ static void test_claim_written_before_launch(void **state)
     assert_int_equal(fx->nphases, 2);
     assert_int_equal(fx->phases[0], TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_PENDING);
     assert_int_equal(fx->phases[1], TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_LAUNCHED);
+    if (getenv("DUMP_CALLS"))
+        dump_calls(&fx->f);
 }
 
 static void test_kube_refuses_claim_no_launch(void **state)
@@ -307,6 +311,328 @@ static void test_liveness_and_gc(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "terminate i-leak"), 1);
 }
 
+/* Three claims alike (same pool, options, zone rule): one CreateFleet with
+ * target 3, each claim its own instance, each instance its claim's tag. */
+static void test_identical_claims_batched(void **state)
+{
+    fixture *fx = *state;
+    Tailor__V1__SolveResponse *resp = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    for (int i = 2; i <= 3; i++) {
+        Tailor__V1__NodeClaim *nc = tk_claim(NULL, 0, "c5.large", NULL, NULL);
+        char u[16];
+        snprintf(u, sizeof(u), "p%d", i);
+        TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
+        TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, nc);
+    }
+    /* and one that differs (another type): its own fleet */
+    Tailor__V1__NodeClaim *other = tk_claim(NULL, 0, "m5.large", NULL, NULL);
+    TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, other);
+    fx->f.solve_q[fx->f.nsolve_q++] = resp;
+    lc_batch_result r;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(3), &r), TLR_OK);
+    if (r.launched != 4 || r.fleets != 2) {
+        dump_calls(&fx->f);
+        fail_msg("got launched=%d fleets=%d want 4 2", r.launched, r.fleets);
+    }
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet tailor-"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet default-"), 1);
+    long batched = call_index(&fx->f, "create_fleet tailor-");
+    assert_non_null(strstr(fx->f.calls[batched], " x3"));
+    /* a launch template per class and AMI, made once */
+    assert_int_equal(lc_fake_count(&fx->f, "launch_template default ami-x86"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "tag i-0000"), 3);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_status default-"), 4);
+    lc_claims *cl = lc_prov_claims(fx->p);
+    assert_int_equal(lc_claims_count(cl), 4);
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = i + 1; j < 4; j++)
+            assert_string_not_equal(lc_claims_at(cl, i)->nc->status->instance_id,
+                                    lc_claims_at(cl, j)->nc->status->instance_id);
+    /* every batched instance carries its own claim's tag */
+    for (size_t i = 0; i < 4; i++) {
+        const lc_claim *c = lc_claims_at(cl, i);
+        const tlr_ec2_instance *in = NULL;
+        for (size_t k = 0; k < fx->f.instances.n; k++)
+            if (strcmp(fx->f.instances.v[k].id, c->nc->status->instance_id) == 0)
+                in = &fx->f.instances.v[k];
+        assert_non_null(in);
+        assert_string_equal(tlr_ec2_instance_tag(in, "karpenter.sh/nodeclaim"), c->nc->name);
+    }
+}
+
+/* The EC2NodeClass gets its resolved subnets, security groups and AMIs and
+ * Ready conditions; the fleet uses the fullest subnet of each zone. */
+static void test_nodeclass_resolved(void **state)
+{
+    fixture *fx = *state;
+    Tailor__V1__NodeClaim *nc = tk_claim(NULL, 1, "c5.large", NULL, NULL);
+    tk_req(nc, "karpenter.sh/capacity-type", IN, "on-demand", NULL);
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(nc);
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    long st = call_index(&fx->f, "nodeclass_status default ");
+    assert_true(st >= 0);
+    const char *js = fx->f.calls[st];
+    static const char *const want[] = {
+        "{\"id\":\"subnet-b\",\"zone\":\"us-east-1b\"}", "\"securityGroups\":[{\"id\":\"sg-1\"",
+        "\"amis\":[{\"id\":\"ami-x86\"", "\"values\":[\"amd64\"]",
+        "{\"type\":\"SubnetsReady\",\"status\":\"True\"",
+        "{\"type\":\"Ready\",\"status\":\"True\"",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (!strstr(js, want[i]))
+            fail_msg("status patch lacks %s: got %s", want[i], js);
+    lc_class *c = lc_classes_get(lc_prov_classes(fx->p), "default");
+    assert_non_null(c);
+    assert_true(c->ready);
+    /* zone a: subnet-a (200 free) over subnet-a2 (50) */
+    lc_fleet f;
+    lc_fleet_in in = { lc_claims_at(lc_prov_claims(fx->p), 0)->nc, fx->cat, c->nc, NULL, "prod",
+                       "lt-1", NULL };
+    assert_int_equal(lc_fleet_build(&in, &f), TLR_OK);
+    for (size_t i = 0; i < f.nov; i++) {
+        const char *want_subnet = strcmp(f.ov[i].zone, "us-east-1a") == 0   ? "subnet-a"
+                                  : strcmp(f.ov[i].zone, "us-east-1b") == 0 ? "subnet-b"
+                                                                            : "subnet-c";
+        assert_string_equal(f.ov[i].subnet_id, want_subnet);
+    }
+    lc_fleet_clear(&f);
+    /* the same again within the refresh time: no new Describe calls, no new status */
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "subnets "), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "nodeclass_status "), 1);
+}
+
+/* EC2 refuses our credentials: the class is not ready, says why, is in no
+ * catalog, and is not asked again before its back-off. */
+static void test_nodeclass_auth_failure(void **state)
+{
+    fixture *fx = *state;
+    fx->f.describe_rc = TLR_E_AUTH;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(fx->f.last_solve->n_catalogs, 0);
+    long st = call_index(&fx->f, "nodeclass_status default ");
+    assert_true(st >= 0);
+    assert_non_null(strstr(fx->f.calls[st], "{\"type\":\"SubnetsReady\",\"status\":\"False\","
+                                            "\"reason\":\"SubnetsNotResolved\",\"message\":\"AuthFailure: "));
+    assert_int_equal(lc_fake_count(&fx->f, "event EC2NodeClass /default Warning NotReady"), 1);
+    for (int i = 0; i < 5; i++) {
+        fx->f.now_ms += 1000;
+        assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    }
+    assert_int_equal(lc_fake_count(&fx->f, "subnets "), 1);   /* backing off: 10 s */
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 0);
+    /* credentials fixed: after the back-off the class resolves and is ready */
+    fx->f.describe_rc = 0;
+    fx->f.now_ms += 10000;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "subnets "), 2);
+    assert_int_equal(fx->f.last_solve->n_catalogs, 1);
+    assert_int_equal(lc_fake_count(&fx->f, "event EC2NodeClass /default Normal Ready"), 1);
+}
+
+/* An AMI selector that matches nothing: AMIsReady False, nothing launched. */
+static void test_bad_ami_selector(void **state)
+{
+    fixture *fx = *state;
+    Tailor__V1__PendingBatch *b = tk_batch(1);
+    Tailor__V1__NodeClass *nc = b->cluster->node_classes[0];
+    free(nc->ami_selector_terms[0]->id);
+    nc->ami_selector_terms[0]->id = tlr_strdup("ami-doesnotexist");
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(fx->p, b, NULL), TLR_OK);
+    assert_int_equal(fx->f.last_solve->n_catalogs, 0);
+    long st = call_index(&fx->f, "nodeclass_status default ");
+    assert_non_null(strstr(fx->f.calls[st], "{\"type\":\"AMIsReady\",\"status\":\"False\","
+                                            "\"reason\":\"AMINotFound\",\"message\":\"AMISelector did not match any AMIs\""));
+    assert_non_null(strstr(fx->f.calls[st], "{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"AMINotFound\""));
+    /* the solver's claim (it had no catalog for the class, but say it
+     * answered one anyway): refused before any EC2 call */
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 0);
+    assert_int_equal(lc_fake_count(&fx->f, "launch_template"), 0);
+}
+
+/* A launch-template failure (not capacity) pauses the class: the next
+ * batches leave it out of the catalogs instead of launching and failing. */
+static void test_launch_failure_backs_off(void **state)
+{
+    fixture *fx = *state;
+    fx->f.lt_rc = TLR_E_AUTH;
+    fx->f.lt_code = "UnauthorizedOperation";
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    lc_batch_result r;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), &r), TLR_OK);
+    assert_int_equal(r.failed, 1);
+    assert_int_equal(lc_fake_count(&fx->f, "event NodeClaim /default-cbbbb Warning LaunchFailed"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_delete default-cbbbb"), 1);
+    long st = -1;
+    for (size_t i = 0; i < fx->f.ncalls; i++)
+        if (strncmp(fx->f.calls[i], "nodeclass_status", 16) == 0)
+            st = (long)i;
+    assert_non_null(strstr(fx->f.calls[st], "{\"type\":\"ValidationSucceeded\",\"status\":\"False\","
+                                            "\"reason\":\"UnauthorizedOperation\""));
+    for (int i = 0; i < 5; i++) {
+        fx->f.now_ms += 1000;
+        assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+        assert_int_equal(fx->f.last_solve->n_catalogs, 0);
+    }
+    assert_int_equal(lc_fake_count(&fx->f, "launch_template"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create"), 1);
+}
+
+/* After a restart: a claim with a live instance is tracked again, one
+ * written but never launched is deleted, an initialized one is left. */
+static void test_adoption(void **state)
+{
+    fixture *fx = *state;
+    lc_fake_add_instance(&fx->f, "i-old1", "old-1", fx->f.now_ms - 5000);
+    lc_fake_add_claim(&fx->f, "old-1", NULL, fx->f.now_ms - 6000, false);   /* status never written */
+    lc_fake_add_claim(&fx->f, "old-2", NULL, fx->f.now_ms - 6000, false);   /* never launched */
+    lc_fake_add_instance(&fx->f, "i-old3", "old-3", fx->f.now_ms - 600000);
+    lc_fake_add_claim(&fx->f, "old-3", "i-old3", fx->f.now_ms - 600000, true);
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(0), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_delete old-2"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_delete old-1"), 0);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_status old-1 {\"status\":{\"providerID\":\"aws:\\/\\/\\/us-east-1a\\/i-old1\""), 1);
+    lc_claims *cl = lc_prov_claims(fx->p);
+    assert_int_equal(lc_claims_count(cl), 1);
+    assert_true(lc_claims_at(cl, 0)->adopted);
+    /* adopted claims are not sent as ours (the watcher's copy is) */
+    assert_int_equal(fx->f.last_solve->cluster->n_nodeclaims, 0);
+    /* its node joins: tracked to Initialized like any claim */
+    lc_fake_add_node(&fx->f, "n1", "aws:///us-east-1a/i-old1", true, NULL);
+    lc_prov_lifecycle(fx->p);
+    assert_int_equal(fx->phases[fx->nphases - 1],
+                     TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED);
+    /* adoption runs once */
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(0), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "claims_list"), 1);
+}
+
+/* A refreshed catalog: the next Solve names it by its new hash. */
+static void test_catalog_swap(void **state)
+{
+    fixture *fx = *state;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_string_equal(fx->f.last_solve->catalogs[0]->hash, "cafe01");
+    Tailor__V1__Catalog *fresh = tk_catalog();
+    free(fresh->hash);
+    fresh->hash = tlr_strdup("beef02");
+    lc_prov_set_catalog(fx->p, fresh);
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_string_equal(fx->f.last_solve->catalogs[0]->hash, "beef02");
+    lc_prov_set_catalog(fx->p, fx->cat);
+    protobuf_c_message_free_unpacked(&fresh->base, NULL);
+}
+
+/* A pod nothing can be planned for is told why once, not every batch. */
+static void test_unplaced_told_once(void **state)
+{
+    fixture *fx = *state;
+    for (int i = 0; i < 3; i++) {
+        Tailor__V1__SolveResponse *r = tk_resp(NULL);
+        Tailor__V1__PodError *e = tlr_malloc(sizeof(*e));
+        tailor__v1__pod_error__init(e);
+        e->pod_uid = tlr_strdup("p1");
+        e->namespace_ = tlr_strdup("default");
+        e->name = tlr_strdup("p1");
+        e->status = tlr_malloc(sizeof(*e->status));
+        tailor__v1__status__init(e->status);
+        e->status->message = tlr_strdup("no NodePool fits");
+        Tailor__V1__NodePoolReason *nr = tlr_malloc(sizeof(*nr));
+        tailor__v1__node_pool_reason__init(nr);
+        nr->nodepool = tlr_strdup("default");
+        nr->reason = tlr_strdup("NodePool limit cpu reached");
+        TK_PUSH(e->reasons, e->n_reasons, nr);
+        TK_PUSH(r->pod_errors, r->n_pod_errors, e);
+        fx->f.solve_q[fx->f.nsolve_q++] = r;
+    }
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    fx->f.now_ms += 60000;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "event Pod default/p1 Warning FailedScheduling "
+                                           "Failed to schedule pod, no NodePool fits; default: "
+                                           "NodePool limit cpu reached"), 1);
+    fx->f.now_ms += 5 * 60000;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "event Pod default/p1 Warning FailedScheduling"), 2);
+}
+
+/* --ice-ttl: the offering comes back after the configured time. */
+static void test_ice_ttl_option(void **state)
+{
+    fixture *fx = *state;
+    lc_prov_free(fx->p);
+    lc_prov_opts o = { 0 };
+    o.cluster = "prod";
+    o.clock = &fx->f.clock;
+    o.solver = lc_fake_solver(&fx->f);
+    o.cloud = lc_fake_cloud(&fx->f);
+    o.kube = lc_fake_kube(&fx->f);
+    o.catalog = fx->cat;
+    o.ice_ttl_ms = 20000;
+    lc_prov_create(&o, &fx->p);
+    fx->f.ice_offerings[fx->f.nice++] = "c5.large/us-east-1a/on-demand";
+    Tailor__V1__NodeClaim *nc = tk_claim(NULL, 1, "c5.large", NULL, NULL);
+    tk_req(nc, "karpenter.sh/capacity-type", IN, "on-demand", NULL);
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(nc);
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    lc_ice *ice = lc_prov_ice(fx->p);
+    const Tailor__V1__CapacityType od = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND;
+    assert_true(lc_ice_unavailable(ice, "c5.large", "us-east-1a", od));
+    fx->f.now_ms += 19000;
+    assert_true(lc_ice_unavailable(ice, "c5.large", "us-east-1a", od));
+    fx->f.now_ms += 2000;
+    assert_false(lc_ice_unavailable(ice, "c5.large", "us-east-1a", od));
+}
+
+/* A NodePool's usage for its limits: its Nodes plus its NodeClaims without
+ * a Node yet (ours in flight at their largest option). */
+static void test_pool_usage(void **state)
+{
+    fixture *fx = *state;
+    for (size_t i = 0; i < fx->cat->n_instance_types; i++) {
+        Tailor__V1__InstanceType *it = fx->cat->instance_types[i];
+        it->capacity = tlr_malloc(sizeof(*it->capacity));
+        tailor__v1__resource_list__init(it->capacity);
+        it->capacity->cpu_millis = strcmp(it->name, "r5.large") == 0 ? 4000 : 2000;
+        it->capacity->memory_bytes = 8LL << 30;
+    }
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", "r5.large", NULL));
+    Tailor__V1__PendingBatch *b = tk_batch(1);
+    Tailor__V1__NodePool *np = b->cluster->nodepools[0];
+    np->limits = tlr_malloc(sizeof(*np->limits));
+    tailor__v1__node_pool_limits__init(np->limits);
+    np->limits->has_cpu = true;
+    np->limits->cpu_millis = 100000;
+    assert_int_equal(lc_prov_batch(fx->p, b, NULL), TLR_OK);
+    const Tailor__V1__NodePoolStatus *st = fx->f.last_solve->cluster->nodepools[0]->status;
+    assert_non_null(st);
+    assert_int_equal(st->usage->cpu_millis, 0);
+    /* Next batch: our claim is in flight (launched as c5.large) and a Node
+     * of the pool from before is up: both count. */
+    b = tk_batch(1);
+    np = b->cluster->nodepools[0];
+    np->limits = tlr_malloc(sizeof(*np->limits));
+    tailor__v1__node_pool_limits__init(np->limits);
+    np->limits->has_cpu = true;
+    np->limits->cpu_millis = 100000;
+    Tailor__V1__Node *n = tlr_malloc(sizeof(*n));
+    tailor__v1__node__init(n);
+    n->name = tlr_strdup("old");
+    n->nodepool = tlr_strdup("default");
+    n->provider_id = tlr_strdup("aws:///us-east-1a/i-old");
+    n->capacity = tlr_malloc(sizeof(*n->capacity));
+    tailor__v1__resource_list__init(n->capacity);
+    n->capacity->cpu_millis = 8000;
+    TK_PUSH(b->cluster->nodes, b->cluster->n_nodes, n);
+    assert_int_equal(lc_prov_batch(fx->p, b, NULL), TLR_OK);
+    st = fx->f.last_solve->cluster->nodepools[0]->status;
+    printf("usage: got cpu %lld nodes %lld, want 10000 2\n", (long long)st->usage->cpu_millis,
+           (long long)st->nodes);
+    assert_int_equal(st->usage->cpu_millis, 8000 + 2000);
+    assert_int_equal(st->nodes, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +646,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_liveness_and_gc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_identical_claims_batched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodeclass_resolved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodeclass_auth_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_ami_selector, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_failure_backs_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adoption, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catalog_swap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unplaced_told_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ice_ttl_option, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pool_usage, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

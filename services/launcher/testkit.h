@@ -13,6 +13,7 @@
 #include "tailor/v1/nodeclaim.pb-c.h"
 #include "tailor/v1/solver.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
+#include "fake.h"
 #include "tlr_alloc.h"
 
 #define TK_PUSH(arr, n, x) \
@@ -133,6 +134,8 @@ static inline Tailor__V1__PendingBatch *tk_batch(int npods)
     tailor__v1__node_class_ref__init(np->node_class_ref);
     np->node_class_ref->name = tlr_strdup("default");
     TK_PUSH(b->cluster->nodepools, b->cluster->n_nodepools, np);
+    TK_PUSH(b->cluster->node_classes, b->cluster->n_node_classes,
+            lc_fake_nodeclass("default", NULL));
     return b;
 }
 

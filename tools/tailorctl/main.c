@@ -14,6 +14,11 @@ typedef struct subcommand {
 static const subcommand commands[] = {
     { "ping", cmd_ping, "check that tailor services answer, and which version they speak" },
     { "solve", cmd_solve, "plan nodes for pods offline: what they would cost, and why not" },
+    { "explain", cmd_explain, "ask the disruptor why a node can or cannot be disrupted, and what it saves" },
+    { "convert", cmd_convert, "convert node-group ConfigMaps to NodePools and EC2NodeClasses" },
+    { "pdb-check", cmd_pdb_check, "find PDBs that block draining (cluster or files); --serve: webhook" },
+    { "patch-check", cmd_patch_check, "each node's AMI against its EC2NodeClass: drift, age, blockers" },
+    { "migrate", cmd_migrate, "rotate ASG nodes onto tailor's: plan, run, status, rollback" },
 };
 
 static void usage(FILE *out)
@@ -21,7 +26,7 @@ static void usage(FILE *out)
     fprintf(out, "Usage: tailorctl COMMAND [OPTIONS]\n\n"
                  "Operate tailor, the Kubernetes node autoscaler.\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nRun 'tailorctl COMMAND --help' for a command's options.\n");
 }
 

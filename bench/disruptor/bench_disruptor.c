@@ -1,0 +1,377 @@
+/* bench_disruptor.c - bench-disruptor: how long consolidation takes to
+ * decide at hundreds to thousands of nodes (a benchmark, not a test: it
+ * prints figures and ratios).
+ *
+ * The cluster (synthetic, on the real catalog ../shared/data/aws-
+ * instance-types.json, us-east-1 on-demand): N m5.2xlarge nodes of one
+ * NodePool, two thirds "busy" (25 pods of 250m / 256Mi each) and one
+ * third "light" (10 such pods), so the light nodes' pods fit in the busy
+ * nodes' free room: a third of the cluster is removable.  At N = 5000
+ * that is 100,000 pods (the issue's bench/consolidate case).
+ *
+ * For each N it prints:
+ *   view        building the disruptor's view of the snapshot;
+ *   probe       one Simulate removing one light node, sent reduced (what
+ *               the disruptor sends) and whole (what a full
+ *               re-simulation sends): time and request bytes;
+ *   decide-100  one consolidation decision as Karpenter bounds it (the
+ *               first 100 candidates): time, Simulates, nodes removed,
+ *               $/h saved;
+ *   decide-all  one decision over every candidate (the full
+ *               consolidation): the same figures, plus the cost after it
+ *               against the solver's from-scratch plan for the same pods.
+ * Every Simulate goes through protobuf packing and unpacking both ways,
+ * as over nng (the catalog travels by hash, as in the service); the
+ * engine is the one tailor-solver runs (tlr_simulate), in-process.
+ *
+ * Usage: bench-disruptor [--nodes N[,N...]] [--data DIR] [--no-scratch]
+ * Default sizes 500,2000,5000.  --quick: 200 nodes only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "methods.h"
+#include "sim.h"
+#include "tailor/v1/watcher.pb-c.h"
+#include "tlr_alloc.h"
+#include "tlr_catalog.h"
+#include "tlr_err.h"
+#include "tlr_solve.h"
+#include "tlr_time.h"
+#include "view.h"
+
+#define NOW 1800000000000LL
+#define MIB (1024LL * 1024)
+#define TYPE "m5.2xlarge"
+
+#define PUSH(arr, n, x) \
+    do { (arr) = tlr_realloc((arr), ((n) + 1) * sizeof(*(arr))); (arr)[(n)++] = (x); } while (0)
+
+static Tailor__V1__Label *label(const char *k, const char *v)
+{
+    Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
+    tailor__v1__label__init(l);
+    l->key = tlr_strdup(k);
+    l->value = tlr_strdup(v);
+    return l;
+}
+
+static Tailor__V1__ResourceList *res(int64_t cpu, int64_t mem, int64_t pods)
+{
+    Tailor__V1__ResourceList *r = tlr_malloc(sizeof(*r));
+    tailor__v1__resource_list__init(r);
+    r->cpu_millis = cpu;
+    r->memory_bytes = mem;
+    r->pods = pods;
+    return r;
+}
+
+static Tailor__V1__NodeSelectorRequirement *req_in(const char *key, const char *v1, const char *v2,
+                                                   const char *v3)
+{
+    Tailor__V1__NodeSelectorRequirement *r = tlr_malloc(sizeof(*r));
+    tailor__v1__node_selector_requirement__init(r);
+    r->key = tlr_strdup(key);
+    r->operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
+    const char *v[3] = { v1, v2, v3 };
+    for (int i = 0; i < 3; i++)
+        if (v[i])
+            PUSH(r->values, r->n_values, tlr_strdup(v[i]));
+    return r;
+}
+
+static Tailor__V1__Pod *pod(int node, int i)
+{
+    Tailor__V1__Pod *p = tlr_malloc(sizeof(*p));
+    tailor__v1__pod__init(p);
+    char b[96];
+    snprintf(b, sizeof(b), "p-%d-%d", node, i);
+    p->name = tlr_strdup(b);
+    snprintf(b, sizeof(b), "uid-%d-%d", node, i);
+    p->uid = tlr_strdup(b);
+    p->namespace_ = tlr_strdup("default");
+    p->phase = TAILOR__V1__POD_PHASE__POD_PHASE_RUNNING;
+    p->ready = true;
+    p->creation_unix_ms = NOW - 3600000;
+    p->requests = res(250, 256 * MIB, 1);
+    snprintf(b, sizeof(b), "app-%d", (node * 7 + i) % 50);
+    PUSH(p->labels, p->n_labels, label("app", b));
+    Tailor__V1__OwnerReference *o = tlr_malloc(sizeof(*o));
+    tailor__v1__owner_reference__init(o);
+    o->kind = tlr_strdup("ReplicaSet");
+    o->api_version = tlr_strdup("apps/v1");
+    o->name = tlr_strdup(b);
+    o->controller = true;
+    PUSH(p->owners, p->n_owners, o);
+    return p;
+}
+
+/* The synthetic snapshot: n nodes, every third one light. */
+static Tailor__V1__SnapshotResponse *cluster(int n, const Tailor__V1__InstanceType *it, size_t *npods)
+{
+    Tailor__V1__SnapshotResponse *s = tlr_malloc(sizeof(*s));
+    tailor__v1__snapshot_response__init(s);
+    Tailor__V1__ClusterState *cs = tlr_malloc(sizeof(*cs));
+    tailor__v1__cluster_state__init(cs);
+    s->cluster = cs;
+    cs->synced = true;
+    Tailor__V1__NodePool *np = tlr_malloc(sizeof(*np));
+    tailor__v1__node_pool__init(np);
+    np->name = tlr_strdup("default");
+    np->node_class_ref = tlr_malloc(sizeof(*np->node_class_ref));
+    tailor__v1__node_class_ref__init(np->node_class_ref);
+    np->node_class_ref->name = tlr_strdup("default");
+    np->expire_after_ms = 720LL * 3600 * 1000;
+    PUSH(np->requirements, np->n_requirements,
+         req_in("karpenter.k8s.aws/instance-category", "c", "m", "r"));
+    PUSH(np->requirements, np->n_requirements, req_in("kubernetes.io/arch", "amd64", NULL, NULL));
+    PUSH(np->requirements, np->n_requirements,
+         req_in("karpenter.sh/capacity-type", "on-demand", NULL, NULL));
+    np->disruption = tlr_malloc(sizeof(*np->disruption));
+    tailor__v1__disruption__init(np->disruption);
+    np->disruption->consolidation_policy =
+        TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY_OR_UNDERUTILIZED;
+    Tailor__V1__Budget *b = tlr_malloc(sizeof(*b));
+    tailor__v1__budget__init(b);
+    b->nodes = tlr_strdup("100%");
+    PUSH(np->disruption->budgets, np->disruption->n_budgets, b);
+    PUSH(cs->nodepools, cs->n_nodepools, np);
+    Tailor__V1__NodeClass *nc = tlr_malloc(sizeof(*nc));
+    tailor__v1__node_class__init(nc);
+    nc->name = tlr_strdup("default");
+    nc->ready = true;
+    PUSH(cs->node_classes, cs->n_node_classes, nc);
+    static const char *const zones[] = { "us-east-1a", "us-east-1b", "us-east-1c" };
+    *npods = 0;
+    for (int i = 0; i < n; i++) {
+        Tailor__V1__Node *nd = tlr_malloc(sizeof(*nd));
+        tailor__v1__node__init(nd);
+        char b2[96];
+        snprintf(b2, sizeof(b2), "node-%05d", i);
+        nd->name = tlr_strdup(b2);
+        snprintf(b2, sizeof(b2), "aws:///%s/i-%05d", zones[i % 3], i);
+        nd->provider_id = tlr_strdup(b2);
+        nd->capacity = res(it->capacity->cpu_millis, it->capacity->memory_bytes, it->capacity->pods);
+        nd->allocatable = res(it->allocatable->cpu_millis, it->allocatable->memory_bytes,
+                              it->allocatable->pods);
+        nd->ready = nd->managed = nd->initialized = true;
+        nd->nodepool = tlr_strdup("default");
+        nd->instance_type = tlr_strdup(TYPE);
+        nd->zone = tlr_strdup(zones[i % 3]);
+        nd->capacity_type = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND;
+        nd->creation_unix_ms = NOW - 7200000;
+        PUSH(nd->labels, nd->n_labels, label("karpenter.sh/capacity-type", "on-demand"));
+        PUSH(nd->labels, nd->n_labels, label("karpenter.sh/nodepool", "default"));
+        PUSH(nd->labels, nd->n_labels, label("kubernetes.io/arch", "amd64"));
+        PUSH(nd->labels, nd->n_labels, label("kubernetes.io/os", "linux"));
+        PUSH(nd->labels, nd->n_labels, label("node.kubernetes.io/instance-type", TYPE));
+        PUSH(nd->labels, nd->n_labels, label("topology.kubernetes.io/zone", zones[i % 3]));
+        int k = i % 3 == 2 ? 10 : 25;
+        nd->requested = res(250LL * k, 256 * MIB * k, k);
+        for (int j = 0; j < k; j++) {
+            Tailor__V1__Pod *p = pod(i, j);
+            p->node_name = tlr_strdup(nd->name);
+            PUSH(nd->pods, nd->n_pods, p);
+        }
+        *npods += (size_t)k;
+        PUSH(cs->nodes, cs->n_nodes, nd);
+    }
+    return s;
+}
+
+/* ---- the solver, in-process but through the wire format ----------------- */
+
+typedef struct wire {
+    const Tailor__V1__Catalog *cat;
+    size_t bytes;             /* request bytes of the last call */
+} wire;
+
+static int w_simulate(void *arg, const Tailor__V1__SimulateRequest *req, Tailor__V1__SimulateResponse **out)
+{
+    wire *w = arg;
+    size_t len = tailor__v1__simulate_request__get_packed_size(req);
+    uint8_t *buf = tlr_malloc(len + 1);
+    tailor__v1__simulate_request__pack(req, buf);
+    w->bytes = len;
+    Tailor__V1__SimulateRequest *in = tailor__v1__simulate_request__unpack(NULL, len, buf);
+    free(buf);
+    Tailor__V1__Catalog *saved = NULL;
+    if (in->n_catalogs) {
+        saved = in->catalogs[0]->catalog;
+        in->catalogs[0]->catalog = (Tailor__V1__Catalog *)w->cat;   /* the solver's cache */
+    }
+    Tailor__V1__SimulateResponse *r = NULL;
+    tlr_simulate(in, NULL, &r);
+    if (in->n_catalogs)
+        in->catalogs[0]->catalog = saved;
+    protobuf_c_message_free_unpacked(&in->base, NULL);
+    len = tailor__v1__simulate_response__get_packed_size(r);
+    buf = tlr_malloc(len + 1);
+    tailor__v1__simulate_response__pack(r, buf);
+    tlr_simulate_response_free(r);
+    *out = tailor__v1__simulate_response__unpack(NULL, len, buf);
+    free(buf);
+    return *out ? TLR_OK : TLR_E_DECODE;
+}
+
+static void w_free(void *arg, Tailor__V1__SimulateResponse *r)
+{
+    (void)arg;
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+}
+
+static double ms_since(int64_t t0)
+{
+    return (double)(tlr_mono_ms() - t0);
+}
+
+static double scratch_cost(const Tailor__V1__SnapshotResponse *s, const Tailor__V1__Catalog *cat,
+                           double *ms)
+{
+    /* every pod pending, no node: what the solver buys from scratch */
+    size_t n = 0;
+    const Tailor__V1__ClusterState *cs = s->cluster;
+    for (size_t i = 0; i < cs->n_nodes; i++)
+        n += cs->nodes[i]->n_pods;
+    Tailor__V1__Pod **pods = tlr_calloc(n + 1, sizeof(*pods));
+    n = 0;
+    for (size_t i = 0; i < cs->n_nodes; i++)
+        for (size_t j = 0; j < cs->nodes[i]->n_pods; j++)
+            pods[n++] = cs->nodes[i]->pods[j];
+    Tailor__V1__ClusterState empty = *cs;
+    empty.nodes = NULL;
+    empty.n_nodes = 0;
+    Tailor__V1__CatalogRef ref = TAILOR__V1__CATALOG_REF__INIT, *refs[1] = { &ref };
+    char *classes[1] = { cs->node_classes[0]->name };
+    ref.hash = cat->hash;
+    ref.catalog = (Tailor__V1__Catalog *)cat;
+    ref.node_classes = classes;
+    ref.n_node_classes = 1;
+    Tailor__V1__SolveRequest req = TAILOR__V1__SOLVE_REQUEST__INIT;
+    req.pending_pods = pods;
+    req.n_pending_pods = n;
+    req.cluster = &empty;
+    req.catalogs = refs;
+    req.n_catalogs = 1;
+    req.now_unix_ms = NOW;
+    Tailor__V1__SolveResponse *r = NULL;
+    int64_t t0 = tlr_mono_ms();
+    tlr_solve_opts o = { .no_lower_bound = true };
+    tlr_solve(&req, &o, &r);
+    *ms = ms_since(t0);
+    double c = r ? r->total_cost_per_hour : 0;
+    if (r && r->n_pod_errors)
+        fprintf(stderr, "bench-disruptor: the from-scratch plan left %zu pods out\n", r->n_pod_errors);
+    tlr_solve_response_free(r);
+    free(pods);
+    return c;
+}
+
+static void run(int n, const Tailor__V1__Catalog *cat, bool scratch)
+{
+    const Tailor__V1__InstanceType *it = ds_catalog_type(cat, TYPE);
+    size_t npods;
+    Tailor__V1__SnapshotResponse *snap = cluster(n, it, &npods);
+    double price = ds_catalog_price(cat, TYPE, "us-east-1a", TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND);
+    double scratch_ms = 0, scratch_c = scratch ? scratch_cost(snap, cat, &scratch_ms) : 0;
+    int64_t t0 = tlr_mono_ms();
+    ds_view *v;
+    ds_view_build(snap, cat, NULL, NOW, &v);
+    double view_ms = ms_since(t0);
+    wire w = { cat, 0 };
+    ds_solver_ops ops = { w_simulate, w_free, &w };
+    printf("\n== %d nodes (%s, $%.3f/h each), %zu pods, cost $%.2f/h\n", n, TYPE, price, npods,
+           price * n);
+    printf("  view          %8.1f ms\n", view_ms);
+
+    /* one probe, reduced and whole */
+    const char *one[1] = { v->nodes[2].node->name };
+    for (int whole = 0; whole < 2; whole++) {
+        ds_sim s = { .v = v, .solver = ops, .no_reduce = whole };
+        ds_sim_result r;
+        t0 = tlr_mono_ms();
+        ds_sim_run(&s, one, 1, true, 1, &r);
+        double ms = ms_since(t0);
+        printf("  probe %-7s %8.1f ms  %9zu request bytes  %5zu nodes sent  feasible=%d\n",
+               whole ? "whole" : "reduced", ms, w.bytes, r.sent_nodes, r.feasible);
+        ds_sim_result_clear(&s, &r);
+    }
+    int maxes[2] = { 100, n };
+    for (int k = 0; k < 2; k++) {
+        ds_budgets b;
+        ds_budgets_compute(v, &b);
+        ds_sim s = { .v = v, .solver = ops };
+        unsigned seq = 0;
+        ds_mctx m = { .v = v, .b = &b, .sim = &s, .min_savings = 0.1, .max_candidates = maxes[k],
+                      .seq = &seq };
+        ds_vnode **cands = NULL;
+        size_t nc = ds_consolidation_candidates(&m, &cands);
+        free(cands);
+        t0 = tlr_mono_ms();
+        ds_cmd *c = ds_consolidation_decide(&m);
+        double ms = ms_since(t0);
+        printf("  decide-%-5s %8.1f ms  %3d Simulates (%.1f ms in them)  %zu candidates  -> %s %zu nodes, "
+               "saves $%.2f/h\n",
+               k ? "all" : "100", ms, s.calls, s.ms, nc, c ? ds_method_name(c->method) : "nothing",
+               c ? c->n : 0, c ? c->savings : 0.0);
+        if (k == 1 && scratch) {
+            double after = price * n - (c ? c->savings : 0);
+            printf("  after         $%.2f/h  from scratch $%.2f/h (solve %.0f ms)  after/scratch %.3f\n",
+                   after, scratch_c, scratch_ms, scratch_c > 0 ? after / scratch_c : 0);
+        }
+        ds_cmd_free(c);
+        ds_budgets_clear(&b);
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  peak RSS      %ld MiB\n", ru.ru_maxrss / 1024);
+    ds_view_free(v);
+}
+
+int main(int argc, char **argv)
+{
+    const char *data = getenv("TAILOR_SHARED_DATA");
+    char sizes[256] = "500,2000,5000";
+    bool scratch = true;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
+            snprintf(sizes, sizeof(sizes), "%s", argv[++i]);
+        else if (!strcmp(argv[i], "--data") && i + 1 < argc)
+            data = argv[++i];
+        else if (!strcmp(argv[i], "--quick"))
+            snprintf(sizes, sizeof(sizes), "200");
+        else if (!strcmp(argv[i], "--no-scratch"))
+            scratch = false;
+        else {
+            fprintf(stderr, "usage: bench-disruptor [--nodes N[,N...]] [--data DIR] [--quick] "
+                            "[--no-scratch]\n");
+            return 2;
+        }
+    }
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/aws-instance-types.json", data ? data : "../shared/data");
+    const char *const zones[] = { "us-east-1a", "us-east-1b", "us-east-1c" };
+    tlr_catalog_file_opts co = { "us-east-1", zones, 3, 0, "file" };
+    Tailor__V1__Catalog *cat = NULL;
+    char err[512];
+    if (tlr_catalog_file_load(path, &co, &cat, err, sizeof(err)) != TLR_OK) {
+        fprintf(stderr, "bench-disruptor: %s: %s\n", path, err);
+        return 1;
+    }
+    if (!ds_catalog_type(cat, TYPE)) {
+        fprintf(stderr, "bench-disruptor: the catalog has no %s\n", TYPE);
+        return 1;
+    }
+    printf("bench-disruptor: consolidation decisions on the %zu-type catalog (%s)\n",
+           cat->n_instance_types, path);
+    for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
+        int n = atoi(tok);
+        if (n >= 3)
+            run(n, cat, scratch);
+    }
+    tlr_catalog_free(cat);
+    return 0;
+}

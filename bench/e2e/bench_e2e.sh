@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# bench_e2e.sh BUILD_DIR [SIZE...] - a burst of SIZE pending pods (default
+# 1000 and 10000) on kubesim + moto (SigV4 enforced) with zero boot delay,
+# through the real tailor-watcher, tailor-solver and tailor-launcher.
+#
+# For each size, on a fresh local cluster: six Deployments of different
+# shapes (one spread over zones, one on-demand only, the rest spot or
+# on-demand) are applied at once; the watcher's batch window (idle 1 s,
+# max 10 s) closes; the launcher solves, writes the NodeClaims and calls
+# CreateFleet (identical claims batched, calls in parallel).  Printed:
+#   window       first pod Pending -> the window closed (the watcher's log)
+#   issued       the window closed -> the last CreateFleet sent: deliver
+#                (pub/sub) + solve + NodeClaim writes + waiting for a free
+#                call slot; ratio to the 2 s target (Karpenter's solve
+#                alone takes ~8 s for 10k pods)
+#   answered     ... -> the last CreateFleet answered (moto's own time in)
+#   running      apply -> every pod Running (nodes join with no boot delay)
+# Each size runs twice: with the defaults (32 CreateFleet calls at once) and
+# with --parallel-calls 64 (every call of the burst sent at once).
+# With BENCH_SEQUENTIAL=1 the 1k burst also runs one CreateFleet per claim,
+# one call at a time (--no-fleet-batching --parallel-calls 1), the way
+# the launcher launched before batching, to show what batching buys.
+# Figures are printed, never asserted.  Each size needs a few minutes on
+# 2 cores (moto is a Python process; 10k pods make ~1,000 instances).
+set -euo pipefail
+BUILD=$(cd "${1:?usage: bench_e2e.sh BUILD_DIR [SIZE...]}" && pwd)
+shift
+SIZES=${*:-1000 10000}
+export BOOT_DELAY=0s
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../integration-tests/e2e/lib_e2e.sh"
+FAILED=0
+
+# pods_yaml N: six Deployments adding up to N pods.
+pods_yaml() {
+  local n=$1
+  /usr/bin/python3 - "$n" <<'PY'
+import sys
+n = int(sys.argv[1])
+shapes = [("web", .30, "250m", "256Mi", "spread"), ("api", .20, "1", "2Gi", "ondemand"),
+          ("worker", .15, "2", "4Gi", ""), ("cache", .10, "500m", "4Gi", ""),
+          ("batch", .15, "100m", "128Mi", ""), ("ml", .10, "4", "16Gi", "")]
+left = n
+for i, (name, frac, cpu, mem, extra) in enumerate(shapes):
+    reps = left if i == len(shapes) - 1 else int(n * frac)
+    left -= reps
+    spec = ""
+    if extra == "spread":
+        spec = ("      topologySpreadConstraints:\n"
+                "      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, "
+                "whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: %s}}}\n" % name)
+    if extra == "ondemand":
+        spec = "      nodeSelector: {karpenter.sh/capacity-type: on-demand}\n"
+    print("""---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %s, namespace: default}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %s}}
+    spec:
+%s      containers:
+      - {name: c, image: app, resources: {requests: {cpu: "%s", memory: %s}}}""" % (
+        name, reps, name, name, spec, cpu, mem))
+PY
+}
+
+POOLS=$(cat <<'YAML'
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+      - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{id: ami-12c6146b}]
+  role: KarpenterNodeRole-bench
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+YAML
+)
+
+# run_one N LABEL [LAUNCHER ARGS...]: one burst on a fresh cluster.
+run_one() {
+  local n=$1 label=$2
+  shift 2
+  e2e_up
+  e2e_start_solver
+  e2e_start_watcher --batch-idle 1s --batch-max 10s
+  e2e_start_launcher --spot-discount 0.6 "$@"
+  # The live catalog (moto's DescribeInstanceTypes...) first, as in production.
+  for ((i = 0; i < 60; i++)); do
+    grep -q '"msg":"catalog refreshed"\|"msg":"live catalog not built' "$STATE_DIR/launcher.log" && break
+    sleep 1
+  done
+  echo "$POOLS" | $K apply --validate=false -f - >/dev/null
+  sleep 2
+  pods_yaml "$n" >"$STATE_DIR/pods.yaml"
+  local t_apply
+  t_apply=$(date +%s%3N)
+  $K apply --validate=false -f "$STATE_DIR/pods.yaml" >/dev/null
+  local want=$((n * 9 / 10)) i line=""
+  for ((i = 0; i < 300; i++)); do
+    line=$(grep '"msg":"batch provisioned"' "$STATE_DIR/launcher.log" |
+           awk -v w="$want" -F'"pods":' '{split($2, a, ","); if (a[1] + 0 >= w) {print; exit}}' || true)
+    [ -n "$line" ] && break
+    sleep 1
+  done
+  [ -n "$line" ] || { echo "  $label: no batch of $want+ pods within 300 s"; FAILED=1; e2e_cleanup; trap - EXIT; return; }
+  local running_s="-"
+  if e2e_wait_running "$n" 240 >/dev/null; then
+    running_s=$(awk -v a="$t_apply" -v b="$(date +%s%3N)" 'BEGIN{printf "%.1f", (b - a) / 1000}')
+  fi
+  /usr/bin/python3 - "$STATE_DIR" "$line" "$n" "$label" "$t_apply" "$running_s" <<'PY'
+import json, sys
+from datetime import datetime, timezone
+d, line, n, label, t_apply, running = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), sys.argv[6]
+b = json.loads(line)
+def ms(ts):
+    return int(datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp() * 1000)
+pub = None
+for l in open(d + "/watcher.log"):
+    if '"published pending batch"' in l:
+        w = json.loads(l)
+        if w["pods"] >= b["pods"] * 0.99:
+            pub, window = ms(w["ts"]), w["window_ms"]
+            break
+deliver = b["received_unix_ms"] - pub
+issued = deliver + b["to_issued_ms"]
+answered = deliver + b["to_fleets_ms"]
+fl = b["to_fleets_ms"] - b["solve_ms"] - b["claims_ms"]
+print("  %-40s pods %6d  NodeClaims %4d  CreateFleet calls %3d  window %5d ms" % (
+    label, n, b["launched"], b["fleets"], window))
+print("  %-40s after the window: deliver %d + solve %d + NodeClaim writes %d ms; then CreateFleet:"
+      % ("", deliver, b["solve_ms"], b["claims_ms"]))
+print("  %-40s   every CreateFleet issued  %6d ms  (%.2fx the 2 s target)" % ("", issued, issued / 2000.0))
+print("  %-40s   every CreateFleet answered %6d ms  (%.2fx; %.0f ms of moto per call, calls overlapping)"
+      % ("", answered, answered / 2000.0, fl / max(b["fleets"], 1)))
+print("  %-40s all pods Running %ss after apply" % ("", running))
+PY
+  e2e_cleanup
+  trap - EXIT
+}
+
+echo "bench-e2e: bursts on kubesim + moto, zero boot delay ($(nproc) cores)"
+for n in $SIZES; do
+  run_one "$n" "$n pods, defaults (32 calls at once)"
+  run_one "$n" "$n pods, --parallel-calls 64" --parallel-calls 64
+  if [ "$n" = 1000 ] && [ "${BENCH_SEQUENTIAL:-0}" = 1 ]; then
+    run_one "$n" "$n pods, one fleet per claim, serial" --no-fleet-batching --parallel-calls 1
+  fi
+done
+exit $FAILED

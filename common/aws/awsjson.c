@@ -1,0 +1,380 @@
+/* awsjson.c - tlr_aws_json: signed AWS JSON 1.1 calls (tlr_awsjson.h).
+ *
+ * The same shape as query.c: up to max_attempts times fetch credentials,
+ * sign, POST, classify; only "try again" answers are retried.  The two
+ * JSON 1.1 services tailor calls (SSM GetParameter, Pricing GetProducts)
+ * are reads, so a retry is always safe.
+ */
+#include "tlr_awsjson.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "tlr_alloc.h"
+#include "tlr_buf.h"
+#include "tlr_err.h"
+#include "tlr_sigv4.h"
+#include "tlr_time.h"
+
+struct tlr_aws_json {
+    char *service, *target_prefix, *region, *url, *host, *path;
+    tlr_aws_creds *creds;
+    tlr_logger *log;
+    int timeout_ms, max_attempts, backoff_base_ms, backoff_cap_ms;
+    size_t max_response;
+    bool insecure;
+    uint64_t rng;
+    CURL *curl;
+};
+
+static const char *env_nonempty(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/* host[:port] and path of url; TLR_E_INVAL when it is not http(s). */
+static int split_url(const char *url, char **host, char **path)
+{
+    CURLU *u = curl_url();
+    char *h = NULL, *port = NULL, *p = NULL, *scheme = NULL;
+    int rc = TLR_E_INVAL;
+
+    if (u == NULL)
+        abort();
+    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) ||
+        curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PATH, &p, 0) != CURLUE_OK)
+        goto out;
+    if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK && port != NULL) {
+        size_t n = strlen(h) + strlen(port) + 2;
+        *host = tlr_malloc(n);
+        snprintf(*host, n, "%s:%s", h, port);
+    } else {
+        *host = tlr_strdup(h);
+    }
+    *path = tlr_strdup(p != NULL && p[0] ? p : "/");
+    rc = TLR_OK;
+out:
+    curl_free(scheme);
+    curl_free(h);
+    curl_free(port);
+    curl_free(p);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+int tlr_aws_json_create(const tlr_aws_json_opts *o, tlr_aws_json **out)
+{
+    if (o == NULL || out == NULL || o->service == NULL || o->service[0] == '\0' ||
+        strlen(o->service) > 64 || o->target_prefix == NULL || o->creds == NULL)
+        return TLR_E_INVAL;
+    const char *region = o->region && o->region[0] ? o->region : env_nonempty("AWS_REGION");
+    if (region == NULL)
+        region = env_nonempty("AWS_DEFAULT_REGION");
+    if (region == NULL)
+        region = "us-east-1";
+    char envname[128], url[512];
+    const char *endpoint = o->endpoint && o->endpoint[0] ? o->endpoint : NULL;
+    if (endpoint == NULL) {
+        size_t k = (size_t)snprintf(envname, sizeof(envname), "AWS_ENDPOINT_URL_");
+        for (const char *s = o->service; *s && k + 1 < sizeof(envname); s++)
+            envname[k++] = (char)(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_');
+        envname[k] = '\0';
+        endpoint = env_nonempty(envname);
+    }
+    if (endpoint == NULL)
+        endpoint = env_nonempty("AWS_ENDPOINT_URL");
+    if (endpoint == NULL) {
+        snprintf(url, sizeof(url), "https://%s.%s.amazonaws.com/",
+                 o->host_prefix ? o->host_prefix : o->service, region);
+        endpoint = url;
+    }
+    tlr_aws_json *j = tlr_calloc(1, sizeof(*j));
+    if (split_url(endpoint, &j->host, &j->path) != TLR_OK) {
+        free(j);
+        return TLR_E_INVAL;
+    }
+    j->service = tlr_strdup(o->service);
+    j->target_prefix = tlr_strdup(o->target_prefix);
+    j->region = tlr_strdup(region);
+    j->url = tlr_strdup(endpoint);
+    j->creds = o->creds;
+    j->log = o->log;
+    j->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
+    j->max_attempts = o->max_attempts > 0 ? o->max_attempts : 5;
+    j->backoff_base_ms = o->backoff_base_ms > 0 ? o->backoff_base_ms : 100;
+    j->backoff_cap_ms = o->backoff_cap_ms > 0 ? o->backoff_cap_ms : 20000;
+    j->max_response = o->max_response > 0 ? o->max_response : (size_t)64 << 20;
+    j->insecure = o->insecure;
+    j->rng = (uint64_t)tlr_mono_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)j;
+    if (j->rng == 0)
+        j->rng = 0x9e3779b97f4a7c15ull;
+    j->curl = curl_easy_init();
+    if (j->curl == NULL)
+        abort();
+    *out = j;
+    return TLR_OK;
+}
+
+void tlr_aws_json_free(tlr_aws_json *j)
+{
+    if (j == NULL)
+        return;
+    if (j->curl != NULL)
+        curl_easy_cleanup(j->curl);
+    free(j->service);
+    free(j->target_prefix);
+    free(j->region);
+    free(j->url);
+    free(j->host);
+    free(j->path);
+    free(j);
+}
+
+const char *tlr_aws_json_endpoint(const tlr_aws_json *j)
+{
+    return j->url;
+}
+
+void tlr_aws_json_error_parse(const char *body, size_t len, const char *type_header,
+                              int http_status, tlr_aws_error *err)
+{
+    memset(err, 0, sizeof(*err));
+    err->http_status = http_status;
+    json_object *o = NULL;
+    if (body != NULL && len > 0) {
+        json_tokener *tok = json_tokener_new();
+        o = json_tokener_parse_ex(tok, body, (int)len);
+        json_tokener_free(tok);
+    }
+    const char *type = type_header;
+    json_object *v;
+    if ((type == NULL || type[0] == '\0') && o != NULL &&
+        json_object_object_get_ex(o, "__type", &v))
+        type = json_object_get_string(v);
+    if (type != NULL) {
+        /* "com.amazonaws.ssm#ParameterNotFound" or "ParameterNotFound:http://..." */
+        const char *hash = strrchr(type, '#');
+        const char *t = hash ? hash + 1 : type;
+        size_t n = strcspn(t, ":");
+        snprintf(err->code, sizeof(err->code), "%.*s", (int)n, t);
+    }
+    if (o != NULL && (json_object_object_get_ex(o, "message", &v) ||
+                      json_object_object_get_ex(o, "Message", &v)))
+        snprintf(err->message, sizeof(err->message), "%s", json_object_get_string(v));
+    else if (o == NULL && body != NULL)
+        snprintf(err->message, sizeof(err->message), "HTTP %d: %.200s", http_status, body);
+    json_object_put(o);
+}
+
+typedef struct sink {
+    tlr_buf body;
+    bool toobig;
+    char type_header[128];
+} sink;
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    sink *s = ud;
+    if (tlr_buf_add(&s->body, ptr, size * nmemb) != TLR_OK) {
+        s->toobig = true;
+        return 0;
+    }
+    return size * nmemb;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    sink *s = ud;
+    size_t n = size * nmemb;
+    static const char name[] = "x-amzn-errortype:";
+    if (n > sizeof(name) - 1 && strncasecmp(ptr, name, sizeof(name) - 1) == 0) {
+        const char *v = ptr + sizeof(name) - 1;
+        size_t vl = n - (sizeof(name) - 1);
+        while (vl > 0 && (*v == ' ' || *v == '\t')) {
+            v++;
+            vl--;
+        }
+        while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        snprintf(s->type_header, sizeof(s->type_header), "%.*s", (int)vl, v);
+    }
+    return n;
+}
+
+/* One exchange; TLR_OK when an answer arrived (*status set). */
+static int exchange(tlr_aws_json *j, const char *op, const char *body,
+                    const tlr_aws_credentials *cr, sink *s, long *status, char *curlerr)
+{
+    char date[17], target[256], line[640];
+    tlr_sigv4_amz_date(tlr_wall_ms(), date);
+    snprintf(target, sizeof(target), "%s.%s", j->target_prefix, op);
+    tlr_sigv4_header hs[5] = {
+        { "host", j->host }, { "x-amz-date", date },
+        { "content-type", "application/x-amz-json-1.1" },
+        { "x-amz-target", target }, { "x-amz-security-token", cr->session_token },
+    };
+    size_t nh = cr->session_token ? 5 : 4;
+    tlr_sigv4_request r = { "POST", j->path, NULL, hs, nh, body, strlen(body), NULL, false };
+    tlr_sigv4_key k = { cr->access_key_id, cr->secret_access_key, j->region, j->service };
+    tlr_sigv4_result sig = { 0 };
+    struct curl_slist *hl = NULL;
+    int rc = tlr_sigv4_sign(&r, &k, &sig);
+    if (rc != TLR_OK)
+        return rc;
+    /* hs[0] is Host: curl sends it from the URL. */
+    for (size_t i = 1; i < nh; i++) {
+        tlr_buf b;
+        tlr_buf_init(&b, 1 << 16);
+        tlr_buf_printf(&b, "%s: %s", hs[i].name, hs[i].value);
+        hl = curl_slist_append(hl, tlr_buf_str(&b));
+        memset(b.data, 0, b.len);
+        tlr_buf_free(&b);
+    }
+    {
+        tlr_buf b;
+        tlr_buf_init(&b, 1 << 16);
+        tlr_buf_printf(&b, "Authorization: %s", sig.authorization);
+        hl = curl_slist_append(hl, tlr_buf_str(&b));
+        tlr_buf_free(&b);
+    }
+    snprintf(line, sizeof(line), "Host: %s", j->host);
+    hl = curl_slist_append(hl, line);
+    hl = curl_slist_append(hl, "Expect:");
+    if (hl == NULL)
+        abort();
+    curl_easy_reset(j->curl);
+    curl_easy_setopt(j->curl, CURLOPT_URL, j->url);
+    curl_easy_setopt(j->curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(j->curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(j->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(j->curl, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(j->curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(j->curl, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(j->curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(j->curl, CURLOPT_HEADERDATA, s);
+    curl_easy_setopt(j->curl, CURLOPT_TIMEOUT_MS, (long)j->timeout_ms);
+    curl_easy_setopt(j->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(j->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(j->curl, CURLOPT_ERRORBUFFER, curlerr);
+    curl_easy_setopt(j->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(j->curl, CURLOPT_SSL_VERIFYPEER, j->insecure ? 0L : 1L);
+    curl_easy_setopt(j->curl, CURLOPT_SSL_VERIFYHOST, j->insecure ? 0L : 2L);
+    curlerr[0] = '\0';
+    CURLcode cc = curl_easy_perform(j->curl);
+    if (cc == CURLE_OK) {
+        curl_easy_getinfo(j->curl, CURLINFO_RESPONSE_CODE, status);
+    } else if (s->toobig) {
+        rc = TLR_E_TOOBIG;
+    } else {
+        if (curlerr[0] == '\0')
+            snprintf(curlerr, CURL_ERROR_SIZE, "%s", curl_easy_strerror(cc));
+        rc = cc == CURLE_OPERATION_TIMEDOUT ? TLR_E_TIMEOUT : TLR_E_IO;
+    }
+    curl_easy_setopt(j->curl, CURLOPT_HTTPHEADER, NULL);
+    for (struct curl_slist *l = hl; l != NULL; l = l->next)
+        memset(l->data, 0, strlen(l->data));   /* the session token was in there */
+    curl_slist_free_all(hl);
+    tlr_sigv4_result_free(&sig);
+    return rc;
+}
+
+static uint64_t next_rand(tlr_aws_json *j)
+{
+    j->rng ^= j->rng << 13;
+    j->rng ^= j->rng >> 7;
+    j->rng ^= j->rng << 17;
+    return j->rng;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_object **out,
+                      tlr_aws_error *err)
+{
+    if (j == NULL || op == NULL || out == NULL)
+        return TLR_E_INVAL;
+    const char *text = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN)
+                            : "{}";
+    tlr_aws_error e = { 0 };
+    int rc = TLR_OK;
+    for (int attempt = 0; attempt < j->max_attempts; attempt++) {
+        tlr_aws_credentials cr = { 0 };
+        char curlerr[CURL_ERROR_SIZE];
+        sink s = { .toobig = false };
+        long status = 0;
+        memset(&e, 0, sizeof(e));
+        if ((rc = tlr_aws_creds_get(j->creds, &cr)) != TLR_OK) {
+            snprintf(e.message, sizeof(e.message), "no credentials: %s", tlr_strerror(rc));
+            break;
+        }
+        tlr_buf_init(&s.body, j->max_response);
+        rc = exchange(j, op, text, &cr, &s, &status, curlerr);
+        tlr_aws_credentials_clear(&cr);
+        if (rc == TLR_OK) {
+            e.http_status = (int)status;
+            if (status >= 200 && status < 300) {
+                json_tokener *tok = json_tokener_new_ex(64);
+                json_object *o = json_tokener_parse_ex(tok, s.body.data ? s.body.data : "",
+                                                       (int)s.body.len);
+                json_tokener_free(tok);
+                if (o == NULL) {
+                    snprintf(e.message, sizeof(e.message), "%s %s: malformed JSON answer",
+                             j->service, op);
+                    rc = TLR_E_PARSE;
+                } else {
+                    *out = o;
+                }
+            } else {
+                tlr_aws_json_error_parse(s.body.data, s.body.len, s.type_header, (int)status,
+                                         &e);
+                if (e.code[0] != '\0')
+                    rc = tlr_aws_error_class(e.code, (int)status);
+                else
+                    rc = status == 404 || status >= 500 ? TLR_E_UNAVAILABLE : TLR_E_REMOTE;
+            }
+        } else if (rc == TLR_E_TOOBIG) {
+            snprintf(e.message, sizeof(e.message), "%s %s: answer larger than %zu bytes",
+                     j->service, op, j->max_response);
+        } else {
+            snprintf(e.message, sizeof(e.message), "%s %s: %s", j->service, op, curlerr);
+        }
+        tlr_buf_free(&s.body);
+        if (rc == TLR_OK)
+            break;
+        /* A 404 without an AWS error code is "no such service here": final. */
+        bool retry = rc == TLR_E_THROTTLED || rc == TLR_E_IO || rc == TLR_E_TIMEOUT ||
+                     (rc == TLR_E_UNAVAILABLE && e.http_status != 404);
+        if (rc == TLR_E_AUTH && (strcmp(e.code, "ExpiredToken") == 0 ||
+                                 strcmp(e.code, "ExpiredTokenException") == 0))
+            tlr_aws_creds_invalidate(j->creds);
+        if (!retry || attempt + 1 >= j->max_attempts)
+            break;
+        int64_t ceiling = (int64_t)j->backoff_base_ms << (attempt < 20 ? attempt : 20);
+        if (ceiling > j->backoff_cap_ms)
+            ceiling = j->backoff_cap_ms;
+        int64_t delay = (int64_t)(next_rand(j) % (uint64_t)(ceiling + 1));
+        TLR_WARN(j->log, "aws call retried", TLR_S("service", j->service), TLR_S("action", op),
+                 TLR_S("aws_code", e.code), TLR_ERR(rc), TLR_I("http_status", e.http_status),
+                 TLR_I("attempt", attempt + 1), TLR_I("delay_ms", delay));
+        sleep_ms(delay);
+    }
+    if (rc != TLR_OK && err != NULL)
+        *err = e;
+    return rc;
+}

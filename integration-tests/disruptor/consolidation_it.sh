@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# consolidation_it.sh BUILD_DIR - scale a workload from 500 pods to 100 on
+# kubesim + moto with the four services, and watch consolidation bring the
+# cost down without breaking anything.
+#
+#   1. web (500 replicas, 250m / 256Mi, a PDB maxUnavailable 10%) and solo
+#      (one replica) run on whatever the solver bought;
+#   2. web is scaled to 100: empty nodes go (emptiness), others are deleted
+#      or replaced by cheaper ones (multi- and single-node consolidation);
+#   3. the cost settles within 10% of what `tailorctl solve` buys for the
+#      same 101 pods from scratch (the same engine, the same catalog);
+#   4. meanwhile an independent observer (watch.py) records zero PDB
+#      violations and zero moments with solo not Ready; every pod runs, no
+#      node is left tainted, EC2 holds one instance per NodeClaim.
+# Timings are short (consolidateAfter 5s, validation 2s, pass every 2s).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+build=${1:?usage: consolidation_it.sh BUILD_DIR}
+export KUBESIM_POD_START_DELAY=1s
+trap ds_down EXIT
+ds_up "$build" || { echo "FAIL: stack did not start"; exit 1; }
+
+cat >"$STATE_DIR/pool.yaml" <<'YAML'
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+      - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 5s
+    budgets: [{nodes: "50%"}]
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{id: ami-12c6146b}]
+  role: KarpenterNodeRole-it
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+YAML
+workload() {   # REPLICAS
+  cat <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: $1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - {name: c, image: nginx, resources: {requests: {cpu: 250m, memory: 256Mi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: solo, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: solo}}
+  template:
+    metadata: {labels: {app: solo}}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - {name: c, image: nginx, resources: {requests: {cpu: 500m, memory: 512Mi}}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web-pdb, namespace: default}
+spec:
+  maxUnavailable: 10%
+  selector: {matchLabels: {app: web}}
+YAML
+}
+workload 500 >"$STATE_DIR/w500.yaml"
+workload 100 >"$STATE_DIR/w100.yaml"
+k apply --validate=false -f "$STATE_DIR/pool.yaml" -f "$STATE_DIR/w500.yaml" >/dev/null
+
+running() { test "$(k get pods --no-headers 2>/dev/null | grep -c ' Running ')" = "$1"; }
+check "501 pods Running" wait_until 180 running 501
+
+prices="$STATE_DIR/prices.tsv"
+/usr/bin/python3 - "$catalog" >"$prices" <<'PY'
+import json, sys
+for t in json.load(open(sys.argv[1])):
+    p = (t.get("od_price_usd_hr") or {}).get("us-east-1")
+    if p: print(f'{t["name"]}\t{p}')
+PY
+cost() {
+  k get nodes -o jsonpath='{range .items[*]}{.metadata.labels.node\.kubernetes\.io/instance-type}{"\n"}{end}' |
+    awk -F'\t' 'NR==FNR{p[$1]=$2; next} $1!="" {c+=p[$1]} END{printf "%.4f\n", c}' "$prices" -
+}
+n_nodes() { k get nodes --no-headers | grep -c . || true; }
+cost500=$(cost)
+nodes500=$(n_nodes)
+echo "  500 pods: $nodes500 nodes, \$$cost500/h"
+
+# the plan for the 101 pods from scratch (same engine, same catalog)
+"$build/tools/tailorctl" solve --pods "$STATE_DIR/w100.yaml" --nodepools "$STATE_DIR/pool.yaml" \
+  --nodeclasses "$STATE_DIR/pool.yaml" --catalog "$catalog" -o json >"$STATE_DIR/scratch.json" || true
+scratch=$(json_get "$STATE_DIR/scratch.json" "'%.4f' % d['total_cost_per_hour']")
+echo "  from scratch for 101 pods: \$$scratch/h"
+
+ds_watch_start "$STATE_DIR/watch.json"
+sleep 1
+t0=$(date +%s)
+k apply --validate=false -f "$STATE_DIR/w100.yaml" >/dev/null
+within() {   # the cost is within 10% of the from-scratch plan
+  awk -v c="$(cost)" -v s="$scratch" 'BEGIN{exit !(c <= s * 1.10)}'
+}
+settled=0
+for i in $(seq 1 120); do
+  if within && running 101 && [ "$(k get nodeclaims -o json | json_get /dev/stdin "sum(1 for c in d['items'] if c['metadata'].get('deletionTimestamp'))")" = 0 ]; then
+    settled=1; break
+  fi
+  sleep 2
+done
+t1=$(date +%s)
+final=$(cost)
+echo "  after scale-down: $(n_nodes) nodes, \$$final/h in $((t1 - t0)) s"
+check "cost within 10% of the from-scratch plan (\$$final vs \$$scratch)" test "$settled" = 1
+sleep 3
+ds_watch_stop
+check "101 pods Running" running 101
+viol=$(json_get "$STATE_DIR/watch.json" "d['n_pdb_violations']")
+outs=$(json_get "$STATE_DIR/watch.json" "d['n_single_replica_outages']")
+samples=$(json_get "$STATE_DIR/watch.json" "d['samples']")
+check "the observer saw no PDB violation ($viol in $samples samples)" test "$viol" = 0
+check "the observer saw solo Ready throughout ($outs outages)" test "$outs" = 0
+check "no node left tainted or cordoned" test "$(json_get "$STATE_DIR/watch.json" "len(d['cordoned_at_end']) + len(d['tainted_at_end'])")" = 0
+same() { test "$(ec2_live)" = "$(k get nodeclaims --no-headers | grep -c .)"; }
+check "EC2 runs one instance per NodeClaim" wait_until 30 same
+decisions=$(grep -c '"msg":"disruption decision executed"' "$STATE_DIR/disruptor.log" || true)
+echo "  decisions executed: $decisions"
+grep '"msg":"disruption decision proposed"' "$STATE_DIR/disruptor.log" | /usr/bin/python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    print("   ", d["method"], d["nodes"], "nodes,", "%.0f ms," % d["decide_ms"], d["simulations"], "simulations:", d["why"][:110])
+' | head -n 20
+if [ "$FAILED" != 0 ]; then
+  echo "--- disruptor log (tail)"; grep -v '"level":"debug"' "$STATE_DIR/disruptor.log" | tail -n 30 | cut -c1-400
+  KEEP_STATE=1
+fi
+finish

@@ -1,0 +1,117 @@
+# lib.sh - the disruptor integration tests' shared setup (sourced).
+#
+# ds_up BUILD_DIR: moto (SigV4) + kubesim (scheduler, controllers, kubelet
+# simulator) through scripts/local-cluster.sh, then tailor-solver,
+# tailor-watcher, tailor-launcher and tailor-disruptor on random loopback
+# ports with short timings (DS_ARGS adds disruptor flags).  Logs go to
+# $STATE_DIR/<name>.log.  ds_down stops everything (trap it).
+#
+# Helpers: k (kubectl), wait_until SECONDS CMD..., ds_restart_disruptor,
+# ds_watch_start / ds_watch_stop (the independent observer, watch.py),
+# ec2_live (instances pending/running), json_get FILE EXPR.
+here_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here_lib/../.." && pwd)
+. "$repo/integration-tests/lib.sh"
+KUBECTL=/usr/lib/google-cloud-sdk/bin/kubectl.1.33
+[ -x "$KUBECTL" ] || KUBECTL=kubectl
+ds_pids=()
+ds_pid=
+watch_pid=
+
+k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
+
+wait_until() {   # SECONDS CMD...: poll every 0.5 s
+  local secs=$1 i
+  shift
+  for ((i = 0; i < secs * 2; i++)); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
+ds_start_disruptor() {
+  "$build/services/tailor-disruptor" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$d_rep" \
+    --publish "tcp://127.0.0.1:$d_pub" --http-listen "127.0.0.1:$d_http" \
+    --watcher "tcp://127.0.0.1:$w_rep" --watcher-publish "tcp://127.0.0.1:$w_pub" \
+    --launcher "tcp://127.0.0.1:$l_rep" \
+    --solver "tcp://127.0.0.1:$s_rep" --catalog "$catalog" \
+    --termination-interval 500ms --disruption-interval 2s --min-drain-time 1s \
+    --validation-delay 2s --lease-duration 3s --event-interval 5s --ami-refresh 2s ${DS_ARGS:-} \
+    >>"$STATE_DIR/disruptor.log" 2>&1 &
+  ds_pid=$!
+}
+
+ds_up() {
+  build=$1
+  export STATE_DIR=${STATE_DIR:-$(mktemp -d /tmp/disr_it.XXXXXX)}
+  export CLUSTER_NAME=${CLUSTER_NAME:-disr-it} BOOT_DELAY=${BOOT_DELAY:-1s}
+  export KUBESIM_BIN=${KUBESIM_BIN:-$build/integration-tests/kubesim/kubesim}
+  export KUBESIM_POD_START_DELAY=${KUBESIM_POD_START_DELAY:-1s}
+  catalog=${TAILOR_SHARED_DATA:-$repo/../shared/data}/aws-instance-types.json
+  [ -x "$KUBESIM_BIN" ] || { echo "FAIL: no kubesim at $KUBESIM_BIN"; exit 1; }
+  "$repo/scripts/local-cluster.sh" up >"$STATE_DIR/up.log" 2>&1 || { cat "$STATE_DIR/up.log"; return 1; }
+  eval "$("$repo/scripts/local-cluster.sh" env)"
+  s_rep=$(free_port) w_rep=$(free_port) w_pub=$(free_port) l_rep=$(free_port) l_pub=$(free_port)
+  d_rep=$(free_port) d_pub=$(free_port) d_http=$(free_port)
+  "$build/services/tailor-solver" --listen "tcp://127.0.0.1:$s_rep" --http-listen "127.0.0.1:$(free_port)" \
+    >"$STATE_DIR/solver.log" 2>&1 & ds_pids+=($!)
+  "$build/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$w_rep" \
+    --publish "tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:$(free_port)" \
+    --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & ds_pids+=($!)
+  "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$l_rep" \
+    --publish "tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$(free_port)" \
+    --solver "tcp://127.0.0.1:$s_rep" --watcher "tcp://127.0.0.1:$w_pub" \
+    --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
+    ${LC_ARGS:-} >"$STATE_DIR/launcher.log" 2>&1 & ds_pids+=($!)
+  ds_start_disruptor
+  wait_for_status "http://127.0.0.1:$d_http/readyz" 200 30
+}
+
+ds_restart_disruptor() {   # SIGNAL: stop it with SIGNAL, start a new one
+  kill "-$1" "$ds_pid" 2>/dev/null || true
+  wait "$ds_pid" 2>/dev/null || true
+  echo "--- disruptor restarted after SIG$1" >>"$STATE_DIR/disruptor.log"
+  ds_start_disruptor
+}
+
+ds_watch_start() {   # OUT.json
+  /usr/bin/python3 "$here_lib/watch.py" "$KUBECONFIG" "$1" >"$STATE_DIR/watch.log" 2>&1 &
+  watch_pid=$!
+}
+
+ds_watch_stop() {
+  [ -n "$watch_pid" ] || return 0
+  kill -TERM "$watch_pid" 2>/dev/null || true
+  wait "$watch_pid" 2>/dev/null || true
+  watch_pid=
+}
+
+ds_down() {
+  ds_watch_stop
+  [ -n "$ds_pid" ] && { kill -TERM "$ds_pid" 2>/dev/null || true; wait "$ds_pid" 2>/dev/null || true; }
+  for p in "${ds_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${ds_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  "$repo/scripts/local-cluster.sh" down >/dev/null 2>&1 || true
+  if [ "${KEEP_STATE:-0}" = 1 ]; then echo "state kept in $STATE_DIR"; else rm -rf "$STATE_DIR"; fi
+}
+
+# Instances pending or running in moto (tagged for this cluster).
+ec2_live() {
+  /usr/bin/python3 - <<'PY'
+import os, botocore.session
+ec2 = botocore.session.get_session().create_client(
+    "ec2", region_name=os.environ["AWS_REGION"], endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+n = 0
+for r in ec2.describe_instances(Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]},
+                                         {"Name": "tag-key", "Values": ["karpenter.sh/nodepool"]}])["Reservations"]:
+    n += len(r["Instances"])
+print(n)
+PY
+}
+
+json_get() {   # FILE EXPR (python expression over d)
+  /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+count_lines() { grep -c . || true; }

@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""ec2proxy.py - a fault-injecting proxy in front of moto, for the e2e tests.
+
+    ec2proxy.py LISTEN_PORT MOTO_URL CREDENTIALS_FILE
+
+Every request is forwarded to moto unchanged, except:
+
+  * CreateFleet whose overrides name an instance type listed as out of
+    capacity: those overrides are taken out of the request (which is then
+    signed again with the key from CREDENTIALS_FILE, as the launcher
+    signed it), and moto's answer gets one errorSet item per removed
+    override -- InsufficientInstanceCapacity, with the override's type,
+    subnet and zone, as EC2 reports an instant fleet's failed overrides.
+    When no override is left, moto is not called: the answer is a 200
+    CreateFleetResponse with an empty fleetInstanceSet and the errors,
+    exactly what EC2 answers when no offering has capacity;
+  * with fleet_delay_ms set, CreateFleet is held that long before it is
+    forwarded (a slow EC2, to stop a launcher in the middle of a burst);
+  * in "expired" mode every EC2 request is answered 400 ExpiredToken
+    ("The security token included in the request is expired"), as EC2
+    answers for expired session credentials.
+
+Control and counters on the same port, under /__proxy/ (never forwarded):
+    POST /__proxy/config  {"ice": ["c5.large", ...], "expired": false,
+                           "fleet_delay_ms": 0}
+    GET  /__proxy/stats   {"actions": {"CreateFleet": 3, ...},
+                           "ice_injected": 2, "fleet_requests": [...]}
+    POST /__proxy/reset   counters to zero
+Loopback only; one thread per connection.
+"""
+import json
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import botocore.auth
+import botocore.awsrequest
+import botocore.credentials
+
+NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
+PREFIX = "LaunchTemplateConfigs.1.Overrides."
+
+state = {"ice": set(), "expired": False, "fleet_delay_ms": 0}
+stats = {"actions": {}, "ice_injected": 0, "fleet_requests": []}
+lock = threading.Lock()
+
+
+def read_key(path):
+    ak = sk = None
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.partition("=")
+            k, v = k.strip(), v.strip()
+            if k == "aws_access_key_id":
+                ak = v
+            elif k == "aws_secret_access_key":
+                sk = v
+    return botocore.credentials.Credentials(ak, sk)
+
+
+def overrides(params):
+    """{index: {field: value}} of the CreateFleet overrides."""
+    out = {}
+    for k, v in params:
+        if k.startswith(PREFIX):
+            idx, _, field = k[len(PREFIX):].partition(".")
+            out.setdefault(int(idx), {})[field] = v
+    return out
+
+
+def error_items(removed, spot):
+    items = []
+    for o in removed:
+        items.append(
+            "<item><launchTemplateAndOverrides><overrides>"
+            "<instanceType>%s</instanceType><subnetId>%s</subnetId>"
+            "<availabilityZone>%s</availabilityZone>%s</overrides>"
+            "</launchTemplateAndOverrides><lifecycle>%s</lifecycle>"
+            "<errorCode>InsufficientInstanceCapacity</errorCode>"
+            "<errorMessage>We currently do not have sufficient %s capacity in the "
+            "Availability Zone you requested (%s).</errorMessage></item>"
+            % (o.get("InstanceType", ""), o.get("SubnetId", ""), o.get("AvailabilityZone", ""),
+               "<priority>%s</priority>" % o["Priority"] if "Priority" in o else "",
+               "spot" if spot else "on-demand", o.get("InstanceType", ""),
+               o.get("AvailabilityZone", "")))
+    return "".join(items)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def reply(self, code, body, ctype="text/xml;charset=UTF-8"):
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path.startswith("/__proxy/stats"):
+            with lock:
+                self.reply(200, json.dumps(stats), "application/json")
+            return
+        self.forward(b"")
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        if self.path.startswith("/__proxy/config"):
+            cfg = json.loads(body or b"{}")
+            with lock:
+                if "ice" in cfg:
+                    state["ice"] = set(cfg["ice"])
+                if "expired" in cfg:
+                    state["expired"] = bool(cfg["expired"])
+                if "fleet_delay_ms" in cfg:
+                    state["fleet_delay_ms"] = int(cfg["fleet_delay_ms"])
+            self.reply(200, "{}", "application/json")
+            return
+        if self.path.startswith("/__proxy/reset"):
+            with lock:
+                stats["actions"].clear()
+                stats["ice_injected"] = 0
+                stats["fleet_requests"].clear()
+            self.reply(200, "{}", "application/json")
+            return
+        params = []
+        ctype = self.headers.get("Content-Type", "")
+        if "x-www-form-urlencoded" in ctype:
+            params = urllib.parse.parse_qsl(body.decode(), keep_blank_values=True)
+        action = dict(params).get("Action") or self.headers.get("X-Amz-Target", "?")
+        with lock:
+            stats["actions"][action] = stats["actions"].get(action, 0) + 1
+            expired, ice = state["expired"], set(state["ice"])
+            delay = state["fleet_delay_ms"] if action == "CreateFleet" else 0
+        if delay:
+            time.sleep(delay / 1000.0)
+        if expired and "x-www-form-urlencoded" in ctype:
+            self.reply(400, "<Response><Errors><Error><Code>ExpiredToken</Code><Message>The "
+                       "security token included in the request is expired</Message></Error>"
+                       "</Errors><RequestID>proxy</RequestID></Response>")
+            return
+        if action != "CreateFleet" or not ice:
+            if action == "CreateFleet":
+                self.note_fleet(params, 0)
+            self.forward(body)
+            return
+        ovs = overrides(params)
+        removed = [ovs[i] for i in sorted(ovs) if ovs[i].get("InstanceType") in ice]
+        kept = [ovs[i] for i in sorted(ovs) if ovs[i].get("InstanceType") not in ice]
+        spot = dict(params).get("TargetCapacitySpecification.DefaultTargetCapacityType") == "spot"
+        self.note_fleet(params, len(removed))
+        with lock:
+            stats["ice_injected"] += len(removed)
+        if not removed:
+            self.forward(body)
+            return
+        errors = error_items(removed, spot)
+        if not kept:
+            self.reply(200, '<?xml version="1.0" encoding="UTF-8"?><CreateFleetResponse '
+                       'xmlns="%s"><requestId>proxy</requestId><fleetId>fleet-proxy</fleetId>'
+                       '<errorSet>%s</errorSet><fleetInstanceSet/></CreateFleetResponse>'
+                       % (NS, errors))
+            return
+        rest = [(k, v) for k, v in params if not k.startswith(PREFIX)]
+        for j, o in enumerate(kept, 1):
+            for field, v in o.items():
+                rest.append(("%s%d.%s" % (PREFIX, j, field), v))
+        new_body = urllib.parse.urlencode(rest).encode()
+        status, headers, data = self.forward_raw(new_body, resign=True)
+        text = data.decode()
+        # moto answers <errorSet/> or no errorSet: put ours in.
+        if "<errorSet/>" in text:
+            text = text.replace("<errorSet/>", "<errorSet>%s</errorSet>" % errors, 1)
+        elif "<errorSet>" in text:
+            text = text.replace("<errorSet>", "<errorSet>" + errors, 1)
+        else:
+            text = text.replace("</CreateFleetResponse>",
+                                "<errorSet>%s</errorSet></CreateFleetResponse>" % errors, 1)
+        self.reply(status, text, headers.get("Content-Type", "text/xml"))
+
+    def note_fleet(self, params, removed):
+        d = dict(params)
+        ovs = overrides(params)
+        with lock:
+            stats["fleet_requests"].append({
+                "target": int(d.get("TargetCapacitySpecification.TotalTargetCapacity", "0")),
+                "types": sorted({o.get("InstanceType", "") for o in ovs.values()}),
+                "first": ovs[min(ovs)].get("InstanceType", "") if ovs else "",
+                "removed": removed})
+
+    def forward(self, body):
+        status, headers, data = self.forward_raw(body, resign=False)
+        self.reply(status, data, headers.get("Content-Type", "text/xml"))
+
+    def forward_raw(self, body, resign):
+        url = MOTO + self.path
+        # Unchanged requests keep the Host they were signed with (the
+        # proxy's); changed ones are signed again for moto's.
+        hdrs = {k: v for k, v in self.headers.items()
+                if k.lower() not in ("content-length", "connection")}
+        if resign:
+            for k in list(hdrs):
+                if k.lower() in ("authorization", "x-amz-date", "x-amz-content-sha256", "host"):
+                    del hdrs[k]
+            req = botocore.awsrequest.AWSRequest(method="POST", url=url, data=body,
+                                                 headers={"Content-Type": self.headers.get(
+                                                     "Content-Type")})
+            botocore.auth.SigV4Auth(CREDS, "ec2", REGION).add_auth(req)
+            hdrs = dict(req.headers.items())
+        r = urllib.request.Request(url, data=body if self.command == "POST" else None,
+                                   headers=hdrs, method=self.command)
+        try:
+            with urllib.request.urlopen(r, timeout=60) as resp:
+                return resp.status, dict(resp.headers.items()), resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers.items()), e.read()
+
+
+if __name__ == "__main__":
+    port, MOTO, cred_file = int(sys.argv[1]), sys.argv[2].rstrip("/"), sys.argv[3]
+    REGION = "us-east-1"
+    CREDS = read_key(cred_file)
+    srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    srv.daemon_threads = True
+    srv.serve_forever()

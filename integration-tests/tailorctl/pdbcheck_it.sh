@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# pdbcheck_it.sh TAILORCTL KUBESIM - tailorctl pdb-check on a fixture
+# cluster with six planted PDB problems (fixtures/pdb/cluster.yaml): the
+# manifests, then the same objects applied with real kubectl to kubesim
+# (whose controllers create the pods) and checked live; every planted
+# problem is found and nothing else.  Then --serve as an admission
+# webhook over TLS: real AdmissionReview v1 documents posted with curl
+# and with Python's ssl client, both verifying the server certificate.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib.sh"
+. "$here/kubesim.sh"
+tctl=$1
+kubesim=$2
+fx=$here/fixtures/pdb
+work=$(mktemp -d)
+wpid=
+cleanup() {
+  [ -n "$wpid" ] && kill "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
+  stop_kubesim
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+want='blocks-eviction data/PodDisruptionBudget/cache
+blocks-eviction data/PodDisruptionBudget/db
+blocks-eviction shop/PodDisruptionBudget/web-strict
+multiple-pdbs shop/Deployment/api
+selects-no-pods batch/PodDisruptionBudget/worker-v1
+single-replica-unprotected ml/Deployment/notebook'
+findings() {  # findings FILE: "rule ns/Kind/name" per finding, from -o json
+  python3 -c 'import json,sys
+for f in json.load(open(sys.argv[1]))["findings"]: print(f["rule"], "%s/%s/%s" % (f["namespace"], f["kind"], f["name"]))' "$1"
+}
+run() {  # run NAME ARGS...
+  local name=$1
+  shift
+  RC=0
+  "$tctl" pdb-check "$@" >"$work/$name.out" 2>"$work/$name.err" || RC=$?
+}
+
+# --- manifests ------------------------------------------------------------------
+run files "$fx/cluster.yaml" -o json
+check "files: findings exit 3" [ "$RC" -eq 3 ]
+check "files: exactly the six planted problems" [ "$(findings "$work/files.out")" = "$want" ]
+run files-text "$fx/cluster.yaml"
+check "text table names rule, severity and object" grep -q "blocks-eviction *error *shop *PodDisruptionBudget/web-strict" "$work/files-text.out"
+check "text says how to fix it" grep -q "use maxUnavailable 1" "$work/files-text.out"
+run errors-only "$fx/cluster.yaml" --fail-on error -n ml
+check "--fail-on error: warnings alone exit 0" [ "$RC" -eq 0 ]
+run never "$fx/cluster.yaml" --fail-on never
+check "--fail-on never: exit 0" [ "$RC" -eq 0 ]
+printf 'apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: x}\nspec: {maxUnavailable: [1]}\n' >"$work/bad.yaml"
+run bad "$work/bad.yaml"
+check "malformed PDB: exit 2 naming the file" bash -c "[ $RC -eq 2 ] && grep -q 'bad.yaml' '$work/bad.err'"
+
+# --- live, on kubesim -------------------------------------------------------------
+start_kubesim "$kubesim" "$work"
+K=$(kubectl_for 1.33)
+cat >"$work/node.json" <<'JSON'
+{"apiVersion":"v1","kind":"Node","metadata":{"name":"legacy-1","labels":{"kubernetes.io/hostname":"legacy-1"}},
+ "spec":{},"status":{"conditions":[{"type":"Ready","status":"True"}],
+ "allocatable":{"cpu":"32","memory":"128Gi","pods":"110"},"capacity":{"cpu":"32","memory":"128Gi","pods":"110"}}}
+JSON
+$K create --validate=false -f "$work/node.json" >/dev/null
+check "kubectl applies the fixture cluster" bash -c "$K apply --validate=false -f '$fx/cluster.yaml' >/dev/null"
+for _ in $(seq 100); do
+  [ "$($K get pods -A -o name 2>/dev/null | wc -l)" -ge 26 ] && break
+  sleep 0.2
+done
+check "kubesim's controllers created the 26 pods" [ "$($K get pods -A -o name | wc -l)" -eq 26 ]
+run live --kubeconfig "$KS_KC" -o json
+check "live: findings exit 3" [ "$RC" -eq 3 ]
+check "live: exactly the six planted problems" [ "$(findings "$work/live.out")" = "$want" ]
+run live-ns --kubeconfig "$KS_KC" -n shop -o json
+check "live -n shop: only shop's" [ "$(findings "$work/live-ns.out")" = "$(grep ' shop/' <<<"$want")" ]
+KUBECONFIG=$KS_KC "$tctl" pdb-check --namespace batch -o json >"$work/env.out" 2>&1 || true
+check "KUBECONFIG is honoured" [ "$(findings "$work/env.out")" = "$(grep ' batch/' <<<"$want")" ]
+# fix two problems the way the messages say, and check again
+$K -n shop patch pdb web-strict --type merge -p '{"spec":{"maxUnavailable":1}}' >/dev/null
+$K -n ml scale deploy notebook --replicas 2 >/dev/null
+$K -n ml apply --validate=false -f - >/dev/null <<'YAML'
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: notebook, namespace: ml}
+spec: {maxUnavailable: 1, selector: {matchLabels: {app: notebook}}}
+YAML
+run fixed --kubeconfig "$KS_KC" -o json
+check "after the fixes: four findings left" [ "$(findings "$work/fixed.out" | wc -l)" -eq 4 ]
+check "after the fixes: web-strict and notebook are gone" bash -c \
+  "! grep -qE 'web-strict|notebook' <<<\"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' '$work/fixed.out')\""
+run nocluster --kubeconfig "$work/missing-kubeconfig"
+check "unreadable kubeconfig: exit 1" [ "$RC" -eq 1 ]
+
+# --- the admission webhook over TLS --------------------------------------------------
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/ca.key" -out "$work/ca.crt" -days 1 \
+  -subj /CN=tailor-test-ca 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout "$work/srv.key" -out "$work/srv.csr" \
+  -subj /CN=tailor-pdb-webhook 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$work/san.ext"
+openssl x509 -req -in "$work/srv.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial \
+  -out "$work/srv.crt" -days 1 -extfile "$work/san.ext" 2>/dev/null
+wport=$(free_port)
+"$tctl" pdb-check --serve --listen "127.0.0.1:$wport" --tls-cert "$work/srv.crt" \
+  --tls-key "$work/srv.key" --kubeconfig "$KS_KC" >"$work/webhook.out" 2>"$work/webhook.err" &
+wpid=$!
+up=0
+for _ in $(seq 50); do
+  curl -fsS --cacert "$work/ca.crt" "https://127.0.0.1:$wport/healthz" >/dev/null 2>&1 && { up=1; break; }
+  sleep 0.1
+done
+check "webhook serves /healthz over TLS" [ "$up" = 1 ]
+check "TLS is verified: a client without the CA is refused" bash -c \
+  "! curl -fsS 'https://127.0.0.1:$wport/healthz' >/dev/null 2>&1"
+
+review() {  # review UID OP NAMESPACE NAME SPEC-JSON: an AdmissionReview as the API server sends it
+  cat <<JSON
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
+ "uid":"$1","kind":{"group":"policy","version":"v1","kind":"PodDisruptionBudget"},
+ "resource":{"group":"policy","version":"v1","resource":"poddisruptionbudgets"},
+ "requestKind":{"group":"policy","version":"v1","kind":"PodDisruptionBudget"},
+ "requestResource":{"group":"policy","version":"v1","resource":"poddisruptionbudgets"},
+ "name":"$4","namespace":"$3","operation":"$2",
+ "userInfo":{"username":"kubernetes-admin","groups":["system:masters","system:authenticated"]},
+ "object":{"apiVersion":"policy/v1","kind":"PodDisruptionBudget",
+   "metadata":{"name":"$4","namespace":"$3","uid":"3a1c2b1e-0000-4000-8000-000000000001",
+     "creationTimestamp":"2026-01-01T00:00:00Z"},
+   "spec":$5},
+ "oldObject":null,"dryRun":false,
+ "options":{"apiVersion":"meta.k8s.io/v1","kind":"CreateOptions","fieldManager":"kubectl-client-side-apply"}}}
+JSON
+}
+post() {  # post NAME: POST $work/NAME.json, answer in $work/NAME.resp
+  curl -sS --cacert "$work/ca.crt" -H 'Content-Type: application/json' \
+    --data-binary "@$work/$1.json" "https://127.0.0.1:$wport/validate" >"$work/$1.resp"
+}
+answer() {  # answer NAME EXPR: a Python expression over the AdmissionReview answer a
+  python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' \
+    "$work/$1.resp" "$2"
+}
+review 11111111-aaaa-4bbb-8ccc-000000000001 CREATE shop block \
+  '{"maxUnavailable":0,"selector":{"matchLabels":{"app":"checkout"}}}' >"$work/block.json"
+post block
+check "webhook rejects a blocking PDB (maxUnavailable 0)" answer block \
+  'a["response"]["allowed"] is False and a["response"]["status"]["code"]==403 and "blocks-eviction" in a["response"]["status"]["message"]'
+check "the answer carries the request's uid" answer block \
+  'a["response"]["uid"]=="11111111-aaaa-4bbb-8ccc-000000000001" and a["kind"]=="AdmissionReview" and a["apiVersion"]=="admission.k8s.io/v1"'
+review 11111111-aaaa-4bbb-8ccc-000000000002 CREATE data all-search \
+  '{"minAvailable":4,"selector":{"matchLabels":{"app":"search"}}}' >"$work/minall.json"
+post minall
+check "webhook reads the cluster: minAvailable 4 of search's 4 replicas is refused" answer minall \
+  'a["response"]["allowed"] is False and "needs all 4 pods" in a["response"]["status"]["message"]'
+review 11111111-aaaa-4bbb-8ccc-000000000003 CREATE data search \
+  '{"minAvailable":3,"selector":{"matchLabels":{"app":"search"}}}' >"$work/ok.json"
+post ok
+check "webhook admits minAvailable 3 of 4 (replacing search's own PDB)" answer ok 'a["response"]["allowed"] is True'
+review 11111111-aaaa-4bbb-8ccc-000000000004 CREATE batch second \
+  '{"maxUnavailable":1,"selector":{"matchLabels":{"app":"worker"}}}' >"$work/overlap.json"
+post overlap
+check "webhook refuses a second PDB over the same pods" answer overlap \
+  'a["response"]["allowed"] is False and "selected by 2 PDBs (second, worker)" in a["response"]["status"]["message"]'
+review 11111111-aaaa-4bbb-8ccc-000000000005 CREATE batch early \
+  '{"maxUnavailable":1,"selector":{"matchLabels":{"app":"not-yet"}}}' >"$work/early.json"
+post early
+check "a PDB that selects nothing yet is admitted with a warning" answer early \
+  'a["response"]["allowed"] is True and any("selects no pods" in w for w in a["response"]["warnings"])'
+check "Python's ssl client (verifying) gets the same refusal" /usr/bin/python3 -c '
+import json,ssl,sys,urllib.request
+ctx=ssl.create_default_context(cafile=sys.argv[1])
+req=urllib.request.Request(sys.argv[2], data=open(sys.argv[3],"rb").read(), headers={"Content-Type":"application/json"})
+a=json.load(urllib.request.urlopen(req, context=ctx, timeout=10))
+sys.exit(0 if a["response"]["allowed"] is False else 1)' "$work/ca.crt" "https://127.0.0.1:$wport/validate" "$work/block.json"
+echo '{"not":"a review"}' >"$work/junk.json"
+check "a body that is not an AdmissionReview: 400" [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/ca.crt" \
+  --data-binary "@$work/junk.json" "https://127.0.0.1:$wport/validate")" = 400 ]
+check "decisions are logged as JSON lines" grep -q '"msg":"admission review".*"allowed":false' "$work/webhook.err"
+kill -TERM "$wpid"
+wait_exit "$wpid" 10
+wpid=
+check "webhook stops cleanly on SIGTERM" [ "$WAIT_RC" = 0 ]
+finish

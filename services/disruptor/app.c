@@ -1,0 +1,380 @@
+/* app.c - the disruptor process wired together (app.h).
+ *
+ * Threads: one.  The termination pass, the disruption pass, the
+ * interruption poll, the Lease and Explain requests all run on the service
+ * loop, so the controllers need no locks; Kubernetes, AWS and req/rep
+ * calls block the loop while they run.  Only the Lease holder acts; a
+ * follower answers Explain from the watcher's state and acts on nothing.
+ *
+ * Without its dependencies (no Kubernetes configuration, say) the
+ * disruptor still serves -- Ping, metrics, Explain answering UNAVAILABLE
+ * with what is missing -- the way a misconfigured controller stays up to
+ * be inspected rather than crash-looping.
+ */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clients.h"
+#include "cloud.h"
+#include "controller.h"
+#include "explain.h"
+#include "interruption.h"
+#include "kube.h"
+#include "lease.h"
+#include "protect.h"
+#include "tailor/v1/disruptor.pb-c.h"
+#include "tailor/v1/watcher.pb-c.h"
+#include "tlr_awscreds.h"
+#include "termination.h"
+#include "tlr_alloc.h"
+#include "tlr_catalog.h"
+#include "tlr_err.h"
+#include "tlr_kube.h"
+#include "tlr_pubsub.h"
+#include "tlr_rep.h"
+#include "tlr_req.h"
+
+struct ds_app {
+    ds_app_cfg *cfg;
+    tlr_service *svc;
+    tlr_logger *log;
+    tlr_loop *loop;
+    tlr_kube *kube;
+    Tailor__V1__Catalog *catalog;
+    tlr_req_client *r_launcher, *r_solver, *r_watcher;
+    ds_client c_launcher, c_solver, c_watcher;
+    ds_term *term;
+    ds_protect *protect;
+    ds_ctl *ctl;
+    ds_intr *intr;
+    ds_podevents *podevents;
+    tlr_aws_creds *creds;
+    ds_cloud *cloud;
+    tlr_sub *sub;
+    ds_lease *lease;
+    bool leading;
+    tlr_rep_server *rep;
+    tlr_pub *pub;
+    tlr_timer_id t_term, t_lead, t_disr, t_intr;
+    char why[640];   /* what is missing; "" when configured */
+};
+
+ds_app *ds_app_new(ds_app_cfg *cfg)
+{
+    ds_app *a = tlr_calloc(1, sizeof(*a));
+    a->cfg = cfg;
+    return a;
+}
+
+void ds_app_delete(ds_app *a)
+{
+    free(a);
+}
+
+static void publish_event(void *arg, const Tailor__V1__DisruptionEvent *ev)
+{
+    ds_app *a = arg;
+    if (a->pub)
+        tlr_pub_send(a->pub, "disruption", &ev->base);
+}
+
+static void on_term(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    ds_app *a = arg;
+    (void)id;
+    if (a->leading && !a->cfg->dry_run) {
+        ds_term_stats st;
+        if (ds_term_pass(a->term, &st) == TLR_OK && (st.terminating || st.finalized))
+            TLR_DEBUG(a->log, "termination pass", TLR_I("finalized", st.finalized),
+                      TLR_I("terminating", st.terminating), TLR_I("blocked", st.blocked),
+                      TLR_I("terminated", st.terminated), TLR_I("evicted", st.evicted));
+    }
+    a->t_term = tlr_loop_add_timer(loop, a->cfg->termination_every_ms, on_term, a);
+}
+
+static void on_disr(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    ds_app *a = arg;
+    (void)id;
+    if (a->leading) {
+        ds_ctl_stats st;
+        int rc = ds_ctl_pass(a->ctl, &st);
+        if (rc && rc != TLR_E_NOTREADY)
+            TLR_DEBUG(a->log, "disruption pass skipped", TLR_ERR(rc));
+    }
+    a->t_disr = tlr_loop_add_timer(loop, a->cfg->disruption_every_ms, on_disr, a);
+}
+
+static void on_intr(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    ds_app *a = arg;
+    (void)id;
+    if (a->leading && !a->cfg->dry_run) {
+        ds_intr_stats st;
+        if (ds_intr_pass(a->intr, &st) == TLR_OK && st.received)
+            TLR_INFO(a->log, "interruption messages", TLR_I("received", st.received),
+                     TLR_I("handled", st.handled), TLR_I("ignored", st.ignored),
+                     TLR_I("failed", st.failed), TLR_I("replacements", st.replacements));
+    }
+    a->t_intr = tlr_loop_add_timer(loop, a->cfg->interruption_every_ms, on_intr, a);
+}
+
+/* The watcher's "cluster" topic: a pod left a node -> its consolidateAfter
+ * timer restarts (view.h). */
+static void on_cluster(void *arg, const char *topic, const Tailor__V1__Envelope *env)
+{
+    ds_app *a = arg;
+    (void)topic;
+    ProtobufCMessage *m = NULL;
+    char err[256];
+    if (tlr_envelope_payload(env, &tailor__v1__cluster_change__descriptor, &m, err, sizeof(err)))
+        return;
+    const Tailor__V1__ClusterChange *c = (const Tailor__V1__ClusterChange *)m;
+    if (c->kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD &&
+        c->type == TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_DELETED && c->node_name[0])
+        ds_podevents_note(a->podevents, c->node_name,
+                          c->event_unix_ms ? c->event_unix_ms : tlr_wall_ms());
+    protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    ds_app *a = arg;
+    (void)id;
+    bool was = a->leading;
+    a->leading = ds_lease_tick(a->lease, tlr_wall_ms());
+    if (was != a->leading)
+        TLR_INFO(a->log, a->leading ? "became leader" : "lost leadership",
+                 TLR_S("identity", tlr_service_id(a->svc)));
+    int64_t every = a->cfg->lease_ms / 3;
+    a->t_lead = tlr_loop_add_timer(loop, every < 200 ? 200 : every, on_lead, a);
+}
+
+static int handle_explain(void *arg, const ProtobufCMessage *req, const char *rid,
+                          ProtobufCMessage **reply, tlr_status *st)
+{
+    ds_app *a = arg;
+    (void)rid;
+    if (!a->ctl) {
+        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotConfigured", "%s", a->why);
+        return TLR_E_UNAVAILABLE;
+    }
+    Tailor__V1__ExplainResponse *resp = NULL;
+    char err[512] = "";
+    int rc = ds_explain(a->ctl, a->term, (const Tailor__V1__ExplainRequest *)req, &resp, err,
+                        sizeof(err));
+    if (rc) {
+        tlr_status_set(st, rc, rc == TLR_E_NOTFOUND ? "NotFound" : "NotAvailable", "%s", err);
+        return rc;
+    }
+    *reply = &resp->base;
+    return TLR_OK;
+}
+
+static void free_reply(void *arg, ProtobufCMessage *reply)
+{
+    (void)arg;
+    protobuf_c_message_free_unpacked(reply, NULL);
+}
+
+static int req_client(ds_app *a, const char *const *urls, size_t n, size_t max_msg,
+                      tlr_req_client **out)
+{
+    tlr_req_opts ro = { urls, n, (int)a->cfg->rpc_timeout_ms, 0, max_msg, a->log,
+                        tlr_service_id(a->svc) };
+    return tlr_req_client_create(&ro, out);
+}
+
+/* Kubernetes, the catalog, the service clients and the controllers.  On
+ * failure a->why says what is missing. */
+static int connect_deps(ds_app *a, size_t max_msg)
+{
+    ds_app_cfg *cfg = a->cfg;
+    char err[512];
+    int rc;
+    const char *kc = cfg->kubeconfig && cfg->kubeconfig[0] ? cfg->kubeconfig : NULL;
+    tlr_kube_opts ko = { .log = a->log };
+    if ((rc = tlr_kube_connect(kc, cfg->in_cluster, &ko, &a->kube, err, sizeof(err)))) {
+        snprintf(a->why, sizeof(a->why), "kubernetes config: %s", err);
+        return rc;
+    }
+    tlr_catalog_file_opts co = { cfg->region, (const char *const *)cfg->zones.items, cfg->zones.n,
+                                 cfg->spot_discount, "file" };
+    if (tlr_catalog_file_load(cfg->catalog, &co, &a->catalog, err, sizeof(err)) != TLR_OK) {
+        /* Termination needs no catalog; consolidation does. */
+        TLR_WARN(a->log, "no instance catalog: consolidation and explain cannot price nodes",
+                 TLR_S("catalog", cfg->catalog ? cfg->catalog : ""), TLR_S("why", err));
+        a->catalog = NULL;
+    }
+    const char *lu[1] = { cfg->launcher }, *wu[1] = { cfg->watcher };
+    if ((rc = req_client(a, lu, 1, max_msg, &a->r_launcher)) ||
+        (rc = req_client(a, (const char *const *)cfg->solvers.items, cfg->solvers.n, max_msg,
+                         &a->r_solver)) ||
+        (rc = req_client(a, wu, 1, max_msg, &a->r_watcher))) {
+        snprintf(a->why, sizeof(a->why), "service URLs: %s", tlr_strerror(rc));
+        return rc;
+    }
+    a->c_launcher = (ds_client){ a->r_launcher, (int)cfg->rpc_timeout_ms, a->log, NULL };
+    a->c_solver = (ds_client){ a->r_solver, (int)cfg->rpc_timeout_ms, a->log, a->catalog };
+    a->c_watcher = (ds_client){ a->r_watcher, (int)cfg->rpc_timeout_ms, a->log, NULL };
+
+    ds_protect_opts po = { .clock = &tlr_clock_system, .kube = ds_kube_ops_of(a->kube),
+                           .watcher = ds_watcher_ops_of(&a->c_watcher),
+                           .solver = ds_solver_ops_of(&a->c_solver),
+                           .launcher = ds_launcher_ops_of(&a->c_launcher), .catalog = a->catalog,
+                           .log = a->log, .metrics = tlr_service_metrics(a->svc) };
+    tlr_drain_ops kd = tlr_drain_kube_ops(a->kube);
+    po.full_pods = kd.list_pods;
+    po.full_pods_arg = kd.arg;
+    ds_protect_create(&po, &a->protect);
+    ds_term_opts to = { 0 };
+    to.clock = &tlr_clock_system;
+    to.kube = ds_kube_ops_of(a->kube);
+    to.launcher = ds_launcher_ops_of(&a->c_launcher);
+    to.drain = tlr_drain_kube_ops(a->kube);
+    to.drain.guard = ds_protect_guard;
+    to.drain.guard_arg = a->protect;
+    to.log = a->log;
+    to.metrics = tlr_service_metrics(a->svc);
+    to.min_drain_ms = cfg->min_drain_ms;
+    to.event_every_ms = cfg->event_every_ms;
+    to.manage_finalizers = true;
+    to.publish = publish_event;
+    to.publish_arg = a;
+    ds_term_create(&to, &a->term);
+
+    /* AWS: instance images for drift, the interruption queue.  Without
+     * credentials the disruptor works on without either. */
+    tlr_aws_creds_opts cro = { .log = a->log, .region = cfg->region };
+    if (tlr_aws_creds_create(&cro, &a->creds) == TLR_OK) {
+        ds_cloud_opts clo = { cfg->region, cfg->endpoint, cfg->queue, cfg->k8s_version, a->creds, a->log };
+        if (ds_cloud_create(&clo, &a->cloud) != TLR_OK)
+            a->cloud = NULL;
+    }
+    if (!a->cloud)
+        TLR_WARN(a->log, "no AWS client: AMI drift uses NodeClaim images only; no interruption queue");
+    ds_podevents_create(tlr_wall_ms(), &a->podevents);
+    ds_ctl_opts co2 = { 0 };
+    co2.clock = &tlr_clock_system;
+    co2.kube = ds_kube_ops_of(a->kube);
+    co2.launcher = ds_launcher_ops_of(&a->c_launcher);
+    co2.solver = ds_solver_ops_of(&a->c_solver);
+    co2.watcher = ds_watcher_ops_of(&a->c_watcher);
+    if (a->cloud)
+        co2.cloud = ds_cloud_ops_of(a->cloud);
+    co2.catalog = a->catalog;
+    co2.podevents = a->podevents;
+    co2.full_pods = to.drain.list_pods;
+    co2.full_pods_arg = to.drain.arg;
+    co2.validation_ms = cfg->validation_ms;
+    co2.replace_timeout_ms = cfg->replace_timeout_ms;
+    co2.ami_refresh_ms = cfg->ami_refresh_ms;
+    co2.min_savings = cfg->min_savings;
+    co2.max_candidates = cfg->max_candidates;
+    co2.dry_run = cfg->dry_run;
+    co2.log = a->log;
+    co2.metrics = tlr_service_metrics(a->svc);
+    co2.publish = publish_event;
+    co2.publish_arg = a;
+    ds_ctl_create(&co2, &a->ctl);
+    if (a->cloud && cfg->queue && cfg->queue[0]) {
+        ds_intr_opts io = { 0 };
+        io.clock = &tlr_clock_system;
+        io.kube = co2.kube;
+        io.launcher = co2.launcher;
+        io.solver = co2.solver;
+        io.watcher = co2.watcher;
+        io.cloud = ds_cloud_ops_of(a->cloud);
+        io.catalog = a->catalog;
+        io.full_pods = to.drain.list_pods;
+        io.full_pods_arg = to.drain.arg;
+        io.rebalance_drains = cfg->rebalance == 1;
+        io.log = a->log;
+        io.metrics = co2.metrics;
+        io.publish = publish_event;
+        io.publish_arg = a;
+        ds_intr_create(&io, &a->intr);
+    }
+    return TLR_OK;
+}
+
+int ds_app_start(tlr_service *svc, void *arg)
+{
+    ds_app *a = arg;
+    ds_app_cfg *cfg = a->cfg;
+    a->svc = svc;
+    a->log = tlr_service_log(svc);
+    a->loop = tlr_service_loop(svc);
+    size_t max_msg = (size_t)cfg->max_msg_mib << 20;
+    int rc;
+    srandom((unsigned)(getpid() ^ tlr_wall_ms()));
+    if ((rc = connect_deps(a, max_msg)) != TLR_OK)
+        TLR_ERROR(a->log, "disruptor not configured: not disrupting", TLR_S("why", a->why),
+                  TLR_ERR(rc));
+    const tlr_rep_route routes[] = {
+        { &tailor__v1__explain_request__descriptor, handle_explain, free_reply, a },
+    };
+    if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 1, &a->rep)))
+        return rc;
+    if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, &a->pub)))
+        return rc;
+    tlr_service_set_ready(svc, true, NULL);
+    if (!a->term)
+        return TLR_OK;
+    if (cfg->leader_elect) {
+        const char *ns = cfg->lease_namespace && cfg->lease_namespace[0] ? cfg->lease_namespace
+                                                                         : tlr_kube_namespace(a->kube);
+        ds_lease_create(a->kube, ns, "tailor-disruptor", tlr_service_id(svc),
+                        (int)((cfg->lease_ms + 999) / 1000), &a->lease);
+        on_lead(a->loop, 0, a);
+    } else {
+        a->leading = true;
+    }
+    a->t_term = tlr_loop_add_timer(a->loop, 0, on_term, a);
+    a->t_disr = tlr_loop_add_timer(a->loop, cfg->disruption_every_ms, on_disr, a);
+    if (a->intr)
+        a->t_intr = tlr_loop_add_timer(a->loop, cfg->interruption_every_ms, on_intr, a);
+    if (cfg->watcher_pub && cfg->watcher_pub[0]) {
+        const char *urls[1] = { cfg->watcher_pub };
+        const char *topics[1] = { "cluster" };
+        tlr_sub_opts so = { urls, 1, topics, 1, max_msg, a->log, on_cluster, a };
+        if ((rc = tlr_sub_create(a->loop, &so, &a->sub)))
+            TLR_WARN(a->log, "cannot subscribe to the watcher's cluster topic", TLR_ERR(rc));
+    }
+    return TLR_OK;
+}
+
+void ds_app_stop(tlr_service *svc, void *arg)
+{
+    ds_app *a = arg;
+    (void)svc;
+    if (a->t_term)
+        tlr_loop_cancel_timer(a->loop, a->t_term);
+    if (a->t_lead)
+        tlr_loop_cancel_timer(a->loop, a->t_lead);
+    if (a->t_disr)
+        tlr_loop_cancel_timer(a->loop, a->t_disr);
+    if (a->t_intr)
+        tlr_loop_cancel_timer(a->loop, a->t_intr);
+    tlr_sub_free(a->sub);
+    ds_lease_release(a->lease);
+    tlr_pub_free(a->pub);
+    tlr_rep_server_free(a->rep);
+    ds_term_free(a->term);
+    ds_protect_free(a->protect);
+    ds_ctl_free(a->ctl);
+    ds_intr_free(a->intr);
+    ds_podevents_free(a->podevents);
+    ds_cloud_free(a->cloud);
+    tlr_aws_creds_free(a->creds);
+    ds_lease_free(a->lease);
+    tlr_req_client_free(a->r_launcher);
+    tlr_req_client_free(a->r_solver);
+    tlr_req_client_free(a->r_watcher);
+    tlr_kube_free(a->kube);
+    tlr_catalog_free(a->catalog);
+}

@@ -1,0 +1,103 @@
+/* clients.c - Launch, Terminate, Simulate and Snapshot over req/rep
+ * (clients.h). */
+#include "clients.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlr_alloc.h"
+#include "tlr_err.h"
+
+static int call(ds_client *c, const ProtobufCMessage *req, const ProtobufCMessageDescriptor *d,
+                ProtobufCMessage **reply, const char *what)
+{
+    if (!c->req || tlr_req_client_peers(c->req) == 0)
+        return TLR_E_UNAVAILABLE;
+    tlr_status st = { 0 };
+    int rc = tlr_req_call(c->req, req, d, c->timeout_ms, reply, &st);
+    if (rc == TLR_E_REMOTE)
+        rc = st.code ? st.code : rc;
+    if (rc)
+        TLR_WARN(c->log, "request failed", TLR_S("request", what), TLR_ERR(rc),
+                 TLR_S("reason", st.reason), TLR_S("message", st.message));
+    return rc;
+}
+
+static int do_launch(void *arg, const Tailor__V1__LaunchRequest *req,
+                     Tailor__V1__LaunchResponse **resp)
+{
+    return call(arg, &req->base, &tailor__v1__launch_response__descriptor,
+                (ProtobufCMessage **)resp, "Launch");
+}
+
+static int do_terminate(void *arg, const Tailor__V1__TerminateRequest *req,
+                        Tailor__V1__TerminateResponse **resp)
+{
+    return call(arg, &req->base, &tailor__v1__terminate_response__descriptor,
+                (ProtobufCMessage **)resp, "Terminate");
+}
+
+ds_launcher_ops ds_launcher_ops_of(ds_client *c)
+{
+    return (ds_launcher_ops){ do_launch, do_terminate, c };
+}
+
+/* Simulate; on a catalog miss (a reply that says so, or a NOTFOUND
+ * Status) resend once with every catalog filled in. */
+static int do_simulate(void *arg, const Tailor__V1__SimulateRequest *req,
+                       Tailor__V1__SimulateResponse **resp)
+{
+    ds_client *c = arg;
+    ProtobufCMessage *reply = NULL;
+    int rc = call(c, &req->base, &tailor__v1__simulate_response__descriptor, &reply, "Simulate");
+    bool miss = rc == TLR_E_NOTFOUND ||
+                (rc == TLR_OK && ((Tailor__V1__SimulateResponse *)reply)->catalog_miss);
+    if (!miss || !c->catalog) {
+        if (rc == TLR_OK)
+            *resp = (Tailor__V1__SimulateResponse *)reply;
+        return rc;
+    }
+    if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
+    Tailor__V1__SimulateRequest copy = *req;
+    Tailor__V1__CatalogRef *refs = tlr_calloc(req->n_catalogs + 1, sizeof(*refs));
+    Tailor__V1__CatalogRef **ptrs = tlr_calloc(req->n_catalogs + 1, sizeof(*ptrs));
+    for (size_t i = 0; i < req->n_catalogs; i++) {
+        refs[i] = *req->catalogs[i];
+        if (!strcmp(refs[i].hash, c->catalog->hash))
+            refs[i].catalog = (Tailor__V1__Catalog *)c->catalog;
+        ptrs[i] = &refs[i];
+    }
+    copy.catalogs = ptrs;
+    reply = NULL;
+    rc = call(c, &copy.base, &tailor__v1__simulate_response__descriptor, &reply, "Simulate");
+    free(ptrs);
+    free(refs);
+    if (rc == TLR_OK)
+        *resp = (Tailor__V1__SimulateResponse *)reply;
+    return rc;
+}
+
+static void free_sim(void *arg, Tailor__V1__SimulateResponse *resp)
+{
+    (void)arg;
+    if (resp)
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+}
+
+ds_solver_ops ds_solver_ops_of(ds_client *c)
+{
+    return (ds_solver_ops){ do_simulate, free_sim, c };
+}
+
+static int do_snapshot(void *arg, const Tailor__V1__SnapshotRequest *req,
+                       Tailor__V1__SnapshotResponse **resp)
+{
+    return call(arg, &req->base, &tailor__v1__snapshot_response__descriptor,
+                (ProtobufCMessage **)resp, "Snapshot");
+}
+
+ds_watcher_ops ds_watcher_ops_of(ds_client *c)
+{
+    return (ds_watcher_ops){ do_snapshot, c };
+}

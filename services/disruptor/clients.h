@@ -1,0 +1,27 @@
+/* clients.h - the disruptor's clients of the other services over nng
+ * req/rep: the launcher (Launch, Terminate), the solvers (Simulate, with
+ * the catalog-by-hash resend) and the watcher (Snapshot).
+ *
+ * A call to a service that has no connected replica fails at once with
+ * UNAVAILABLE instead of waiting out the timeout: the disruptor's loop is
+ * single-threaded and retries every pass anyway. */
+#ifndef DS_CLIENTS_H
+#define DS_CLIENTS_H
+
+#include "ops.h"
+#include "tlr_log.h"
+#include "tlr_req.h"
+
+typedef struct ds_client {
+    tlr_req_client *req;             /* borrowed */
+    int timeout_ms;
+    tlr_logger *log;                 /* borrowed */
+    const Tailor__V1__Catalog *catalog;   /* solver: sent on a catalog miss; borrowed */
+} ds_client;
+
+/* c borrowed; must outlive the ops. */
+ds_launcher_ops ds_launcher_ops_of(ds_client *c);
+ds_solver_ops ds_solver_ops_of(ds_client *c);
+ds_watcher_ops ds_watcher_ops_of(ds_client *c);
+
+#endif

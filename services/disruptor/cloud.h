@@ -1,0 +1,28 @@
+/* cloud.h - the real ds_cloud_ops over common/aws: the interruption queue
+ * (SQS: resolved from a name once, short polls), instance images (EC2
+ * DescribeInstances by id) and what node classes' amiSelectorTerms
+ * resolve to (tlr_ami: SSM and DescribeImages).  Blocking calls from the
+ * loop thread; one client each (tlr_aws_query is not thread-safe). */
+#ifndef DS_CLOUD_H
+#define DS_CLOUD_H
+
+#include "ops.h"
+#include "tlr_awscreds.h"
+#include "tlr_log.h"
+
+typedef struct ds_cloud ds_cloud;
+
+typedef struct ds_cloud_opts {
+    const char *region;       /* copied */
+    const char *endpoint;     /* copied; NULL = AWS_ENDPOINT_URL / AWS */
+    const char *queue;        /* name or URL; NULL = no queue (receive returns nothing) */
+    const char *k8s_version;  /* copied; for AMI aliases */
+    tlr_aws_creds *creds;     /* borrowed */
+    tlr_logger *log;          /* borrowed */
+} ds_cloud_opts;
+
+int  ds_cloud_create(const ds_cloud_opts *o, ds_cloud **out);
+void ds_cloud_free(ds_cloud *c);
+ds_cloud_ops ds_cloud_ops_of(ds_cloud *c);
+
+#endif

@@ -1,0 +1,422 @@
+/* consolidation.c - delete or replace underused nodes (methods.h).
+ *
+ * Candidates: nodes that pass every blocker check (candidates.h), sorted
+ * by Karpenter's savings ratio (price / (1 + disruption cost)), best
+ * first, each pool's Underutilized budget applied in that order.
+ *
+ * Multi-node (Karpenter's firstNConsolidationOption): the first
+ * max_candidates candidates form a prefix, and a binary search over its
+ * length looks for the longest prefix (at least two nodes) whose removal
+ * is worth it -- every pod fits on the other nodes (delete), or on them
+ * plus one new node cheaper than the prefix (replace); of the valid
+ * probes the search meets, the one that saves the most wins.  Each probe is one
+ * Simulate on the C solver, sent reduced (sim.h), so a probe costs
+ * milliseconds at thousands of nodes where Karpenter's full re-simulation
+ * costs seconds; a resource check in the disruptor skips probes that
+ * cannot succeed (the pods' sum exceeds the free room plus the largest
+ * instance type) without a round trip.
+ *
+ * Single-node: the candidates in order, one Simulate each, until one is
+ * worth it or time_budget_ms is spent.  A single node may also be
+ * replaced by up to DS_SPLIT_MAX cheaper nodes (a split; Karpenter only
+ * replaces N by 1): a big node left holding few pods is otherwise stuck,
+ * since no one node both fits them and costs less.  Every step still has
+ * to save min_savings, so cost only goes down and nothing cycles.
+ *
+ * No churn:
+ *   - a replacement must cost at most (1 - min_savings) of what it
+ *     replaces (default 10%, docs/disruptor.md says why); options above
+ *     that price are dropped from the replacement, and none left = no;
+ *   - it never is the same instance type as one it replaces: those
+ *     options are dropped too (Karpenter's filterOutSameInstanceType);
+ *   - consolidateAfter keeps recently changed nodes out (candidates.h);
+ *   - the controller validates the decision again before acting.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidates.h"
+#include "methods.h"
+#include "tlr_alloc.h"
+#include "tlr_time.h"
+
+#define UNDER TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_UNDERUTILIZED
+#define TYPE_KEY "node.kubernetes.io/instance-type"
+/* One node may be replaced by at most this many cheaper ones (a split). */
+#define DS_SPLIT_MAX 4
+
+typedef struct scored {
+    ds_vnode *x;
+    double ratio;
+} scored;
+
+static int by_ratio(const void *a, const void *b)
+{
+    const scored *x = a, *y = b;
+    if (x->ratio != y->ratio)
+        return x->ratio > y->ratio ? -1 : 1;
+    return strcmp(x->x->node->name, y->x->node->name);
+}
+
+size_t ds_consolidation_candidates(ds_mctx *m, ds_vnode ***out)
+{
+    const ds_view *v = m->v;
+    scored *s = tlr_calloc(v->nnodes + 1, sizeof(*s));
+    size_t n = 0;
+    for (size_t i = 0; i < v->nnodes; i++) {
+        ds_vnode *x = &v->nodes[i];
+        ds_blockers bl;
+        if (!x->moving || !ds_candidate_check(v, x, DS_USE_CONSOLIDATION, &bl))
+            continue;   /* empty nodes are emptiness's */
+        s[n++] = (scored){ x, ds_savings_ratio(x) };
+    }
+    qsort(s, n, sizeof(*s), by_ratio);
+    ds_vnode **c = tlr_calloc(n + 1, sizeof(*c));
+    size_t k = 0;
+    /* each pool's budget, in candidate order (a local tally: the real
+     * budget is taken only by the decision made) */
+    int *used = tlr_calloc(v->cs->n_nodepools + 1, sizeof(int));
+    for (size_t i = 0; i < n; i++) {
+        const char *pool = s[i].x->node->nodepool;
+        size_t pi = 0;
+        while (pi < v->cs->n_nodepools && strcmp(v->cs->nodepools[pi]->name, pool))
+            pi++;
+        if (pi == v->cs->n_nodepools || used[pi] >= ds_budgets_left(m->b, pool, UNDER))
+            continue;
+        used[pi]++;
+        c[k++] = s[i].x;
+    }
+    free(used);
+    free(s);
+    *out = c;
+    return k;
+}
+
+/* A necessary condition, without a round trip: the moving pods' requests
+ * fit in the free room of the nodes that stay, plus (replace allowed) the
+ * largest type of the catalog. */
+static bool could_fit(const ds_mctx *m, ds_vnode *const *set, size_t n)
+{
+    const ds_view *v = m->v;
+    int64_t need_c = 0, need_m = 0, free_c = 0, free_m = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < set[i]->node->n_pods; j++) {
+            const Tailor__V1__Pod *p = set[i]->node->pods[j];
+            if (ds_pod_moves(p) && p->requests) {
+                need_c += p->requests->cpu_millis;
+                need_m += p->requests->memory_bytes;
+            }
+        }
+    for (size_t i = 0; i < v->nnodes; i++) {
+        const ds_vnode *x = &v->nodes[i];
+        const Tailor__V1__Node *nd = x->node;
+        bool in = false;
+        for (size_t k = 0; k < n && !in; k++)
+            in = set[k] == x;
+        if (in || x->disrupting || !x->initialized || !nd->ready || nd->unschedulable ||
+            !nd->allocatable || !nd->requested)
+            continue;
+        int64_t fc = nd->allocatable->cpu_millis - nd->requested->cpu_millis;
+        int64_t fm = nd->allocatable->memory_bytes - nd->requested->memory_bytes;
+        free_c += fc > 0 ? fc : 0;
+        free_m += fm > 0 ? fm : 0;
+    }
+    int64_t big_c = 0, big_m = 0;
+    for (size_t i = 0; v->catalog && i < v->catalog->n_instance_types; i++) {
+        const Tailor__V1__ResourceList *a = v->catalog->instance_types[i]->allocatable;
+        if (a && a->cpu_millis > big_c)
+            big_c = a->cpu_millis;
+        if (a && a->memory_bytes > big_m)
+            big_m = a->memory_bytes;
+    }
+    return need_c <= free_c + big_c && need_m <= free_m + big_m;
+}
+
+/* Drop from the replacement every option of a candidate's type or dearer
+ * than the ceiling; keep its instance-type requirement in step. */
+static double trim_options(Tailor__V1__NodeClaim *nc, const ds_cmd *c, double ceiling)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < nc->n_instance_type_options; i++) {
+        Tailor__V1__InstanceTypeOption *o = nc->instance_type_options[i];
+        bool same = false;
+        for (size_t j = 0; j < c->n && !same; j++)
+            same = !strcmp(c->c[j].type, o->name);
+        if (same || o->price_per_hour > ceiling)
+            protobuf_c_message_free_unpacked(&o->base, NULL);
+        else
+            nc->instance_type_options[k++] = o;
+    }
+    nc->n_instance_type_options = k;
+    for (size_t r = 0; r < nc->n_requirements; r++) {
+        Tailor__V1__NodeSelectorRequirement *q = nc->requirements[r];
+        if (strcmp(q->key, TYPE_KEY) || q->operator_ != TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN)
+            continue;
+        size_t kept = 0;
+        for (size_t i = 0; i < q->n_values; i++) {
+            bool keep = false;
+            for (size_t j = 0; j < k && !keep; j++)
+                keep = !strcmp(nc->instance_type_options[j]->name, q->values[i]);
+            if (keep)
+                q->values[kept++] = q->values[i];
+            else
+                free(q->values[i]);
+        }
+        q->n_values = kept;
+    }
+    return k ? nc->instance_type_options[0]->price_per_hour : -1;
+}
+
+ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len)
+{
+    if (!could_fit(m, set, n)) {
+        snprintf(why, len, "the pods need more room than the other nodes and the largest type "
+                 "together have");
+        return NULL;
+    }
+    const char **names = tlr_calloc(n + 1, sizeof(*names));
+    for (size_t i = 0; i < n; i++)
+        names[i] = set[i]->node->name;
+    /* N -> 1 as Karpenter; one node may also be split into a few cheaper */
+    int maxr = n == 1 ? DS_SPLIT_MAX : 1;
+    ds_sim_result r;
+    int rc = ds_sim_run(m->sim, names, n, true, maxr, &r);
+    free(names);
+    if (rc || !r.feasible || r.nreplacements > (size_t)maxr) {
+        if (rc || !r.feasible)
+            snprintf(why, len, "%s", r.why);
+        else
+            snprintf(why, len, "the pods would need %zu new nodes", r.nreplacements);
+        ds_sim_result_clear(m->sim, &r);
+        return NULL;
+    }
+    bool replace = r.nreplacements > 0;
+    ds_cmd *c = ds_cmd_new(replace ? TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE
+                                   : TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE,
+                           UNDER, m->v->now_ms, (*m->seq)++);
+    for (size_t i = 0; i < n; i++)
+        ds_cmd_add(c, set[i]);
+    ds_cmd_set_replacements(c, replace ? r.resp : NULL, 0);
+    if (replace) {
+        double ceiling = c->before * (1.0 - m->min_savings);
+        /* each replacement without the candidates' types; the total must
+         * save min_savings.  The cheapest other total, for the message. */
+        double after = 0, other_total = 0;
+        bool none = false;
+        for (size_t k = 0; k < c->nrepl; k++) {
+            const Tailor__V1__InstanceTypeOption *other = NULL;
+            for (size_t i = 0; i < c->repl[k]->n_instance_type_options && !other; i++) {
+                const Tailor__V1__InstanceTypeOption *o = c->repl[k]->instance_type_options[i];
+                bool same = false;
+                for (size_t j = 0; j < c->n && !same; j++)
+                    same = !strcmp(c->c[j].type, o->name);
+                if (!same)
+                    other = o;
+            }
+            other_total += other ? other->price_per_hour : 0;
+            double a = trim_options(c->repl[k], c, ceiling);
+            if (a < 0)
+                none = true;
+            after += a;
+        }
+        if (none || after > ceiling + 1e-9) {
+            if (none && other_total == 0)
+                snprintf(why, len, "no replacement saves %.0f%%: only the same type fits",
+                         m->min_savings * 100);
+            else
+                snprintf(why, len, "no replacement saves %.0f%%: the cheapest other plan that fits "
+                         "(%zu node%s) costs $%.4f/h vs $%.4f/h now", m->min_savings * 100, c->nrepl,
+                         c->nrepl == 1 ? "" : "s", other_total, c->before);
+            ds_cmd_free(c);
+            ds_sim_result_clear(m->sim, &r);
+            return NULL;
+        }
+        c->after = after;
+        c->savings = c->before - after;
+        char types[256] = "";
+        for (size_t k = 0; k < c->nrepl && k < 4; k++)
+            snprintf(types + strlen(types), sizeof(types) - strlen(types), "%s%s", k ? ", " : "",
+                     c->repl[k]->instance_type_options[0]->name);
+        snprintf(c->why, sizeof(c->why), "replace %zu node%s ($%.4f/h) by %s%s%s ($%.4f/h): saves "
+                 "$%.4f/h (%.0f%%)", n, n == 1 ? "" : "s", c->before,
+                 c->nrepl == 1 ? "one " : "", c->nrepl == 1 ? "" : "nodes ", types, after,
+                 c->savings, 100.0 * c->savings / c->before);
+    } else {
+        c->after = 0;
+        c->savings = c->before;
+        snprintf(c->why, sizeof(c->why), "delete %zu node%s ($%.4f/h): their pods fit on the "
+                 "other nodes", n, n == 1 ? "" : "s", c->before);
+    }
+    ds_sim_result_clear(m->sim, &r);
+    return c;
+}
+
+/* ---- the in-process estimate ------------------------------------------- */
+
+typedef struct room {
+    int64_t cpu, mem, pods;
+} room;
+
+/* a max-heap of rooms by free cpu */
+static void sift_down(room *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l].cpu > h[m].cpu)
+            m = l;
+        if (r < n && h[r].cpu > h[m].cpu)
+            m = r;
+        if (m == i)
+            return;
+        room t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static int by_cpu_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Do the moving pods of cands[0..k) fit in the free room of the nodes
+ * that stay (rank[i] >= k: not a candidate, or a later one)?  Largest pod
+ * first into the roomiest node (a max-heap by cpu): a resource-only
+ * estimate, which the solver then checks. */
+static bool greedy_fits(const ds_mctx *m, ds_vnode *const *cands, size_t k, const size_t *rank)
+{
+    const ds_view *v = m->v;
+    room *h = tlr_calloc(v->nnodes + 1, sizeof(*h));
+    size_t nh = 0, np = 0;
+    for (size_t i = 0; i < v->nnodes; i++) {
+        const ds_vnode *x = &v->nodes[i];
+        const Tailor__V1__Node *nd = x->node;
+        if (rank[i] < k || x->disrupting || !x->initialized || !nd->ready || nd->unschedulable ||
+            !nd->allocatable || !nd->requested)
+            continue;
+        h[nh++] = (room){ nd->allocatable->cpu_millis - nd->requested->cpu_millis,
+                          nd->allocatable->memory_bytes - nd->requested->memory_bytes,
+                          (nd->allocatable->pods ? nd->allocatable->pods : 110) - nd->requested->pods };
+    }
+    for (size_t i = 0; i < k; i++)
+        np += cands[i]->moving;
+    int64_t (*pods)[2] = tlr_calloc(np + 1, sizeof(*pods));
+    np = 0;
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = 0; j < cands[i]->node->n_pods; j++) {
+            const Tailor__V1__Pod *p = cands[i]->node->pods[j];
+            if (ds_pod_moves(p) && p->requests) {
+                pods[np][0] = p->requests->cpu_millis;
+                pods[np++][1] = p->requests->memory_bytes;
+            }
+        }
+    qsort(pods, np, sizeof(*pods), by_cpu_desc);
+    for (size_t i = nh; i-- > 0;)
+        sift_down(h, nh, i);
+    bool ok = true;
+    for (size_t i = 0; i < np; i++) {
+        if (!nh || h[0].cpu < pods[i][0] || h[0].mem < pods[i][1] || h[0].pods < 1) {
+            ok = false;
+            break;
+        }
+        h[0].cpu -= pods[i][0];
+        h[0].mem -= pods[i][1];
+        h[0].pods--;
+        sift_down(h, nh, 0);
+    }
+    free(pods);
+    free(h);
+    return ok;
+}
+
+static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
+{
+    size_t max = m->max_candidates > 0 ? (size_t)m->max_candidates : 100;
+    if (n > max)
+        n = max;
+    if (n < 2)
+        return NULL;
+    char why[512];
+    /* First the estimate: the longest prefix whose pods fit in the room
+     * of the nodes that stay, found in-process (a binary search over a
+     * greedy packing, no round trip), then one Simulate to confirm it.
+     * Deleting that many nodes is usually the best this pass can do. */
+    size_t *rank = tlr_calloc(m->v->nnodes + 1, sizeof(*rank));
+    for (size_t i = 0; i < m->v->nnodes; i++)
+        rank[i] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        rank[cands[i] - m->v->nodes] = i;
+    size_t est = 0, glo = 2, ghi = n;
+    while (glo <= ghi) {
+        size_t mid = (glo + ghi) / 2;
+        if (greedy_fits(m, cands, mid, rank)) {
+            est = mid;
+            glo = mid + 1;
+        } else {
+            ghi = mid - 1;
+        }
+    }
+    free(rank);
+    if (est >= 2) {
+        ds_cmd *c = ds_consolidation_evaluate(m, cands, est, why, sizeof(why));
+        if (c)
+            return c;
+    }
+    /* Then Karpenter's search, which also finds N -> 1 replacements.  The
+     * prefix length in [2, n]: the longest worth doing (binary search); of
+     * the valid probes it meets, the one saving the most is kept (a
+     * shorter delete can beat a longer replace). */
+    ds_cmd *best = NULL;
+    size_t lo = 2, hi = n;
+    while (lo <= hi) {
+        size_t mid = (lo + hi) / 2;
+        ds_cmd *c = mid == est ? NULL : ds_consolidation_evaluate(m, cands, mid, why, sizeof(why));
+        if (c) {
+            if (!best || c->savings > best->savings) {
+                ds_cmd_free(best);
+                best = c;
+            } else {
+                ds_cmd_free(c);
+            }
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return best;
+}
+
+static ds_cmd *single_node(ds_mctx *m, ds_vnode **cands, size_t n)
+{
+    int64_t t0 = tlr_mono_ms(), budget = m->time_budget_ms > 0 ? m->time_budget_ms : 5000;
+    char why[512];
+    for (size_t i = 0; i < n; i++) {
+        if (tlr_mono_ms() - t0 > budget)
+            break;
+        ds_cmd *c = ds_consolidation_evaluate(m, &cands[i], 1, why, sizeof(why));
+        if (c)
+            return c;
+    }
+    return NULL;
+}
+
+ds_cmd *ds_consolidation_decide(ds_mctx *m)
+{
+    ds_vnode **cands = NULL;
+    size_t n = ds_consolidation_candidates(m, &cands);
+    int calls0 = m->sim->calls;
+    ds_cmd *c = multi_node(m, cands, n);
+    if (!c)
+        c = single_node(m, cands, n);
+    if (c) {
+        c->sim_calls = m->sim->calls - calls0;
+        for (size_t i = 0; i < c->n; i++)
+            ds_budgets_take(m->b, c->c[i].pool, 1);
+    }
+    free(cands);
+    return c;
+}

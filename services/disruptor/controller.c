@@ -1,0 +1,726 @@
+/* controller.c - the disruption controller (controller.h). */
+#include "controller.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/linkhash.h>
+
+#include "candidates.h"
+#include "hash.h"
+#include "tlr_alloc.h"
+#include "tlr_err.h"
+
+#define MAX_CMDS 16
+
+typedef struct stale {
+    char *node;
+    int64_t first_ms;
+    bool seen;
+} stale;
+
+typedef struct amiset {
+    char *key;                      /* class name + its packed terms, hex-free: raw bytes */
+    size_t keylen;
+    char **ids;
+    size_t n;
+    int64_t at_ms;
+    bool ok;
+} amiset;
+
+struct ds_ctl {
+    ds_ctl_opts o;
+    ds_cmd *cmds[MAX_CMDS];
+    size_t ncmds;
+    unsigned seq;
+    struct lh_table *images;        /* instance id -> image (owned strings) */
+    stale *stale;
+    size_t nstale, capstale;
+    amiset *amis;
+    size_t namis, capamis;
+    tlr_metric_family *m_decisions, *m_eligible, *m_allowed, *m_duration, *m_sims;
+};
+
+static void img_free(struct lh_entry *e)
+{
+    free((void *)lh_entry_k(e));
+    free(lh_entry_v(e));
+}
+
+void ds_ctl_create(const ds_ctl_opts *o, ds_ctl **out)
+{
+    ds_ctl *c = tlr_calloc(1, sizeof(*c));
+    c->o = *o;
+    if (!c->o.replace_timeout_ms)
+        c->o.replace_timeout_ms = 10 * 60 * 1000;
+    if (!c->o.pending_grace_ms)
+        c->o.pending_grace_ms = 120 * 1000;
+    c->images = lh_kchar_table_new(256, img_free);
+    if (!c->o.ami_refresh_ms)
+        c->o.ami_refresh_ms = 60 * 1000;
+    if (o->metrics) {
+        static const char *const dl[] = { "decision", "reason", "consolidation_type" };
+        static const char *const rl[] = { "reason" };
+        static const char *const pl[] = { "nodepool", "reason" };
+        static const char *const ml[] = { "method" };
+        static const double b[] = { .001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30 };
+        c->m_decisions = tlr_metrics_counter(o->metrics, "karpenter_voluntary_disruption_decisions_total",
+                                             "Disruption decisions made, by decision, reason and "
+                                             "consolidation type.", 3, dl);
+        c->m_eligible = tlr_metrics_gauge(o->metrics, "karpenter_voluntary_disruption_eligible_nodes",
+                                          "Nodes eligible for disruption, by reason.", 1, rl);
+        c->m_allowed = tlr_metrics_gauge(o->metrics, "karpenter_nodepools_allowed_disruptions",
+                                         "Nodes each NodePool's budgets allow to disrupt now.", 2, pl);
+        c->m_duration = tlr_metrics_histogram(o->metrics, "tailor_disruptor_decision_duration_seconds",
+                                              "Time to a disruption decision, by method.", 1, ml, b,
+                                              (int)(sizeof(b) / sizeof(b[0])));
+        c->m_sims = tlr_metrics_counter(o->metrics, "tailor_disruptor_simulations_total",
+                                        "Simulate requests sent to the solvers.", 0, NULL);
+    }
+    *out = c;
+}
+
+void ds_ctl_free(ds_ctl *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->ncmds; i++)
+        ds_cmd_free(c->cmds[i]);
+    lh_table_free(c->images);
+    for (size_t i = 0; i < c->nstale; i++)
+        free(c->stale[i].node);
+    free(c->stale);
+    for (size_t i = 0; i < c->namis; i++) {
+        free(c->amis[i].key);
+        for (size_t k = 0; k < c->amis[i].n; k++)
+            free(c->amis[i].ids[k]);
+        free(c->amis[i].ids);
+    }
+    free(c->amis);
+    free(c);
+}
+
+static int64_t now_ms(const ds_ctl *c)
+{
+    return c->o.clock->wall_ms(c->o.clock->arg);
+}
+
+static const char *image_of(void *arg, const char *instance)
+{
+    ds_ctl *c = arg;
+    void *v = NULL;
+    return lh_table_lookup_ex(c->images, instance, &v) ? v : NULL;
+}
+
+/* What nc's amiSelectorTerms resolve to now, cached ami_refresh_ms per
+ * class and terms (a changed term resolves at once).  NULL when unknown. */
+static const char *const *amis_of(void *arg, const Tailor__V1__NodeClass *nc, size_t *n)
+{
+    ds_ctl *c = arg;
+    if (!c->o.cloud.amis || !nc->n_ami_selector_terms)
+        return NULL;
+    /* the key: the name and the terms, packed */
+    size_t tl = 0;
+    for (size_t i = 0; i < nc->n_ami_selector_terms; i++)
+        tl += tailor__v1__ami_selector_term__get_packed_size(nc->ami_selector_terms[i]) + 1;
+    size_t nl = strlen(nc->name) + 1, kl = nl + tl;
+    char *key = tlr_malloc(kl + 1);
+    memcpy(key, nc->name, nl);
+    size_t at = nl;
+    for (size_t i = 0; i < nc->n_ami_selector_terms; i++) {
+        at += tailor__v1__ami_selector_term__pack(nc->ami_selector_terms[i], (uint8_t *)key + at);
+        key[at++] = '|';
+    }
+    int64_t now = now_ms(c);
+    amiset *s = NULL;
+    for (size_t i = 0; i < c->namis && !s; i++)
+        if (c->amis[i].keylen == kl && !memcmp(c->amis[i].key, key, kl))
+            s = &c->amis[i];
+    if (s && now - s->at_ms < c->o.ami_refresh_ms) {
+        free(key);
+        *n = s->n;
+        return s->ok ? (const char *const *)s->ids : NULL;
+    }
+    if (!s) {
+        TLR_GROW(c->amis, c->capamis, c->namis + 1);
+        s = &c->amis[c->namis++];
+        memset(s, 0, sizeof(*s));
+        s->key = key;
+        s->keylen = kl;
+    } else {
+        free(key);
+    }
+    char **ids = NULL;
+    size_t nids = 0;
+    int rc = c->o.cloud.amis(c->o.cloud.arg, nc, &ids, &nids);
+    s->at_ms = now;
+    if (rc == TLR_OK) {
+        for (size_t k = 0; k < s->n; k++)
+            free(s->ids[k]);
+        free(s->ids);
+        s->ids = ids;
+        s->n = nids;
+        s->ok = nids > 0;
+    }
+    /* a failed call keeps the last answer (never drift on an error) */
+    *n = s->n;
+    return s->ok ? (const char *const *)s->ids : NULL;
+}
+
+/* Learn the images of the instances drift will ask about (one batched
+ * DescribeInstances for those not known yet; instances never change it). */
+static void learn_images(ds_ctl *c, const ds_view *v)
+{
+    if (!c->o.cloud.images)
+        return;
+    const char **ids = tlr_calloc(v->nnodes + 1, sizeof(*ids));
+    size_t n = 0;
+    for (size_t i = 0; i < v->nnodes; i++) {
+        const ds_vnode *x = &v->nodes[i];
+        if (!x->claim || (x->claim->status && x->claim->status->image_id[0]))
+            continue;
+        const char *slash = strrchr(x->node->provider_id, '/');
+        if (!slash || !slash[1] || image_of(c, slash + 1))
+            continue;
+        ids[n++] = slash + 1;
+    }
+    char **img = NULL;
+    if (n && c->o.cloud.images(c->o.cloud.arg, ids, n, &img) == TLR_OK) {
+        for (size_t i = 0; i < n; i++) {
+            if (img[i][0])
+                lh_table_insert(c->images, tlr_strdup(ids[i]), img[i]);
+            else
+                free(img[i]);
+        }
+        free(img);
+    }
+    free(ids);
+}
+
+static void publish(ds_ctl *c, Tailor__V1__DisruptionEventKind kind, const ds_cmd *cmd,
+                    const char *msg)
+{
+    if (!c->o.publish)
+        return;
+    Tailor__V1__DisruptionEvent ev = TAILOR__V1__DISRUPTION_EVENT__INIT;
+    ev.kind = kind;
+    ev.decision_id = (char *)cmd->id;
+    ev.method = cmd->method;
+    ev.message = (char *)(msg ? msg : cmd->why);
+    ev.event_unix_ms = now_ms(c);
+    ev.decision = ds_cmd_decision(cmd);
+    c->o.publish(c->o.publish_arg, &ev);
+    protobuf_c_message_free_unpacked(&ev.decision->base, NULL);
+}
+
+static void events(ds_ctl *c, const ds_cmd *cmd, const char *type, const char *reason,
+                   const char *msg)
+{
+    if (!c->o.kube.event)
+        return;
+    for (size_t i = 0; i < cmd->n; i++) {
+        c->o.kube.event(c->o.kube.arg, "Node", "", cmd->c[i].node, "", type, reason, msg);
+        if (cmd->c[i].claim[0])
+            c->o.kube.event(c->o.kube.arg, "NodeClaim", "", cmd->c[i].claim, "", type, reason, msg);
+    }
+}
+
+static void count_decision(ds_ctl *c, const ds_cmd *cmd)
+{
+    if (!c->m_decisions)
+        return;
+    bool replace = cmd->nrepl > 0;
+    const char *type = cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE ||
+                               cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE
+                           ? (cmd->n > 1 ? "multi" : "single")
+                           : "";
+    const char *reason = cmd->reason ? ds_reason_name(cmd->reason) : ds_method_name(cmd->method);
+    tlr_metrics_counter_inc(c->m_decisions,
+                            (const char *const[]){ replace ? "replace" : "delete", reason, type });
+}
+
+/* ---- execution ------------------------------------------------------------ */
+
+static void untaint(ds_ctl *c, const ds_cmd *cmd)
+{
+    for (size_t i = 0; i < cmd->n; i++)
+        c->o.kube.taint(c->o.kube.arg, cmd->c[i].node, false);
+}
+
+static void delete_claims(ds_ctl *c, ds_cmd *cmd)
+{
+    for (size_t i = 0; i < cmd->n; i++) {
+        int rc = c->o.kube.remove(c->o.kube.arg, DS_KIND_NODECLAIM, cmd->c[i].claim);
+        if (rc && rc != TLR_E_NOTFOUND)
+            TLR_WARN(c->o.log, "could not delete nodeclaim", TLR_S("nodeclaim", cmd->c[i].claim),
+                     TLR_S("decision", cmd->id), TLR_ERR(rc));
+    }
+    cmd->state = DS_CMD_DONE;
+    TLR_INFO(c->o.log, "disruption decision executed", TLR_S("decision", cmd->id),
+             TLR_S("method", ds_method_name(cmd->method)), TLR_I("nodes", (int64_t)cmd->n),
+             TLR_F("savings_per_hour", cmd->savings), TLR_S("why", cmd->why));
+}
+
+static void name_replacement(Tailor__V1__NodeClaim *nc, unsigned long rnd)
+{
+    static const char al[] = "bcdfghjklmnpqrstvwxz2456789";
+    char sfx[6], name[96];
+    for (int j = 0; j < 5; j++, rnd /= 27)
+        sfx[j] = al[rnd % 27];
+    sfx[5] = '\0';
+    snprintf(name, sizeof(name), "%.60s-%s", nc->nodepool[0] ? nc->nodepool : "tailor", sfx);
+    if (nc->name != protobuf_c_empty_string)   /* unpacked "": the static default */
+        free(nc->name);
+    nc->name = tlr_strdup(name);
+}
+
+static void fail_cmd(ds_ctl *c, ds_cmd *cmd, const char *why)
+{
+    untaint(c, cmd);
+    for (size_t i = 0; i < cmd->nrepl; i++)
+        if (cmd->repl[i]->name[0])
+            c->o.kube.remove(c->o.kube.arg, DS_KIND_NODECLAIM, cmd->repl[i]->name);
+    cmd->state = DS_CMD_FAILED;
+    TLR_WARN(c->o.log, "disruption decision failed; undone", TLR_S("decision", cmd->id),
+             TLR_S("why", why));
+    publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_FAILED, cmd, why);
+}
+
+static void execute(ds_ctl *c, ds_cmd *cmd)
+{
+    for (size_t i = 0; i < cmd->n; i++) {
+        int rc = c->o.kube.taint(c->o.kube.arg, cmd->c[i].node, true);
+        if (rc) {
+            fail_cmd(c, cmd, "a candidate could not be tainted");
+            return;
+        }
+    }
+    char msg[900];
+    snprintf(msg, sizeof(msg), "disrupting (%s, decision %s): %s", ds_method_name(cmd->method), cmd->id,
+             cmd->why);
+    events(c, cmd, "Normal", "DisruptionTerminating", msg);
+    if (!cmd->nrepl) {
+        delete_claims(c, cmd);
+        return;
+    }
+    for (size_t i = 0; i < cmd->nrepl; i++)
+        name_replacement(cmd->repl[i], (unsigned long)random());
+    Tailor__V1__LaunchRequest lr = TAILOR__V1__LAUNCH_REQUEST__INIT;
+    char reason[160];
+    snprintf(reason, sizeof(reason), "%s:%s", ds_method_name(cmd->method), cmd->id);
+    lr.nodeclaims = cmd->repl;
+    lr.n_nodeclaims = cmd->nrepl;
+    lr.reason = reason;
+    Tailor__V1__LaunchResponse *resp = NULL;
+    int rc = c->o.launcher.launch ? c->o.launcher.launch(c->o.launcher.arg, &lr, &resp)
+                                  : TLR_E_UNAVAILABLE;
+    bool ok = rc == TLR_OK && resp->n_results == cmd->nrepl;
+    for (size_t i = 0; ok && i < resp->n_results; i++)
+        ok = resp->results[i]->status && resp->results[i]->status->code == TLR_OK;
+    if (resp)
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    if (!ok) {
+        fail_cmd(c, cmd, rc ? tlr_strerror(rc) : "a replacement could not be launched");
+        return;
+    }
+    cmd->state = DS_CMD_WAITING;
+    cmd->launched_ms = now_ms(c);
+    TLR_INFO(c->o.log, "replacements launched; waiting for them to be Initialized",
+             TLR_S("decision", cmd->id), TLR_I("replacements", (int64_t)cmd->nrepl),
+             TLR_S("first", cmd->repl[0]->name));
+}
+
+static bool replacements_ready(const ds_view *v, const ds_cmd *cmd, bool *gone)
+{
+    bool all = true;
+    *gone = false;
+    for (size_t i = 0; i < cmd->nrepl; i++) {
+        const Tailor__V1__NodeClaim *found = NULL;
+        for (size_t k = 0; v->cs && k < v->cs->n_nodeclaims; k++)
+            if (!strcmp(v->cs->nodeclaims[k]->name, cmd->repl[i]->name))
+                found = v->cs->nodeclaims[k];
+        const ds_vnode *x = ds_view_node_of_claim(v, cmd->repl[i]->name);
+        if (!found && !x) {
+            all = false;
+            *gone = true;
+            continue;
+        }
+        if (!x || !x->initialized || !x->node->ready)
+            all = false;
+    }
+    return all;
+}
+
+/* ---- validation ------------------------------------------------------------ */
+
+static ds_cand_use use_of(const ds_cmd *cmd)
+{
+    return cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_DRIFT ? DS_USE_DRIFT
+                                                                               : DS_USE_CONSOLIDATION;
+}
+
+static bool validate(ds_ctl *c, ds_mctx *m, ds_cmd *cmd, char *why, size_t len)
+{
+    const ds_view *v = m->v;
+    ds_vnode **set = tlr_calloc(cmd->n + 1, sizeof(*set));
+    bool ok = true;
+    for (size_t i = 0; i < cmd->n && ok; i++) {
+        ds_vnode *x = ds_view_node(v, cmd->c[i].node);
+        ds_blockers bl;
+        if (!x) {
+            snprintf(why, len, "node %s is gone", cmd->c[i].node);
+            ok = false;
+        } else if (!ds_candidate_check(v, x, use_of(cmd), &bl)) {
+            snprintf(why, len, "%s", bl.v[0].message);
+            ok = false;
+        } else if (cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_EMPTINESS && x->moving) {
+            snprintf(why, len, "node %s is not empty any more", x->node->name);
+            ok = false;
+        } else if (cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_DRIFT &&
+                   ds_drifted(m, x, why, len) == DS_DRIFT_NONE) {
+            snprintf(why, len, "node %s has not drifted any more", x->node->name);
+            ok = false;
+        }
+        set[i] = x;
+    }
+    /* budgets: the candidates are not disrupting yet, so they count on top */
+    for (size_t i = 0; i < cmd->n && ok && cmd->reason; i++) {
+        int need = 0;
+        for (size_t k = 0; k < cmd->n; k++)
+            need += !strcmp(cmd->c[k].pool, cmd->c[i].pool);
+        if (ds_budgets_left(m->b, cmd->c[i].pool, cmd->reason) < need) {
+            snprintf(why, len, "NodePool %s's %s budget no longer allows %d node%s", cmd->c[i].pool,
+                     ds_reason_name(cmd->reason), need, need == 1 ? "" : "s");
+            ok = false;
+        }
+    }
+    bool consolidation = cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE ||
+                         cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE;
+    if (ok && consolidation) {
+        /* the pods as Kubernetes has them, constraints and all */
+        m->sim->full_pods = c->o.full_pods;
+        m->sim->full_pods_arg = c->o.full_pods_arg;
+        ds_cmd *again = ds_consolidation_evaluate(m, set, cmd->n, why, len);
+        m->sim->full_pods = NULL;
+        if (!again) {
+            ok = false;
+        } else if (again->method != cmd->method) {
+            snprintf(why, len, "the simulation now says %s instead of %s", ds_method_name(again->method),
+                     ds_method_name(cmd->method));
+            ok = false;
+        } else {
+            /* act on the fresh plan */
+            Tailor__V1__NodeClaim **r = cmd->repl;
+            size_t nr = cmd->nrepl;
+            cmd->repl = again->repl;
+            cmd->nrepl = again->nrepl;
+            again->repl = r;
+            again->nrepl = nr;
+            cmd->after = again->after;
+            cmd->savings = again->savings;
+            snprintf(cmd->why, sizeof(cmd->why), "%s", again->why);
+        }
+        ds_cmd_free(again);
+    }
+    free(set);
+    return ok;
+}
+
+/* ---- the pass -------------------------------------------------------------- */
+
+static bool holds(const ds_ctl *c, const char *node)
+{
+    for (size_t i = 0; i < c->ncmds; i++)
+        if ((c->cmds[i]->state == DS_CMD_WAITING || c->cmds[i]->state == DS_CMD_PROPOSED) &&
+            ds_cmd_has_node(c->cmds[i], node))
+            return true;
+    return false;
+}
+
+static int clean_taints(ds_ctl *c, const ds_view *v)
+{
+    int64_t now = now_ms(c);
+    int n = 0;
+    for (size_t i = 0; i < c->nstale; i++)
+        c->stale[i].seen = false;
+    for (size_t i = 0; i < v->nnodes; i++) {
+        const ds_vnode *x = &v->nodes[i];
+        const Tailor__V1__Node *nd = x->node;
+        bool stale_taint = nd->marked_for_deletion && !nd->deletion_unix_ms &&
+                           !(x->claim && x->claim->deletion_unix_ms) && !holds(c, nd->name);
+        if (!stale_taint)
+            continue;
+        stale *s = NULL;
+        for (size_t k = 0; k < c->nstale && !s; k++)
+            if (!strcmp(c->stale[k].node, nd->name))
+                s = &c->stale[k];
+        if (!s) {
+            TLR_GROW(c->stale, c->capstale, c->nstale + 1);
+            s = &c->stale[c->nstale++];
+            s->node = tlr_strdup(nd->name);
+            s->first_ms = now;
+        }
+        s->seen = true;
+        if (now - s->first_ms >= 5000 && !c->o.dry_run &&
+            c->o.kube.taint(c->o.kube.arg, nd->name, false) == TLR_OK) {
+            TLR_INFO(c->o.log, "removed a disrupted taint no decision holds", TLR_S("node", nd->name));
+            n++;
+            s->seen = false;
+        }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->nstale; i++) {
+        if (c->stale[i].seen)
+            c->stale[k++] = c->stale[i];
+        else
+            free(c->stale[i].node);
+    }
+    c->nstale = k;
+    return n;
+}
+
+/* Nodes draining now whose pods every probe must place too. */
+static const char **draining(const ds_view *v, size_t *n)
+{
+    const char **d = tlr_calloc(v->nnodes + 1, sizeof(*d));
+    *n = 0;
+    for (size_t i = 0; i < v->nnodes; i++)
+        if (v->nodes[i].disrupting && v->nodes[i].moving)
+            d[(*n)++] = v->nodes[i].node->name;
+    return d;
+}
+
+static bool fresh_pending(const ds_ctl *c, const ds_view *v)
+{
+    for (size_t i = 0; i < v->snap->n_pending_pods; i++)
+        if (v->now_ms - v->snap->pending_pods[i]->creation_unix_ms < c->o.pending_grace_ms)
+            return true;
+    return false;
+}
+
+int ds_ctl_view(ds_ctl *c, ds_view **out)
+{
+    if (!c->o.watcher.snapshot)
+        return TLR_E_UNAVAILABLE;
+    Tailor__V1__SnapshotRequest req = TAILOR__V1__SNAPSHOT_REQUEST__INIT;
+    req.include_pending_pods = true;
+    Tailor__V1__SnapshotResponse *resp = NULL;
+    int rc = c->o.watcher.snapshot(c->o.watcher.arg, &req, &resp);
+    if (rc)
+        return rc;
+    if (!resp->cluster) {
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+        return TLR_E_NOTREADY;
+    }
+    ds_view_build(resp, c->o.catalog, c->o.podevents, now_ms(c), out);
+    return TLR_OK;
+}
+
+void ds_ctl_mctx(ds_ctl *c, const ds_view *v, ds_budgets *b, ds_sim *sim, ds_mctx *m)
+{
+    ds_budgets_compute(v, b);
+    memset(sim, 0, sizeof(*sim));
+    sim->v = v;
+    sim->solver = c->o.solver;
+    memset(m, 0, sizeof(*m));
+    m->v = v;
+    m->b = b;
+    m->sim = sim;
+    m->min_savings = c->o.min_savings;
+    m->max_candidates = c->o.max_candidates;
+    m->time_budget_ms = c->o.time_budget_ms;
+    m->image = image_of;
+    m->image_arg = c;
+    m->amis = amis_of;
+    m->amis_arg = c;
+    m->seq = &c->seq;
+    m->log = c->o.log;
+}
+
+const ds_cmd *ds_ctl_command_for(const ds_ctl *c, const char *node)
+{
+    for (size_t i = 0; i < c->ncmds; i++)
+        if (ds_cmd_has_node(c->cmds[i], node))
+            return c->cmds[i];
+    return NULL;
+}
+
+static void eligible_gauges(ds_ctl *c, ds_mctx *m)
+{
+    if (!c->m_eligible)
+        return;
+    int cons = 0, drift = 0, empty = 0;
+    char why[256];
+    for (size_t i = 0; i < m->v->nnodes; i++) {
+        const ds_vnode *x = &m->v->nodes[i];
+        ds_blockers bl;
+        if (ds_candidate_check(m->v, x, DS_USE_CONSOLIDATION, &bl)) {
+            if (x->moving)
+                cons++;
+            else
+                empty++;
+        }
+        if (ds_candidate_check(m->v, x, DS_USE_DRIFT, &bl) &&
+            ds_drifted(m, x, why, sizeof(why)) != DS_DRIFT_NONE)
+            drift++;
+    }
+    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "Underutilized" }), cons);
+    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "Empty" }), empty);
+    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "Drifted" }), drift);
+    for (size_t i = 0; i < m->b->n; i++)
+        for (int r = 1; r < DS_NREASONS; r++)
+            tlr_gauge_set(tlr_metric_series(c->m_allowed,
+                                            (const char *const[]){ m->b->v[i].pool,
+                                                                   ds_reason_name((Tailor__V1__DisruptionReason)r) }),
+                          ds_budgets_left(m->b, m->b->v[i].pool, (Tailor__V1__DisruptionReason)r));
+}
+
+int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
+{
+    ds_ctl_stats local = { 0 };
+    ds_ctl_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof(*st));
+    ds_view *v = NULL;
+    int rc = ds_ctl_view(c, &v);
+    if (rc)
+        return rc;
+    if (!v->cs->synced) {
+        ds_view_free(v);
+        return TLR_E_NOTREADY;
+    }
+    st->synced = true;
+    int64_t now = v->now_ms;
+    ds_budgets b;
+    ds_sim sim;
+    ds_mctx m;
+    ds_ctl_mctx(c, v, &b, &sim, &m);
+    size_t nextra;
+    const char **extra = draining(v, &nextra);
+    sim.extra = extra;
+    sim.nextra = nextra;
+
+    /* 1. hashes */
+    ds_stamps stamps;
+    ds_hash_plan(v, &stamps);
+    if (!c->o.dry_run)
+        st->stamps = ds_hash_apply(&stamps, &c->o.kube);
+    free(stamps.v);
+
+    /* 2. expiration: forceful */
+    ds_cmd *exp = ds_expiration_decide(&m);
+    if (exp) {
+        st->expired = (int)exp->n;
+        count_decision(c, exp);
+        publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, exp, NULL);
+        if (!c->o.dry_run) {
+            events(c, exp, "Normal", "Expired", "the NodeClaim is older than its expireAfter: deleting it");
+            delete_claims(c, exp);
+        }
+        ds_cmd_free(exp);
+    }
+
+    /* 3. commands in flight */
+    char why[768];
+    bool busy = false;
+    for (size_t i = 0; i < c->ncmds; i++) {
+        ds_cmd *cmd = c->cmds[i];
+        if (cmd->state == DS_CMD_PROPOSED && now - cmd->created_ms >= c->o.validation_ms) {
+            if (!validate(c, &m, cmd, why, sizeof(why))) {
+                cmd->state = DS_CMD_ABORTED;
+                st->aborted++;
+                TLR_INFO(c->o.log, "disruption decision aborted on validation", TLR_S("decision", cmd->id),
+                         TLR_S("why", why));
+                publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_ABORTED, cmd, why);
+                continue;
+            }
+            cmd->validated_ms = now;
+            publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_VALIDATED, cmd, NULL);
+            count_decision(c, cmd);
+            for (size_t k = 0; k < cmd->n && cmd->reason; k++)
+                ds_budgets_take(&b, cmd->c[k].pool, 1);
+            if (c->o.dry_run) {
+                cmd->state = DS_CMD_DONE;
+                continue;
+            }
+            execute(c, cmd);
+            st->executed++;
+        } else if (cmd->state == DS_CMD_WAITING) {
+            bool gone;
+            if (replacements_ready(v, cmd, &gone)) {
+                delete_claims(c, cmd);
+            } else if (now - cmd->launched_ms > c->o.replace_timeout_ms ||
+                       (gone && now - cmd->launched_ms > 60000)) {
+                fail_cmd(c, cmd, gone ? "a replacement NodeClaim disappeared"
+                                      : "the replacements were not Initialized in time");
+                st->failed++;
+            }
+        }
+        if (cmd->state == DS_CMD_DONE)
+            st->done++;
+        if (cmd->state == DS_CMD_PROPOSED || cmd->state == DS_CMD_WAITING)
+            busy = true;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->ncmds; i++) {
+        if (c->cmds[i]->state == DS_CMD_PROPOSED || c->cmds[i]->state == DS_CMD_WAITING)
+            c->cmds[k++] = c->cmds[i];
+        else
+            ds_cmd_free(c->cmds[i]);
+    }
+    c->ncmds = k;
+
+    /* what this pass did is not in its view: decide again next pass */
+    if (st->executed || st->expired)
+        busy = true;
+
+    /* 4. taints left behind */
+    st->untainted = clean_taints(c, v);
+
+    /* 5. the voluntary methods */
+    eligible_gauges(c, &m);
+    if (!busy && c->ncmds < MAX_CMDS && !fresh_pending(c, v)) {
+        learn_images(c, v);
+        static const struct {
+            const char *name;
+            ds_cmd *(*decide)(ds_mctx *);
+        } methods[] = {
+            { "emptiness", ds_emptiness_decide },
+            { "drift", ds_drift_decide },
+            { "consolidation", ds_consolidation_decide },
+        };
+        for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+            int64_t t0 = tlr_mono_ms();
+            ds_cmd *cmd = methods[i].decide(&m);
+            double ms = (double)(tlr_mono_ms() - t0);
+            st->decide_ms += ms;
+            if (c->m_duration)
+                tlr_histogram_observe(tlr_metric_series(c->m_duration,
+                                                        (const char *const[]){ methods[i].name }),
+                                      ms / 1000.0);
+            if (!cmd)
+                continue;
+            cmd->created_ms = now;
+            c->cmds[c->ncmds++] = cmd;
+            st->proposed++;
+            TLR_INFO(c->o.log, "disruption decision proposed", TLR_S("decision", cmd->id),
+                     TLR_S("method", ds_method_name(cmd->method)), TLR_I("nodes", (int64_t)cmd->n),
+                     TLR_I("replacements", (int64_t)cmd->nrepl), TLR_F("savings_per_hour", cmd->savings),
+                     TLR_F("decide_ms", ms), TLR_I("simulations", sim.calls), TLR_S("why", cmd->why));
+            publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, cmd, NULL);
+            break;
+        }
+    }
+    if (!st->proposed && !busy)
+        TLR_DEBUG(c->o.log, "disruption pass: nothing to do", TLR_I("nodes", (int64_t)v->nnodes),
+                  TLR_I("pending", (int64_t)v->snap->n_pending_pods), TLR_B("fresh_pending", fresh_pending(c, v)),
+                  TLR_I("draining", (int64_t)nextra), TLR_I("simulations", sim.calls),
+                  TLR_F("decide_ms", st->decide_ms));
+    st->simulations = sim.calls;
+    if (c->m_sims && sim.calls)
+        tlr_counter_add(tlr_metric_series(c->m_sims, NULL), sim.calls);
+    free(extra);
+    ds_budgets_clear(&b);
+    ds_view_free(v);
+    return TLR_OK;
+}

@@ -1,0 +1,299 @@
+/* controller_test.c - the disruption controller's life of a decision
+ * against the fakes: proposed, validated after the delay, executed in
+ * order (taint, launch, wait for Initialized, delete), aborted when the
+ * cluster changed, budgets at validation, no decisions while pods are
+ * freshly pending or the watcher is not synced, stale taints removed,
+ * expiration forceful, hashes stamped. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller.h"
+#include "fake.h"
+#include "hash.h"
+#include "testkit.h"
+#include "tlr_err.h"
+
+typedef struct fx {
+    ds_fake f;
+    Tailor__V1__Catalog *cat;
+    ds_ctl *c;
+} fx;
+
+static int setup(void **state)
+{
+    fx *x = tlr_calloc(1, sizeof(*x));
+    ds_fake_init(&x->f);
+    x->f.now_ms = TK_NOW;
+    x->cat = tk_catalog();
+    x->f.catalog = x->cat;
+    x->f.snap = tk_snapshot();
+    Tailor__V1__ClusterState *cs = x->f.snap->cluster;
+    TK_PUSH(cs->nodepools, cs->n_nodepools, tk_pool("default", "100%"));
+    TK_PUSH(cs->node_classes, cs->n_node_classes, tk_nodeclass("default"));
+    ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
+                      .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
+                      .watcher = ds_fake_watcher(&x->f), .catalog = x->cat, .validation_ms = 5000,
+                      .min_savings = 0.1 };
+    ds_ctl_create(&o, &x->c);
+    *state = x;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *x = *state;
+    ds_ctl_free(x->c);
+    ds_fake_clear(&x->f);
+    protobuf_c_message_free_unpacked(&x->cat->base, NULL);
+    free(x);
+    return 0;
+}
+
+static Tailor__V1__Node *node(fx *x, const char *name, const char *type, int cpu, int mem, int pod_m)
+{
+    Tailor__V1__Node *n = tk_node(name, "default", type, cpu, mem, 0);
+    if (pod_m) {
+        char pn[64];
+        snprintf(pn, sizeof(pn), "%s-p", name);
+        tk_bind(n, tk_pod(pn, NULL, "app", 'r', "rs", pod_m, TK_GIB));
+    }
+    Tailor__V1__ClusterState *cs = x->f.snap->cluster;
+    TK_PUSH(cs->nodes, cs->n_nodes, n);
+    TK_PUSH(cs->nodeclaims, cs->n_nodeclaims, tk_claim_for(n));
+    char inst[64];
+    snprintf(inst, sizeof(inst), "i-%s", name);
+    ds_fake_add_node(&x->f, name, "default", inst);
+    ds_fake_add_claim(&x->f, n->nodeclaim_name, "default", inst);
+    return n;
+}
+
+static ds_ctl_stats pass(fx *x, int64_t advance_ms)
+{
+    x->f.now_ms += advance_ms;
+    ds_ctl_stats st;
+    int rc = ds_ctl_pass(x->c, &st);
+    if (rc)
+        fail_msg("pass: %s", tlr_strerror(rc));
+    return st;
+}
+
+static size_t index_of(const ds_fake *f, const char *call)
+{
+    for (size_t i = 0; i < f->ncalls; i++)
+        if (!strncmp(f->calls[i], call, strlen(call)))
+            return i;
+    return (size_t)-1;
+}
+
+static void test_delete_is_validated_then_executed(void **state)
+{
+    fx *x = *state;
+    for (int i = 0; i < 4; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "m%d", i);
+        node(x, n, "t.medium", 4, 8, 1000);
+    }
+    ds_ctl_stats st = pass(x, 0);
+    assert_int_equal(st.proposed, 1);
+    assert_int_equal(ds_fake_count(&x->f, "taint"), 0);          /* nothing acted yet */
+    st = pass(x, 1000);                                           /* within the delay */
+    assert_int_equal(st.executed + st.proposed, 0);
+    ds_fake_forget_calls(&x->f);
+    st = pass(x, 5000);
+    assert_int_equal(st.executed, 1);
+    assert_int_equal(ds_fake_count(&x->f, "taint"), 3);
+    assert_int_equal(ds_fake_count(&x->f, "delete nodeclaim"), 3);
+    assert_true(index_of(&x->f, "taint") < index_of(&x->f, "delete nodeclaim"));
+    assert_non_null(ds_fake_call(&x->f, "event Node", 0));
+    assert_non_null(strstr(ds_fake_call(&x->f, "event Node", 0), "DisruptionTerminating"));
+}
+
+static void test_replace_waits_for_initialized(void **state)
+{
+    fx *x = *state;
+    node(x, "m", "t.medium", 4, 8, 1500);
+    node(x, "full", "t.small", 2, 4, 1900);
+    assert_int_equal(pass(x, 0).proposed, 1);
+    ds_fake_forget_calls(&x->f);
+    pass(x, 6000);
+    const char *launch = ds_fake_call(&x->f, "launch ", 0);
+    assert_non_null(launch);
+    assert_non_null(strstr(launch, "t.small (consolidation-replace:d-"));
+    assert_non_null(ds_fake_call(&x->f, "taint m on", 0));
+    assert_int_equal(ds_fake_count(&x->f, "delete nodeclaim"), 0);
+    char repl[96];
+    sscanf(launch, "launch %95s", repl);
+    /* the replacement shows up, not Initialized: still waiting */
+    Tailor__V1__Node *rn = tk_node("r1", "default", "t.small", 2, 4, 0);
+    free(rn->nodeclaim_name);
+    rn->nodeclaim_name = tlr_strdup(repl);
+    rn->initialized = false;
+    TK_PUSH(x->f.snap->cluster->nodes, x->f.snap->cluster->n_nodes, rn);
+    pass(x, 1000);
+    assert_int_equal(ds_fake_count(&x->f, "delete nodeclaim"), 0);
+    /* Initialized: the candidate's claim goes */
+    rn->initialized = true;
+    x->f.snap->cluster->nodes[0]->marked_for_deletion = true;   /* as the taint shows */
+    pass(x, 1000);
+    assert_non_null(ds_fake_call(&x->f, "delete nodeclaim nc-m", 0));
+}
+
+static void test_churn_aborts_on_validation(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__Node *a = node(x, "a", "t.medium", 4, 8, 1000);
+    node(x, "b", "t.medium", 4, 8, 1000);
+    assert_int_equal(pass(x, 0).proposed, 1);   /* both by one t.small */
+    /* meanwhile someone protected a's pod: the decision is stale */
+    tk_annotate_pod(a->pods[0], "karpenter.sh/do-not-disrupt", "true");
+    ds_ctl_stats st = pass(x, 6000);
+    assert_int_equal(st.aborted, 1);
+    assert_int_equal(ds_fake_count(&x->f, "taint"), 0);
+    assert_int_equal(ds_fake_count(&x->f, "delete"), 0);
+}
+
+static void test_no_decision_while_pods_pending_or_unsynced(void **state)
+{
+    fx *x = *state;
+    node(x, "a", "t.medium", 4, 8, 0);
+    Tailor__V1__Pod *p = tk_pod("new", NULL, "app", 'r', "rs", 100, 1);
+    p->creation_unix_ms = TK_NOW - 10000;
+    TK_PUSH(x->f.snap->pending_pods, x->f.snap->n_pending_pods, p);
+    assert_int_equal(pass(x, 0).proposed, 0);   /* a fresh pending pod */
+    p->creation_unix_ms = TK_NOW - 10 * 60 * 1000;   /* stuck for 10 min: not ours to wait for */
+    assert_int_equal(pass(x, 0).proposed, 1);
+    x->f.snap->cluster->synced = false;
+    ds_ctl_stats st;
+    assert_int_equal(ds_ctl_pass(x->c, &st), TLR_E_NOTREADY);
+}
+
+static void test_budget_checked_at_validation(void **state)
+{
+    fx *x = *state;
+    node(x, "e1", "t.small", 2, 4, 0);
+    node(x, "e2", "t.small", 2, 4, 0);
+    assert_int_equal(pass(x, 0).proposed, 1);   /* both empty: one emptiness decision */
+    /* the budget shrank to one node meanwhile */
+    Tailor__V1__Budget *b = x->f.snap->cluster->nodepools[0]->disruption->budgets[0];
+    free(b->nodes);
+    b->nodes = tlr_strdup("1");
+    ds_ctl_stats st = pass(x, 6000);
+    assert_int_equal(st.aborted, 1);
+    assert_int_equal(ds_fake_count(&x->f, "delete"), 0);
+}
+
+static void test_stale_taint_removed(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__Node *n = node(x, "left", "t.small", 2, 4, 500);
+    n->marked_for_deletion = true;   /* a crash left it tainted */
+    pass(x, 0);
+    assert_int_equal(ds_fake_count(&x->f, "taint left off"), 0);   /* seen once */
+    pass(x, 6000);
+    assert_int_equal(ds_fake_count(&x->f, "taint left off"), 1);
+}
+
+static void test_expiration_and_hashes(void **state)
+{
+    fx *x = *state;
+    node(x, "old", "t.small", 2, 4, 500);
+    x->f.snap->cluster->nodeclaims[0]->creation_unix_ms = TK_NOW - 721LL * 3600 * 1000;
+    ds_ctl_stats st = pass(x, 0);
+    assert_int_equal(st.expired, 1);
+    assert_non_null(ds_fake_call(&x->f, "delete nodeclaim nc-old", 0));
+    assert_int_equal(ds_fake_count(&x->f, "taint"), 0);   /* forceful: termination taints */
+    /* the pool and class got tailor's hashes, the claim the pool's */
+    char h[32];
+    ds_hash_nodepool(x->f.snap->cluster->nodepools[0], h, sizeof(h));
+    char want[128];
+    snprintf(want, sizeof(want), "annotate default %s=%s", DS_POOL_HASH, h);
+    assert_non_null(ds_fake_call(&x->f, want, 0));
+    assert_non_null(ds_fake_call(&x->f, "annotate default karpenter.sh/nodepool-hash-version=tailor-1", 0));
+    snprintf(want, sizeof(want), "annotate nc-old %s=%s", DS_POOL_HASH, h);
+    assert_non_null(ds_fake_call(&x->f, want, 0));
+}
+
+static void test_validation_reads_full_pods(void **state)
+{
+    fx *x = *state;
+    /* compact pods (the snapshot) say a and b can go onto one small; the
+     * pods as Kubernetes has them say a's needs disk=ssd, which only a has */
+    ds_ctl_free(x->c);
+    tlr_drain_ops d = ds_fake_drain(&x->f);
+    ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
+                      .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
+                      .watcher = ds_fake_watcher(&x->f), .catalog = x->cat, .validation_ms = 5000,
+                      .min_savings = 0.1, .full_pods = d.list_pods, .full_pods_arg = d.arg };
+    ds_ctl_create(&o, &x->c);
+    Tailor__V1__Node *a = node(x, "a", "t.medium", 4, 8, 1000);
+    node(x, "b", "t.medium", 4, 8, 1000);
+    TK_PUSH(a->labels, a->n_labels, tk_label("disk", "ssd"));
+    for (size_t i = 0; i < 2; i++) {
+        Tailor__V1__Pod *p = tk_pod(i ? "b-p" : "a-p", i ? "b" : "a", "app", 'r', "rs", 1000, TK_GIB);
+        if (!i)
+            TK_PUSH(p->node_selector, p->n_node_selector, tk_label("disk", "ssd"));
+        ds_fake_add_pod(&x->f, p);
+        protobuf_c_message_free_unpacked(&p->base, NULL);
+    }
+    assert_int_equal(pass(x, 0).proposed, 1);
+    ds_ctl_stats st = pass(x, 6000);
+    assert_int_equal(st.aborted, 1);
+    assert_int_equal(ds_fake_count(&x->f, "taint"), 0);
+}
+
+static void test_ami_drift_from_live_resolution(void **state)
+{
+    fx *x = *state;
+    /* the class's status still says ami-old (the launcher has not looked
+     * again); its terms resolve to ami-new now */
+    ds_ctl_free(x->c);
+    ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
+                      .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
+                      .watcher = ds_fake_watcher(&x->f), .cloud = ds_fake_cloud(&x->f),
+                      .catalog = x->cat, .validation_ms = 5000, .min_savings = 0.1,
+                      .ami_refresh_ms = 60000 };
+    ds_ctl_create(&o, &x->c);
+    Tailor__V1__NodeClass *nc = x->f.snap->cluster->node_classes[0];
+    Tailor__V1__AmiSelectorTerm *t = tlr_malloc(sizeof(*t));
+    tailor__v1__ami_selector_term__init(t);
+    t->ssm_parameter = tlr_strdup("/tailor/node-ami");
+    TK_PUSH(nc->ami_selector_terms, nc->n_ami_selector_terms, t);
+    Tailor__V1__ResolvedAmi *old = tlr_malloc(sizeof(*old));
+    tailor__v1__resolved_ami__init(old);
+    old->id = tlr_strdup("ami-old");
+    TK_PUSH(nc->amis, nc->n_amis, old);
+    x->f.snap->cluster->nodepools[0]->disruption->consolidate_after_never = true;
+    node(x, "a", "t.medium", 4, 8, 1000);
+    x->f.snap->cluster->nodeclaims[0]->status->image_id = tlr_strdup("ami-old");
+    assert_int_equal(pass(x, 0).proposed, 0);     /* status and node agree: no drift */
+    x->f.amis[x->f.namis++] = "ami-new";
+    assert_int_equal(pass(x, 1000).proposed, 0);  /* cached for ami_refresh */
+    assert_int_equal(ds_fake_count(&x->f, "resolve amis default"), 1);
+    ds_ctl_stats st = pass(x, 60000);             /* resolved again: drifted */
+    assert_int_equal(st.proposed, 1);
+    assert_int_equal(ds_fake_count(&x->f, "resolve amis default"), 2);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_delete_is_validated_then_executed),
+        T(test_replace_waits_for_initialized),
+        T(test_churn_aborts_on_validation),
+        T(test_no_decision_while_pods_pending_or_unsynced),
+        T(test_budget_checked_at_validation),
+        T(test_stale_taint_removed),
+        T(test_expiration_and_hashes),
+        T(test_ami_drift_from_live_resolution),
+        T(test_validation_reads_full_pods),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,472 @@
+/* kube.c - ds_kube_ops over common/kube (kube.h).
+ *
+ * Lists are decoded into the small structs of ops.h; writes that change a
+ * list (finalizers, taints) read the object, change the list and write it
+ * back as a merge patch carrying the resourceVersion, so a concurrent
+ * writer makes the patch fail with CONFLICT instead of being overwritten
+ * (a merge patch replaces a list whole).  Blocking calls, made from the
+ * disruptor's loop thread.
+ */
+#include "kube.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlr_alloc.h"
+#include "tlr_buf.h"
+#include "tlr_err.h"
+#include "tlr_json.h"
+#include "tlr_time.h"
+
+#define RES_REPLICASETS ((tlr_kube_res){ "apps", "v1", "replicasets", true })
+#define RES_STATEFULSETS ((tlr_kube_res){ "apps", "v1", "statefulsets", true })
+
+static tlr_kube_res res_of(ds_kind k)
+{
+    switch (k) {
+    case DS_KIND_NODE:
+        return TLR_KUBE_RES_NODES;
+    case DS_KIND_NODECLAIM:
+        return TLR_KUBE_RES_NODECLAIMS;
+    case DS_KIND_NODEPOOL:
+        return TLR_KUBE_RES_NODEPOOLS;
+    case DS_KIND_NODECLASS:
+        return TLR_KUBE_RES_EC2NODECLASSES;
+    }
+    return TLR_KUBE_RES_NODES;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return tlr_strdup(s ? s : "");
+}
+
+static bool has_finalizer(json_object *obj)
+{
+    json_object *f = tlr_json_arr(obj, "metadata.finalizers");
+    for (size_t i = 0; f && i < json_object_array_length(f); i++) {
+        const char *s = json_object_get_string(json_object_array_get_idx(f, i));
+        if (s && !strcmp(s, DS_FINALIZER))
+            return true;
+    }
+    return false;
+}
+
+static bool condition_true(json_object *obj, const char *type)
+{
+    json_object *c = tlr_json_arr(obj, "status.conditions");
+    for (size_t i = 0; c && i < json_object_array_length(c); i++) {
+        json_object *x = json_object_array_get_idx(c, i);
+        const char *t = tlr_json_str(x, "type"), *s = tlr_json_str(x, "status");
+        if (t && s && !strcmp(t, type))
+            return !strcmp(s, "True");
+    }
+    return false;
+}
+
+static int64_t time_at(json_object *obj, const char *path)
+{
+    const char *s = tlr_json_str(obj, path);
+    int64_t ms = 0;
+    if (s)
+        tlr_time_parse(s, &ms);
+    return ms;
+}
+
+void ds_kube_claim_decode(json_object *obj, ds_kclaim *out)
+{
+    memset(out, 0, sizeof(*out));
+    const char *pid = tlr_json_str(obj, "status.providerID");
+    const char *slash = pid ? strrchr(pid, '/') : NULL;
+    out->name = dup_or_empty(tlr_json_str(obj, "metadata.name"));
+    out->uid = dup_or_empty(tlr_json_str(obj, "metadata.uid"));
+    out->nodepool = dup_or_empty(tlr_json_str(obj, "metadata.labels.karpenter\\.sh/nodepool"));
+    out->provider_id = dup_or_empty(pid);
+    out->instance_id = dup_or_empty(slash ? slash + 1 : "");
+    out->node_name = dup_or_empty(tlr_json_str(obj, "status.nodeName"));
+    out->creation_ms = time_at(obj, "metadata.creationTimestamp");
+    out->deletion_ms = time_at(obj, "metadata.deletionTimestamp");
+    out->finalizer = has_finalizer(obj);
+    const char *tgp = tlr_json_str(obj, "spec.terminationGracePeriod");
+    if (tgp)
+        tlr_duration_parse(tgp, &out->tgp_ms);
+    out->term_ts_ms = time_at(obj, "metadata.annotations.karpenter\\.sh/nodeclaim-termination-timestamp");
+    out->initialized = condition_true(obj, "Initialized");
+    out->launched = condition_true(obj, "Launched");
+}
+
+void ds_kube_node_decode(json_object *obj, ds_knode *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->name = dup_or_empty(tlr_json_str(obj, "metadata.name"));
+    out->uid = dup_or_empty(tlr_json_str(obj, "metadata.uid"));
+    out->provider_id = dup_or_empty(tlr_json_str(obj, "spec.providerID"));
+    out->nodepool = dup_or_empty(tlr_json_str(obj, "metadata.labels.karpenter\\.sh/nodepool"));
+    out->deletion_ms = time_at(obj, "metadata.deletionTimestamp");
+    out->finalizer = has_finalizer(obj);
+    out->ready = condition_true(obj, "Ready");
+    bool b = false;
+    out->unschedulable = tlr_json_bool(obj, "spec.unschedulable", &b) == TLR_OK && b;
+    const char *dnd = tlr_json_str(obj, "metadata.annotations.karpenter\\.sh/do-not-disrupt");
+    out->do_not_disrupt = dnd && !strcmp(dnd, "true");
+    json_object *t = tlr_json_arr(obj, "spec.taints");
+    for (size_t i = 0; t && i < json_object_array_length(t); i++) {
+        json_object *x = json_object_array_get_idx(t, i);
+        const char *k = tlr_json_str(x, "key"), *e = tlr_json_str(x, "effect");
+        if (k && !strcmp(k, DS_TAINT_KEY) && e && !strcmp(e, "NoSchedule"))
+            out->tainted = true;
+    }
+}
+
+typedef struct collect {
+    ds_kclaims *claims;
+    ds_knodes *nodes;
+    size_t cap;
+} collect;
+
+static int on_claim(void *arg, json_object *item)
+{
+    collect *c = arg;
+    TLR_GROW(c->claims->v, c->cap, c->claims->n + 1);
+    ds_kube_claim_decode(item, &c->claims->v[c->claims->n++]);
+    return TLR_OK;
+}
+
+static int on_node(void *arg, json_object *item)
+{
+    collect *c = arg;
+    TLR_GROW(c->nodes->v, c->cap, c->nodes->n + 1);
+    ds_kube_node_decode(item, &c->nodes->v[c->nodes->n++]);
+    return TLR_OK;
+}
+
+static int k_claims_list(void *arg, ds_kclaims *out)
+{
+    ds_kclaims l = { 0 };
+    collect c = { &l, NULL, 0 };
+    tlr_kube_res res = TLR_KUBE_RES_NODECLAIMS;
+    int rc = tlr_kube_list(arg, &res, NULL, NULL, on_claim, &c, NULL, NULL);
+    if (rc) {
+        ds_kclaims_free(&l);
+        return rc;
+    }
+    *out = l;
+    return TLR_OK;
+}
+
+static int k_nodes_list(void *arg, ds_knodes *out)
+{
+    ds_knodes l = { 0 };
+    collect c = { NULL, &l, 0 };
+    tlr_kube_res res = TLR_KUBE_RES_NODES;
+    int rc = tlr_kube_list(arg, &res, NULL, NULL, on_node, &c, NULL, NULL);
+    if (rc) {
+        ds_knodes_free(&l);
+        return rc;
+    }
+    *out = l;
+    return TLR_OK;
+}
+
+/* Merge-patch obj's metadata.<field> (or spec.<field>) array, written
+ * whole with the resourceVersion it was read at. */
+static int patch_list(tlr_kube *kc, const tlr_kube_res *res, const char *name, json_object *obj,
+                      const char *section, const char *field, json_object *list)
+{
+    const char *rv = tlr_json_str(obj, "metadata.resourceVersion");
+    json_object *p = json_object_new_object();
+    json_object *md = json_object_new_object();
+    if (rv)
+        json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
+    json_object_object_add(p, "metadata", md);
+    json_object *sec = md;
+    if (strcmp(section, "metadata")) {
+        sec = json_object_new_object();
+        json_object_object_add(p, section, sec);
+    }
+    json_object_object_add(sec, field, list);
+    int rc = tlr_kube_patch(kc, res, NULL, name, NULL, TLR_KUBE_PATCH_MERGE,
+                            tlr_json_to_string(p, JSON_C_TO_STRING_PLAIN), NULL, NULL);
+    json_object_put(p);
+    return rc;
+}
+
+static int k_finalizer(void *arg, ds_kind kind, const char *name, bool add)
+{
+    tlr_kube_res res = res_of(kind);
+    json_object *obj = NULL;
+    int rc = tlr_kube_get(arg, &res, NULL, name, &obj, NULL);
+    if (rc)
+        return rc;
+    if (has_finalizer(obj) == add) {
+        json_object_put(obj);
+        return TLR_OK;
+    }
+    if (add && tlr_json_get(obj, "metadata.deletionTimestamp")) {
+        json_object_put(obj);   /* a deleting object takes no new finalizers */
+        return TLR_OK;
+    }
+    json_object *list = json_object_new_array();
+    json_object *f = tlr_json_arr(obj, "metadata.finalizers");
+    for (size_t i = 0; f && i < json_object_array_length(f); i++) {
+        const char *s = json_object_get_string(json_object_array_get_idx(f, i));
+        if (s && strcmp(s, DS_FINALIZER))
+            json_object_array_add(list, json_object_new_string(s));
+    }
+    if (add)
+        json_object_array_add(list, json_object_new_string(DS_FINALIZER));
+    rc = patch_list(arg, &res, name, obj, "metadata", "finalizers", list);
+    json_object_put(obj);
+    return rc;
+}
+
+static int k_taint(void *arg, const char *node, bool on)
+{
+    tlr_kube_res res = TLR_KUBE_RES_NODES;
+    json_object *obj = NULL;
+    int rc = tlr_kube_get(arg, &res, NULL, node, &obj, NULL);
+    if (rc)
+        return rc;
+    json_object *t = tlr_json_arr(obj, "spec.taints");
+    json_object *list = json_object_new_array();
+    bool had = false;
+    size_t nkey = 0;
+    for (size_t i = 0; t && i < json_object_array_length(t); i++) {
+        json_object *x = json_object_array_get_idx(t, i);
+        const char *k = tlr_json_str(x, "key");
+        if (k && !strcmp(k, DS_TAINT_KEY)) {
+            const char *e = tlr_json_str(x, "effect");
+            had = had || (e && !strcmp(e, "NoSchedule"));
+            nkey++;
+            continue;   /* re-added below with the right effect when on */
+        }
+        json_object_array_add(list, json_object_get(x));
+    }
+    if (on ? (had && nkey == 1) : nkey == 0) {
+        json_object_put(list);
+        json_object_put(obj);
+        return TLR_OK;
+    }
+    if (on) {
+        json_object *x = json_object_new_object();
+        json_object_object_add(x, "key", json_object_new_string(DS_TAINT_KEY));
+        json_object_object_add(x, "effect", json_object_new_string("NoSchedule"));
+        json_object_array_add(list, x);
+    }
+    rc = patch_list(arg, &res, node, obj, "spec", "taints", list);
+    json_object_put(obj);
+    return rc;
+}
+
+static int k_annotate(void *arg, ds_kind kind, const char *name, const char *key,
+                      const char *value)
+{
+    tlr_kube_res res = res_of(kind);
+    json_object *p = json_object_new_object();
+    json_object *md = json_object_new_object();
+    json_object *ann = json_object_new_object();
+    json_object_object_add(ann, key, value ? json_object_new_string(value) : NULL);
+    json_object_object_add(md, "annotations", ann);
+    json_object_object_add(p, "metadata", md);
+    int rc = tlr_kube_patch(arg, &res, NULL, name, NULL, TLR_KUBE_PATCH_MERGE,
+                            tlr_json_to_string(p, JSON_C_TO_STRING_PLAIN), NULL, NULL);
+    json_object_put(p);
+    return rc;
+}
+
+static int k_remove(void *arg, ds_kind kind, const char *name)
+{
+    tlr_kube_res res = res_of(kind);
+    return tlr_kube_delete(arg, &res, NULL, name, NULL, NULL);
+}
+
+static int k_event(void *arg, const char *kind, const char *ns, const char *name,
+                   const char *uid, const char *type, const char *reason, const char *message)
+{
+    /* Cluster-scoped objects get their events in "default", as kubectl
+     * describe looks for them. */
+    const char *evns = ns && ns[0] ? ns : "default";
+    int64_t now = tlr_wall_ms();
+    char ts[TLR_TIME_BUFLEN], evname[300];
+    tlr_time_format_s(now, ts);
+    snprintf(evname, sizeof(evname), "%.200s.%llx", name,
+             (unsigned long long)now * 1000 + (unsigned)(random() % 1000));
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "apiVersion", json_object_new_string("v1"));
+    json_object_object_add(o, "kind", json_object_new_string("Event"));
+    json_object *md = json_object_new_object();
+    json_object_object_add(md, "name", json_object_new_string(evname));
+    json_object_object_add(md, "namespace", json_object_new_string(evns));
+    json_object_object_add(o, "metadata", md);
+    json_object *io = json_object_new_object();
+    json_object_object_add(io, "kind", json_object_new_string(kind));
+    json_object_object_add(io, "name", json_object_new_string(name));
+    if (ns && ns[0])
+        json_object_object_add(io, "namespace", json_object_new_string(ns));
+    if (uid && uid[0])
+        json_object_object_add(io, "uid", json_object_new_string(uid));
+    json_object_object_add(io, "apiVersion",
+                           json_object_new_string(strcmp(kind, "NodeClaim") ? "v1" : "karpenter.sh/v1"));
+    json_object_object_add(o, "involvedObject", io);
+    json_object_object_add(o, "type", json_object_new_string(type));
+    json_object_object_add(o, "reason", json_object_new_string(reason));
+    json_object_object_add(o, "message", json_object_new_string(message));
+    json_object *src = json_object_new_object();
+    json_object_object_add(src, "component", json_object_new_string("karpenter"));
+    json_object_object_add(o, "source", src);
+    json_object_object_add(o, "reportingComponent", json_object_new_string("tailor-disruptor"));
+    json_object_object_add(o, "firstTimestamp", json_object_new_string(ts));
+    json_object_object_add(o, "lastTimestamp", json_object_new_string(ts));
+    json_object_object_add(o, "count", json_object_new_int(1));
+    tlr_kube_res res = TLR_KUBE_RES_EVENTS;
+    int rc = tlr_kube_create_obj(arg, &res, evns, o, NULL, NULL);
+    json_object_put(o);
+    return rc;
+}
+
+static int32_t int_at(json_object *o, const char *path, int32_t def)
+{
+    int64_t v;
+    return tlr_json_int(o, path, &v) == TLR_OK ? (int32_t)v : def;
+}
+
+/* Does a Deployment's rolling update add a pod before taking one away? */
+static bool deployment_surges(json_object *d, int32_t replicas)
+{
+    const char *type = tlr_json_str(d, "spec.strategy.type");
+    if (type && !strcmp(type, "Recreate"))
+        return false;
+    json_object *ms = tlr_json_get(d, "spec.strategy.rollingUpdate.maxSurge");
+    if (!ms)
+        return true;   /* default 25%, rounded up: at least 1 */
+    if (json_object_is_type(ms, json_type_int))
+        return json_object_get_int(ms) > 0;
+    const char *s = json_object_get_string(ms);
+    int pct = s ? atoi(s) : 0;
+    /* a percentage is rounded up: any positive share of >= 1 replica is >= 1 */
+    return pct > 0 && replicas >= 0;
+}
+
+static void fill_workload(json_object *o, const char *kind, ds_workload *out)
+{
+    const char *ann = tlr_json_str(o, "metadata.annotations.tailor\\.sh/restarted-for");
+    out->kind = tlr_strdup(kind);
+    out->ns = dup_or_empty(tlr_json_str(o, "metadata.namespace"));
+    out->name = dup_or_empty(tlr_json_str(o, "metadata.name"));
+    out->replicas = int_at(o, "spec.replicas", 1);
+    out->ready = int_at(o, "status.readyReplicas", 0);
+    out->updated = int_at(o, "status.updatedReplicas", 0);
+    out->restarted_for = dup_or_empty(ann);
+}
+
+static int k_workload(void *arg, const char *ns, const char *owner_kind, const char *owner_name,
+                      ds_workload *out)
+{
+    memset(out, 0, sizeof(*out));
+    tlr_kube_res res;
+    if (!strcmp(owner_kind, "ReplicaSet"))
+        res = RES_REPLICASETS;
+    else if (!strcmp(owner_kind, "StatefulSet"))
+        res = RES_STATEFULSETS;
+    else if (!strcmp(owner_kind, "Deployment"))
+        res = TLR_KUBE_RES_DEPLOYMENTS;
+    else
+        return TLR_E_NOTFOUND;
+    json_object *o = NULL;
+    int rc = tlr_kube_get(arg, &res, ns, owner_name, &o, NULL);
+    if (rc)
+        return rc;
+    if (!strcmp(owner_kind, "ReplicaSet")) {
+        json_object *refs = tlr_json_arr(o, "metadata.ownerReferences");
+        for (size_t i = 0; refs && i < json_object_array_length(refs); i++) {
+            json_object *r = json_object_array_get_idx(refs, i);
+            const char *k = tlr_json_str(r, "kind"), *n = tlr_json_str(r, "name");
+            if (!k || strcmp(k, "Deployment") || !n)
+                continue;
+            json_object *d = NULL;
+            tlr_kube_res dr = TLR_KUBE_RES_DEPLOYMENTS;
+            if (tlr_kube_get(arg, &dr, ns, n, &d, NULL) == TLR_OK) {
+                fill_workload(d, "Deployment", out);
+                out->surge = deployment_surges(d, out->replicas);
+                json_object_put(d);
+                json_object_put(o);
+                return TLR_OK;
+            }
+        }
+    }
+    fill_workload(o, owner_kind, out);
+    if (!strcmp(owner_kind, "Deployment"))
+        out->surge = deployment_surges(o, out->replicas);
+    json_object_put(o);
+    return TLR_OK;
+}
+
+static int k_restart(void *arg, const char *ns, const char *deployment, const char *at,
+                     const char *reason)
+{
+    tlr_buf b;
+    tlr_buf_init(&b, 2048);
+    tlr_buf_adds(&b, "{\"metadata\":{\"annotations\":{\"tailor.sh/restarted-for\":");
+    tlr_buf_add_json_str(&b, reason);
+    tlr_buf_adds(&b, "}},\"spec\":{\"template\":{\"metadata\":{\"annotations\":"
+                     "{\"kubectl.kubernetes.io/restartedAt\":");
+    tlr_buf_add_json_str(&b, at);
+    tlr_buf_adds(&b, "}}}}}");
+    tlr_kube_res res = TLR_KUBE_RES_DEPLOYMENTS;
+    int rc = tlr_kube_patch(arg, &res, ns, deployment, NULL, TLR_KUBE_PATCH_MERGE, tlr_buf_str(&b),
+                            NULL, NULL);
+    tlr_buf_free(&b);
+    return rc;
+}
+
+ds_kube_ops ds_kube_ops_of(tlr_kube *kc)
+{
+    return (ds_kube_ops){ .claims_list = k_claims_list, .nodes_list = k_nodes_list,
+                          .finalizer = k_finalizer, .taint = k_taint, .annotate = k_annotate,
+                          .remove = k_remove, .event = k_event, .workload = k_workload,
+                          .restart = k_restart, .arg = kc };
+}
+
+void ds_kclaims_free(ds_kclaims *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        ds_kclaim *c = &l->v[i];
+        free(c->name);
+        free(c->uid);
+        free(c->nodepool);
+        free(c->provider_id);
+        free(c->instance_id);
+        free(c->node_name);
+    }
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+void ds_knodes_free(ds_knodes *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        ds_knode *n = &l->v[i];
+        free(n->name);
+        free(n->uid);
+        free(n->provider_id);
+        free(n->nodepool);
+    }
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+void ds_workload_clear(ds_workload *w)
+{
+    if (!w)
+        return;
+    free(w->kind);
+    free(w->ns);
+    free(w->name);
+    free(w->restarted_for);
+    memset(w, 0, sizeof(*w));
+}

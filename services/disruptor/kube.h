@@ -1,0 +1,19 @@
+/* kube.h - the real ds_kube_ops over common/kube (tlr_kube): NodeClaims
+ * and Nodes (finalizers, the disrupted taint, annotations, deletes),
+ * core/v1 Events, workloads (ReplicaSet -> Deployment, StatefulSet) and
+ * rolling restarts.  Blocking calls, made from the loop thread. */
+#ifndef DS_KUBE_H
+#define DS_KUBE_H
+
+#include "ops.h"
+#include "tlr_kube.h"
+
+/* kc borrowed; must outlive the ops. */
+ds_kube_ops ds_kube_ops_of(tlr_kube *kc);
+
+/* Decoders, exposed for tests.  obj borrowed; *out filled (owned strings,
+ * freed by ds_kclaims_free / ds_knodes_free of a list holding them). */
+void ds_kube_claim_decode(json_object *obj, ds_kclaim *out);
+void ds_kube_node_decode(json_object *obj, ds_knode *out);
+
+#endif

@@ -1,0 +1,84 @@
+/* methods.h - the disruption methods, each a pure decision over one view
+ * (its own file, as Karpenter orders them):
+ *
+ *   expiration.c     NodeClaims older than expireAfter: deleted, forcefully
+ *                    (no budget, no candidate filter; terminationGracePeriod
+ *                    bounds the drain)
+ *   interruption.c   EC2 interruption events from SQS (its own timer)
+ *   emptiness.c      nodes without pods to move, within the Empty budget
+ *   drift.c          NodePool / EC2NodeClass hash, requirements or AMI
+ *                    changed: replaced within the Drifted budget
+ *   consolidation.c  multi-node (binary search over the candidate prefix,
+ *                    delete or replace N by one cheaper node) then
+ *                    single-node, within the Underutilized budget
+ *
+ * The voluntary methods run in that order and the first that decides
+ * something wins the pass (controller.c validates and executes it).
+ */
+#ifndef DS_METHODS_H
+#define DS_METHODS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "budget.h"
+#include "cmd.h"
+#include "sim.h"
+#include "tlr_log.h"
+#include "view.h"
+
+/* The image (AMI) an instance runs, or NULL when unknown. */
+typedef const char *(*ds_image_fn)(void *arg, const char *instance_id);
+
+typedef struct ds_mctx {
+    const ds_view *v;               /* borrowed */
+    ds_budgets *b;                  /* borrowed; methods take from it */
+    ds_sim *sim;                    /* borrowed */
+    double min_savings;             /* replacement: share of the cost it must save */
+    int max_candidates;             /* multi-node prefix; 0 = 100 */
+    int64_t time_budget_ms;         /* single-node probing stops after this; 0 = 5000 */
+    ds_image_fn image;              /* drift: may be NULL */
+    void *image_arg;
+    /* drift: the AMI ids a node class resolves to now; NULL (or a NULL
+     * answer) = use its status.amis, as the launcher resolved them. */
+    const char *const *(*amis)(void *arg, const Tailor__V1__NodeClass *nc, size_t *n);
+    void *amis_arg;
+    unsigned *seq;                  /* command id sequence */
+    tlr_logger *log;                /* may be NULL */
+} ds_mctx;
+
+/* ---- expiration.c ---- */
+/* Is x's claim past its expireAfter at now?  *expired_at (may be NULL). */
+bool ds_expired(const ds_vnode *x, int64_t now_ms, int64_t *expired_at);
+/* One forceful command holding every expired node (NULL when none). */
+ds_cmd *ds_expiration_decide(ds_mctx *m);
+
+/* ---- emptiness.c ---- */
+ds_cmd *ds_emptiness_decide(ds_mctx *m);
+
+/* ---- drift.c ---- */
+typedef enum ds_drift_kind {
+    DS_DRIFT_NONE = 0,
+    DS_DRIFT_NODEPOOL,        /* karpenter.sh/nodepool-hash differs */
+    DS_DRIFT_NODECLASS,       /* karpenter.k8s.aws/ec2nodeclass-hash differs */
+    DS_DRIFT_REQUIREMENTS,    /* a node label the NodePool's requirements no longer allow */
+    DS_DRIFT_AMI,             /* the node's image is not what the node class resolves to now */
+} ds_drift_kind;
+/* Has x drifted, and how (why, len bytes, says what differs). */
+ds_drift_kind ds_drifted(const ds_mctx *m, const ds_vnode *x, char *why, size_t len);
+ds_cmd *ds_drift_decide(ds_mctx *m);
+
+/* ---- consolidation.c ---- */
+ds_cmd *ds_consolidation_decide(ds_mctx *m);
+/* Evaluate removing exactly these nodes (replacement allowed): a command
+ * when it is worth it (deleted, or replaced by one node cheaper by at
+ * least min_savings that is not of a candidate's type), else NULL with
+ * why saying which rule refused it.  Used by the methods, validation and
+ * Explain. */
+ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len);
+/* The candidates consolidation would try, best first (savings ratio),
+ * budget applied; *out owned (free()). */
+size_t ds_consolidation_candidates(ds_mctx *m, ds_vnode ***out);
+
+#endif

@@ -1,0 +1,433 @@
+/* methods_test.c - the disruption methods on small clusters, with the
+ * real solver engine (in-process) answering Simulate: emptiness within
+ * budgets, expiration, every kind of drift, multi- and single-node
+ * consolidation (delete, replace, the shorter delete beating the longer
+ * replace), and the no-churn rules (min savings, never the same type,
+ * consolidateAfter, PDBs, WhenEmpty), plus what the reduced simulation
+ * sends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "candidates.h"
+#include "fake.h"
+#include "hash.h"
+#include "methods.h"
+#include "testkit.h"
+#include "tlr_err.h"
+
+typedef struct fx {
+    ds_fake f;
+    Tailor__V1__Catalog *cat;
+    Tailor__V1__SnapshotResponse *snap;   /* built, then handed to the view */
+    ds_view *v;
+    ds_budgets b;
+    ds_sim sim;
+    ds_mctx m;
+    unsigned seq;
+} fx;
+
+static int setup(void **state)
+{
+    fx *x = tlr_calloc(1, sizeof(*x));
+    ds_fake_init(&x->f);
+    x->cat = tk_catalog();
+    x->f.catalog = x->cat;
+    x->snap = tk_snapshot();
+    Tailor__V1__ClusterState *cs = x->snap->cluster;
+    TK_PUSH(cs->nodepools, cs->n_nodepools, tk_pool("default", "100%"));
+    TK_PUSH(cs->node_classes, cs->n_node_classes, tk_nodeclass("default"));
+    *state = x;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *x = *state;
+    ds_budgets_clear(&x->b);
+    ds_view_free(x->v);
+    if (!x->v && x->snap)
+        protobuf_c_message_free_unpacked(&x->snap->base, NULL);
+    ds_fake_clear(&x->f);
+    protobuf_c_message_free_unpacked(&x->cat->base, NULL);
+    free(x);
+    return 0;
+}
+
+static Tailor__V1__NodePool *pool(fx *x)
+{
+    return x->snap->cluster->nodepools[0];
+}
+
+/* A t.<size> node with pods of the given cpu (millis, 1 GiB each). */
+static Tailor__V1__Node *node(fx *x, const char *name, const char *size, const int *pods)
+{
+    static const struct { const char *s; int cpu, mem; double price; } shapes[] = {
+        { "small", 2, 4, 0.10 }, { "medium", 4, 8, 0.19 }, { "large", 8, 16, 0.36 }, { "xlarge", 16, 32, 0.70 },
+    };
+    int k = 0;
+    while (strcmp(shapes[k].s, size))
+        k++;
+    char type[32];
+    snprintf(type, sizeof(type), "t.%s", size);
+    Tailor__V1__Node *n = tk_node(name, "default", type, shapes[k].cpu, shapes[k].mem, 0);
+    for (int i = 0; pods && pods[i]; i++) {
+        char pn[64];
+        snprintf(pn, sizeof(pn), "%s-p%d", name, i);
+        tk_bind(n, tk_pod(pn, NULL, "app", 'r', "rs", pods[i], TK_GIB));
+    }
+    Tailor__V1__ClusterState *cs = x->snap->cluster;
+    TK_PUSH(cs->nodes, cs->n_nodes, n);
+    TK_PUSH(cs->nodeclaims, cs->n_nodeclaims, tk_claim_for(n));
+    return n;
+}
+
+static Tailor__V1__NodeClaim *claim(fx *x, const char *node_name)
+{
+    char c[64];
+    snprintf(c, sizeof(c), "nc-%s", node_name);
+    for (size_t i = 0; i < x->snap->cluster->n_nodeclaims; i++)
+        if (!strcmp(x->snap->cluster->nodeclaims[i]->name, c))
+            return x->snap->cluster->nodeclaims[i];
+    return NULL;
+}
+
+/* Freeze the snapshot into a view and a method context. */
+static ds_mctx *ctx(fx *x)
+{
+    ds_view_build(x->snap, x->cat, NULL, TK_NOW, &x->v);
+    ds_budgets_compute(x->v, &x->b);
+    x->sim = (ds_sim){ .v = x->v, .solver = ds_fake_solver(&x->f) };
+    x->m = (ds_mctx){ .v = x->v, .b = &x->b, .sim = &x->sim, .min_savings = 0.1, .seq = &x->seq };
+    return &x->m;
+}
+
+static char *nodes_of(const ds_cmd *c)
+{
+    static char buf[512];
+    buf[0] = '\0';
+    for (size_t i = 0; c && i < c->n; i++)
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? "," : "", c->c[i].node);
+    return buf;
+}
+
+static void test_emptiness_within_budget(void **state)
+{
+    fx *x = *state;
+    free(pool(x)->disruption->budgets[0]->nodes);
+    pool(x)->disruption->budgets[0]->nodes = tlr_strdup("2");
+    node(x, "a", "small", NULL);
+    node(x, "b", "small", NULL);
+    node(x, "c", "small", NULL);
+    Tailor__V1__Node *ds = node(x, "d", "small", NULL);
+    tk_bind(ds, tk_pod("logs", NULL, "logs", 'd', "logs", 100, TK_GIB));   /* DaemonSet only: empty */
+    node(x, "busy", "small", (int[]){ 500, 0 });
+    ds_cmd *c = ds_emptiness_decide(ctx(x));
+    assert_non_null(c);
+    assert_int_equal(c->n, 2);   /* the budget */
+    assert_int_equal(c->method, TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_EMPTINESS);
+    assert_int_equal(c->nrepl, 0);
+    assert_false(strstr(nodes_of(c), "busy"));
+    assert_int_equal(x->f.simulations, 0);   /* nothing moves: no simulation */
+    ds_cmd_free(c);
+}
+
+static void test_emptiness_waits_consolidate_after(void **state)
+{
+    fx *x = *state;
+    pool(x)->disruption->consolidate_after_ms = 30 * 60 * 1000;
+    node(x, "a", "small", NULL);   /* made 1h ago: may go */
+    Tailor__V1__Node *young = node(x, "b", "small", NULL);
+    young->creation_unix_ms = TK_NOW - 60000;
+    claim(x, "b")->creation_unix_ms = TK_NOW - 60000;
+    ds_mctx *m = ctx(x);
+    ds_cmd *c = ds_emptiness_decide(m);
+    assert_string_equal(nodes_of(c), "a");
+    ds_cmd_free(c);
+    ds_blockers bl;
+    assert_false(ds_candidate_check(m->v, ds_view_node(m->v, "b"), DS_USE_CONSOLIDATION, &bl));
+    assert_int_equal(bl.v[0].kind, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_CONSOLIDATE_AFTER);
+    assert_int_equal(bl.v[0].until_ms, TK_NOW - 60000 + 30 * 60 * 1000);
+}
+
+static void test_expiration_is_forceful(void **state)
+{
+    fx *x = *state;
+    node(x, "old", "small", (int[]){ 500, 0 });
+    claim(x, "old")->creation_unix_ms = TK_NOW - 721LL * 3600 * 1000;
+    Tailor__V1__Node *keep = node(x, "kept", "small", (int[]){ 500, 0 });
+    tk_annotate_pod(keep->pods[0], "karpenter.sh/do-not-disrupt", "true");
+    claim(x, "kept")->creation_unix_ms = TK_NOW - 800LL * 3600 * 1000;   /* do-not-disrupt: expires anyway */
+    node(x, "never", "small", NULL);
+    claim(x, "never")->creation_unix_ms = TK_NOW - 900LL * 3600 * 1000;
+    claim(x, "never")->expire_never = true;
+    node(x, "young", "small", NULL);
+    ds_cmd *c = ds_expiration_decide(ctx(x));
+    assert_string_equal(nodes_of(c), "old,kept");
+    assert_int_equal(c->reason, 0);   /* no budget */
+    ds_cmd_free(c);
+}
+
+static void test_consolidation_multi_prefers_bigger_saving(void **state)
+{
+    fx *x = *state;
+    /* four half-empty mediums: deleting three saves 0.57; replacing all
+     * four by one large saves only 0.40 */
+    for (int i = 0; i < 4; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "m%d", i);
+        node(x, n, "medium", (int[]){ 1000, 0 });
+    }
+    ds_mctx *m = ctx(x);
+    ds_cmd *c = ds_consolidation_decide(m);
+    assert_non_null(c);
+    assert_int_equal(c->method, TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE);
+    assert_int_equal(c->n, 3);
+    assert_float_equal(c->savings, 0.57, 1e-9);
+    assert_true(x->f.simulations <= 3);   /* binary search over 2..4 */
+    ds_cmd_free(c);
+}
+
+static void test_consolidation_replace_cheaper_type(void **state)
+{
+    fx *x = *state;
+    /* a medium running 1.5 cpu alone, a full small beside it: replace the
+     * medium by a small (0.10 vs 0.19: 47% saved) */
+    node(x, "m", "medium", (int[]){ 1500, 0 });
+    node(x, "full", "small", (int[]){ 1900, 0 });
+    ds_cmd *c = ds_consolidation_decide(ctx(x));
+    assert_non_null(c);
+    assert_int_equal(c->method, TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE);
+    assert_string_equal(nodes_of(c), "m");
+    assert_int_equal(c->nrepl, 1);
+    assert_string_equal(c->repl[0]->instance_type_options[0]->name, "t.small");
+    /* the requirement agrees with the options left: no t.medium */
+    for (size_t r = 0; r < c->repl[0]->n_requirements; r++)
+        if (!strcmp(c->repl[0]->requirements[r]->key, "node.kubernetes.io/instance-type"))
+            for (size_t v = 0; v < c->repl[0]->requirements[r]->n_values; v++)
+                assert_string_not_equal(c->repl[0]->requirements[r]->values[v], "t.medium");
+    assert_float_equal(c->savings, 0.09, 1e-9);
+    assert_non_null(strstr(c->why, "by one t.small"));
+    ds_cmd_free(c);
+}
+
+static void test_no_churn_rules(void **state)
+{
+    fx *x = *state;
+    /* a small node running 1.5 cpu: the only type that fits is its own */
+    node(x, "s", "small", (int[]){ 1500, 0 });
+    ds_mctx *m = ctx(x);
+    assert_null(ds_consolidation_decide(m));
+    char why[512];
+    ds_vnode *s = ds_view_node(m->v, "s");
+    assert_null(ds_consolidation_evaluate(m, &s, 1, why, sizeof(why)));
+    assert_non_null(strstr(why, "no replacement saves 10%: the cheapest other plan that fits (1 node) costs $0.1900/h vs $0.1000/h now"));
+}
+
+static void test_single_node_split(void **state)
+{
+    fx *x = *state;
+    /* an xlarge (0.70) left with 3 pods of 3.5 cpu: no single type both
+     * fits them and costs 10% less, but a medium and a large do (0.55) */
+    Tailor__V1__Node *n = node(x, "xl", "xlarge", (int[]){ 3500, 3500, 3500, 0 });
+    (void)n;
+    ds_cmd *c = ds_consolidation_decide(ctx(x));
+    assert_non_null(c);
+    assert_int_equal(c->method, TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE);
+    assert_true(c->nrepl >= 2);
+    assert_true(c->after <= 0.70 * 0.9 + 1e-9);
+    assert_non_null(strstr(c->why, "by nodes "));
+    ds_cmd_free(c);
+}
+
+static void test_min_savings_blocks_small_gains(void **state)
+{
+    fx *x = *state;
+    /* a large (0.36) alone running 3.9 cpu: a medium (0.19) saves 47%;
+     * with min-savings 50% that is refused, with 40% it is done */
+    node(x, "l", "large", (int[]){ 3900, 0 });
+    ds_mctx *m = ctx(x);
+    m->min_savings = 0.5;
+    assert_null(ds_consolidation_decide(m));
+    m->min_savings = 0.4;
+    char why[512] = "";
+    ds_vnode *l = ds_view_node(m->v, "l");
+    ds_cmd *probe = ds_consolidation_evaluate(m, &l, 1, why, sizeof(why));
+    if (!probe)
+        fail_msg("large -> medium refused: %s", why);
+    ds_cmd_free(probe);
+    ds_cmd *c = ds_consolidation_decide(m);
+    assert_non_null(c);
+    assert_string_equal(c->repl[0]->instance_type_options[0]->name, "t.medium");
+    ds_cmd_free(c);
+}
+
+static void test_blockers_keep_nodes(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__Node *a = node(x, "a", "medium", (int[]){ 500, 0 });
+    Tailor__V1__Node *b = node(x, "b", "medium", (int[]){ 500, 0 });
+    node(x, "c", "medium", (int[]){ 500, 0 });
+    tk_annotate_pod(a->pods[0], "karpenter.sh/do-not-disrupt", "true");
+    TK_PUSH(b->pods[0]->pdb_names, b->pods[0]->n_pdb_names, tlr_strdup("default/guard"));
+    TK_PUSH(x->snap->cluster->pdbs, x->snap->cluster->n_pdbs, tk_pdb("guard", "app", 0));
+    ds_mctx *m = ctx(x);
+    ds_cmd *c = ds_consolidation_decide(m);
+    assert_string_equal(nodes_of(c), "c");   /* a and b stay; c's pod fits on them */
+    ds_cmd_free(c);
+    ds_blockers bl;
+    assert_false(ds_candidate_check(m->v, ds_view_node(m->v, "a"), DS_USE_CONSOLIDATION, &bl));
+    assert_int_equal(bl.v[0].kind, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_DO_NOT_DISRUPT);
+    assert_string_equal(bl.v[0].obj_name, "a-p0");
+    assert_false(ds_candidate_check(m->v, ds_view_node(m->v, "b"), DS_USE_CONSOLIDATION, &bl));
+    assert_int_equal(bl.v[0].kind, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_PDB);
+    assert_string_equal(bl.v[0].obj_name, "guard");
+    assert_non_null(strstr(bl.v[0].message, "PodDisruptionBudget default/guard allows no disruption"));
+}
+
+static void test_when_empty_policy(void **state)
+{
+    fx *x = *state;
+    pool(x)->disruption->consolidation_policy =
+        TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY;
+    node(x, "a", "medium", (int[]){ 500, 0 });
+    node(x, "b", "medium", (int[]){ 500, 0 });
+    node(x, "e", "medium", NULL);
+    ds_mctx *m = ctx(x);
+    assert_null(ds_consolidation_decide(m));
+    ds_cmd *c = ds_emptiness_decide(m);
+    assert_string_equal(nodes_of(c), "e");
+    ds_cmd_free(c);
+    ds_blockers bl;
+    ds_candidate_check(m->v, ds_view_node(m->v, "a"), DS_USE_CONSOLIDATION, &bl);
+    assert_int_equal(bl.v[0].kind, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_CONSOLIDATION_POLICY);
+}
+
+static void test_drift_kinds(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__NodePool *p = pool(x);
+    p->hash = tlr_strdup("new-pool");
+    p->hash_version = tlr_strdup(DS_HASH_VERSION);
+    Tailor__V1__NodeClass *nc = x->snap->cluster->node_classes[0];
+    Tailor__V1__ResolvedAmi *ami = tlr_malloc(sizeof(*ami));
+    tailor__v1__resolved_ami__init(ami);
+    ami->id = tlr_strdup("ami-new");
+    TK_PUSH(nc->amis, nc->n_amis, ami);
+    node(x, "hash", "medium", (int[]){ 500, 0 });
+    claim(x, "hash")->nodepool_hash = tlr_strdup("old-pool");
+    node(x, "ami", "medium", (int[]){ 500, 0 });
+    claim(x, "ami")->status->image_id = tlr_strdup("ami-old");
+    node(x, "ok", "medium", (int[]){ 500, 0 });
+    claim(x, "ok")->status->image_id = tlr_strdup("ami-new");
+    claim(x, "ok")->nodepool_hash = tlr_strdup("new-pool");
+    /* the pool now allows only mediums and smalls: a large has drifted */
+    TK_PUSH(p->requirements, p->n_requirements, tk_req("node.kubernetes.io/instance-type", "t.medium"));
+    TK_PUSH(p->requirements[p->n_requirements - 1]->values, p->requirements[p->n_requirements - 1]->n_values,
+            tlr_strdup("t.small"));
+    node(x, "big", "large", (int[]){ 500, 0 });
+    ds_mctx *m = ctx(x);
+    char why[512];
+    static const struct { const char *n; ds_drift_kind k; const char *say; } want[] = {
+        { "hash", DS_DRIFT_NODEPOOL, "NodePool default changed" },
+        { "ami", DS_DRIFT_AMI, "node runs image ami-old; EC2NodeClass default now resolves to ami-new" },
+        { "big", DS_DRIFT_REQUIREMENTS, "no longer allows node.kubernetes.io/instance-type=t.large" },
+        { "ok", DS_DRIFT_NONE, NULL },
+    };
+    for (size_t i = 0; i < 4; i++) {
+        why[0] = '\0';
+        ds_drift_kind k = ds_drifted(m, ds_view_node(m->v, want[i].n), why, sizeof(why));
+        if (k != want[i].k || (want[i].say && !strstr(why, want[i].say)))
+            fail_msg("%s: kind %d (%s), want %d (%s)", want[i].n, k, why, want[i].k,
+                     want[i].say ? want[i].say : "-");
+    }
+    /* all three drifted go at once; their pods fit on "ok" and new nodes */
+    ds_cmd *c = ds_drift_decide(m);
+    assert_non_null(c);
+    assert_int_equal(c->n, 3);
+    assert_int_equal(c->reason, TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_DRIFTED);
+    ds_cmd_free(c);
+}
+
+static void test_drift_budget_one_at_a_time(void **state)
+{
+    fx *x = *state;
+    free(pool(x)->disruption->budgets[0]->nodes);
+    pool(x)->disruption->budgets[0]->nodes = tlr_strdup("1");
+    Tailor__V1__NodePool *p = pool(x);
+    p->hash = tlr_strdup("v2");
+    p->hash_version = tlr_strdup(DS_HASH_VERSION);
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "d%d", i);
+        node(x, n, "medium", (int[]){ 2500, 0 });
+            claim(x, n)->nodepool_hash = tlr_strdup("v1");
+    }
+    ds_cmd *c = ds_drift_decide(ctx(x));
+    assert_non_null(c);
+    assert_int_equal(c->n, 1);          /* the budget: one node */
+    assert_int_equal(c->nrepl, 1);      /* its 2.5 cpu fit nowhere else */
+    ds_cmd_free(c);
+}
+
+static void test_reduced_simulation_request(void **state)
+{
+    fx *x = *state;
+    node(x, "gone", "medium", (int[]){ 1000, 0 });
+    node(x, "room", "medium", (int[]){ 500, 0 });
+    node(x, "full", "small", (int[]){ 1950, 0 });   /* 50m free: no 1-cpu pod fits */
+    Tailor__V1__Node *nr = node(x, "notready", "medium", NULL);
+    nr->ready = false;
+    ds_mctx *m = ctx(x);
+    const char *names[1] = { "gone" };
+    Tailor__V1__SimulateRequest req;
+    ds_sim_request(m->sim, names, 1, true, 1, &req);
+    /* room only (without its pods); gone's pod goes as the pod to place */
+    assert_int_equal(req.cluster->n_nodes, 1);
+    assert_string_equal(req.cluster->nodes[0]->name, "room");
+    assert_int_equal(req.cluster->nodes[0]->n_pods, 0);
+    assert_int_equal(req.cluster->nodes[0]->requested->cpu_millis, 500);
+    assert_int_equal(req.n_remove_node_names, 0);
+    assert_int_equal(req.n_pending_pods, 1);
+    assert_string_equal(req.pending_pods[0]->name, "gone-p0");
+    ds_sim_request_free(&req);
+    /* and the answer is the same as with everything sent */
+    ds_sim_result a, b;
+    assert_int_equal(ds_sim_run(m->sim, names, 1, true, 1, &a), TLR_OK);
+    m->sim->no_reduce = true;
+    assert_int_equal(ds_sim_run(m->sim, names, 1, true, 1, &b), TLR_OK);
+    assert_true(a.feasible && b.feasible);
+    assert_int_equal(a.nreplacements, b.nreplacements);
+    assert_int_equal(a.sent_nodes, 1);
+    assert_int_equal(b.sent_nodes, 4);
+    assert_float_equal(a.before, b.before, 1e-9);
+    ds_sim_result_clear(m->sim, &a);
+    ds_sim_result_clear(m->sim, &b);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_emptiness_within_budget),
+        T(test_emptiness_waits_consolidate_after),
+        T(test_expiration_is_forceful),
+        T(test_consolidation_multi_prefers_bigger_saving),
+        T(test_consolidation_replace_cheaper_type),
+        T(test_no_churn_rules),
+        T(test_min_savings_blocks_small_gains),
+        T(test_single_node_split),
+        T(test_blockers_keep_nodes),
+        T(test_when_empty_policy),
+        T(test_drift_kinds),
+        T(test_drift_budget_one_at_a_time),
+        T(test_reduced_simulation_request),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

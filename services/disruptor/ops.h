@@ -1,0 +1,179 @@
+/* ops.h - what the disruptor's logic needs from the outside world.
+ *
+ * Small method tables -- Kubernetes, the launcher, the solver, the
+ * watcher, AWS (SQS, EC2, SSM) -- filled by the real clients (kube.c,
+ * clients.c, cloud.c) in the service and by recording fakes (fake.c) in
+ * tests, so every decision (termination.c, protect.c, the methods,
+ * controller.c, explain.c) is tested without a network.  Every method
+ * returns TLR_OK or a TLR_E_* code; pointers passed in are borrowed unless
+ * the comment says otherwise.
+ */
+#ifndef DS_OPS_H
+#define DS_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tailor/v1/launcher.pb-c.h"
+#include "tailor/v1/solver.pb-c.h"
+#include "tailor/v1/watcher.pb-c.h"
+#include "tlr_drain.h"
+
+#define DS_FINALIZER "karpenter.sh/termination"
+#define DS_TAINT_KEY "karpenter.sh/disrupted"
+#define DS_DO_NOT_DISRUPT "karpenter.sh/do-not-disrupt"
+/* Where the drain deadline (deletion + terminationGracePeriod) lives. */
+#define DS_TERMINATION_TS "karpenter.sh/nodeclaim-termination-timestamp"
+
+/* ---- Kubernetes ------------------------------------------------------ */
+
+/* A NodeClaim as the termination controller reads it. */
+typedef struct ds_kclaim {
+    char *name, *uid;
+    char *nodepool;
+    char *provider_id;       /* status.providerID; "" before launch */
+    char *instance_id;       /* its last path element */
+    char *node_name;         /* status.nodeName */
+    int64_t creation_ms;
+    int64_t deletion_ms;     /* 0 = not deleting */
+    bool finalizer;          /* carries DS_FINALIZER */
+    int64_t tgp_ms;          /* spec.terminationGracePeriod; 0 = unset */
+    int64_t term_ts_ms;      /* DS_TERMINATION_TS annotation; 0 = unset */
+    bool initialized;        /* condition Initialized=True */
+    bool launched;           /* condition Launched=True */
+} ds_kclaim;
+
+typedef struct ds_kclaims {
+    ds_kclaim *v;
+    size_t n;
+} ds_kclaims;
+void ds_kclaims_free(ds_kclaims *l);      /* contents; NULL fine */
+
+/* A Node as the termination controller reads it. */
+typedef struct ds_knode {
+    char *name, *uid;
+    char *provider_id;
+    char *nodepool;          /* karpenter.sh/nodepool label; "" = not managed */
+    int64_t deletion_ms;
+    bool finalizer;
+    bool ready;
+    bool tainted;            /* carries karpenter.sh/disrupted:NoSchedule */
+    bool unschedulable;      /* spec.unschedulable (cordoned) */
+    bool do_not_disrupt;     /* annotation karpenter.sh/do-not-disrupt=true */
+} ds_knode;
+
+typedef struct ds_knodes {
+    ds_knode *v;
+    size_t n;
+} ds_knodes;
+void ds_knodes_free(ds_knodes *l);
+
+typedef enum ds_kind {
+    DS_KIND_NODE = 1,
+    DS_KIND_NODECLAIM,
+    DS_KIND_NODEPOOL,
+    DS_KIND_NODECLASS,
+} ds_kind;
+
+/* A pod's workload, as single-replica protection needs it. */
+typedef struct ds_workload {
+    char *kind;              /* "Deployment", "StatefulSet", "ReplicaSet", ... */
+    char *ns, *name;
+    int32_t replicas;        /* spec.replicas */
+    int32_t ready;           /* status.readyReplicas */
+    int32_t updated;         /* status.updatedReplicas (Deployment) */
+    bool surge;              /* a rolling update may add a pod first (maxSurge > 0) */
+    char *restarted_for;     /* annotation tailor.sh/restarted-for ("" none) */
+} ds_workload;
+void ds_workload_clear(ds_workload *w);
+
+typedef struct ds_kube_ops {
+    int (*claims_list)(void *arg, ds_kclaims *out);
+    int (*nodes_list)(void *arg, ds_knodes *out);
+    /* Add (add = true) or remove DS_FINALIZER on a Node or NodeClaim
+     * (read-modify-write with the resourceVersion; TLR_E_CONFLICT when it
+     * changed meanwhile).  TLR_E_NOTFOUND when gone. */
+    int (*finalizer)(void *arg, ds_kind kind, const char *name, bool add);
+    /* Put on (on = true) or take off karpenter.sh/disrupted:NoSchedule. */
+    int (*taint)(void *arg, const char *node, bool on);
+    /* Merge-patch one annotation on an object (value NULL removes it). */
+    int (*annotate)(void *arg, ds_kind kind, const char *name, const char *key,
+                    const char *value);
+    /* Delete; TLR_E_NOTFOUND when already gone. */
+    int (*remove)(void *arg, ds_kind kind, const char *name);
+    /* A core/v1 Event about an object ("Node", "NodeClaim", "Pod").
+     * type "Normal" or "Warning". */
+    int (*event)(void *arg, const char *kind, const char *ns, const char *name,
+                 const char *uid, const char *type, const char *reason, const char *message);
+    /* The workload owning a pod through its controller owner (kind/name in
+     * ns); a ReplicaSet is followed to its Deployment.  *out filled
+     * (ds_workload_clear).  TLR_E_NOTFOUND: no such owner. */
+    int (*workload)(void *arg, const char *ns, const char *owner_kind, const char *owner_name,
+                    ds_workload *out);
+    /* A rolling restart: spec.template.metadata.annotations
+     * kubectl.kubernetes.io/restartedAt = at (RFC 3339) and the
+     * Deployment's annotation tailor.sh/restarted-for = reason. */
+    int (*restart)(void *arg, const char *ns, const char *deployment, const char *at,
+                   const char *reason);
+    void *arg;
+} ds_kube_ops;
+
+/* ---- the other services --------------------------------------------- */
+
+typedef struct ds_launcher_ops {
+    /* On TLR_OK *resp is new and owned (protobuf_c_message_free_unpacked). */
+    int (*launch)(void *arg, const Tailor__V1__LaunchRequest *req,
+                  Tailor__V1__LaunchResponse **resp);
+    int (*terminate)(void *arg, const Tailor__V1__TerminateRequest *req,
+                     Tailor__V1__TerminateResponse **resp);
+    void *arg;
+} ds_launcher_ops;
+
+typedef struct ds_solver_ops {
+    /* One Simulate; the client resends with the catalog on a miss.  On
+     * TLR_OK *resp is new and owned; free with resp_free(arg, resp). */
+    int (*simulate)(void *arg, const Tailor__V1__SimulateRequest *req,
+                    Tailor__V1__SimulateResponse **resp);
+    void (*resp_free)(void *arg, Tailor__V1__SimulateResponse *resp);
+    void *arg;
+} ds_solver_ops;
+
+typedef struct ds_watcher_ops {
+    /* On TLR_OK *resp is new and owned (protobuf_c_message_free_unpacked). */
+    int (*snapshot)(void *arg, const Tailor__V1__SnapshotRequest *req,
+                    Tailor__V1__SnapshotResponse **resp);
+    void *arg;
+} ds_watcher_ops;
+
+/* ---- AWS (the interruption queue; instance images for drift) ----------- */
+
+/* One SQS message. */
+typedef struct ds_sqs_msg {
+    char *id;
+    char *receipt;
+    char *body;
+} ds_sqs_msg;
+
+typedef struct ds_sqs_msgs {
+    ds_sqs_msg *v;
+    size_t n;
+} ds_sqs_msgs;
+void ds_sqs_msgs_free(ds_sqs_msgs *l);
+
+typedef struct ds_cloud_ops {
+    /* Up to max messages from the interruption queue, without waiting. */
+    int (*receive)(void *arg, int max, ds_sqs_msgs *out);
+    int (*delete_msg)(void *arg, const char *receipt);
+    /* The image (AMI) of each instance: *images[i] for ids[i], new and
+     * owned strings ("" when the instance is unknown); free each and the
+     * array. */
+    int (*images)(void *arg, const char *const *ids, size_t n, char ***images);
+    /* The AMI ids the node class's amiSelectorTerms resolve to now (alias,
+     * ssmParameter, id, name/owner/tags: common/aws tlr_ami): *ids new
+     * (free each and the array).  TLR_E_NOTFOUND when nothing matches. */
+    int (*amis)(void *arg, const Tailor__V1__NodeClass *nc, char ***ids, size_t *n);
+    void *arg;
+} ds_cloud_ops;
+
+#endif

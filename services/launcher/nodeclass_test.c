@@ -1,0 +1,226 @@
+/* nodeclass_test.c - selector terms as EC2 filters, the catalog a class
+ * buys from, and launch back-off on the class. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake.h"
+#include "nodeclass.h"
+#include "testkit.h"
+#include "tlr_err.h"
+
+static Tailor__V1__Label *label(const char *k, const char *v)
+{
+    Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
+    tailor__v1__label__init(l);
+    l->key = tlr_strdup(k);
+    l->value = tlr_strdup(v);
+    return l;
+}
+
+static void filters_text(const lc_nc_filters *f, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < f->n; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", i ? " " : "", f->f[i].name,
+                                f->f[i].values[0]);
+}
+
+/* Every field of a term becomes one filter; "*" asks for the key only. */
+static void test_term_filters(void **state)
+{
+    (void)state;
+    static const struct {
+        lc_nc_kind kind;
+        const char *id, *name, *k1, *v1, *k2, *v2;
+        int rc;
+        const char *want;
+    } cases[] = {
+        { LC_NC_SUBNETS, NULL, NULL, "karpenter.sh/discovery", "demo", NULL, NULL, TLR_OK,
+          "tag:karpenter.sh/discovery=demo" },
+        { LC_NC_SUBNETS, "subnet-1", NULL, NULL, NULL, NULL, NULL, TLR_OK, "subnet-id=subnet-1" },
+        { LC_NC_SUBNETS, NULL, NULL, "Name", "*", "env", "prod", TLR_OK, "tag-key=Name tag:env=prod" },
+        { LC_NC_SECURITY_GROUPS, "sg-1", "nodes", NULL, NULL, NULL, NULL, TLR_OK,
+          "group-id=sg-1 group-name=nodes" },
+        /* a name means nothing for a subnet term (the CRD has no such field) */
+        { LC_NC_SUBNETS, NULL, "x", NULL, NULL, NULL, NULL, TLR_E_INVAL, "" },
+        { LC_NC_SECURITY_GROUPS, NULL, NULL, NULL, NULL, NULL, NULL, TLR_E_INVAL, "" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        Tailor__V1__SelectorTerm t = TAILOR__V1__SELECTOR_TERM__INIT;
+        Tailor__V1__Label *tags[2];
+        t.id = (char *)(cases[i].id ? cases[i].id : "");
+        t.name = (char *)(cases[i].name ? cases[i].name : "");
+        if (cases[i].k1)
+            tags[t.n_tags++] = label(cases[i].k1, cases[i].v1);
+        if (cases[i].k2)
+            tags[t.n_tags++] = label(cases[i].k2, cases[i].v2);
+        t.tags = tags;
+        lc_nc_filters f;
+        int rc = lc_nc_term_filters(cases[i].kind, &t, &f);
+        char got[512];
+        filters_text(&f, got, sizeof(got));
+        printf("case %zu: got rc %d [%s] want %d [%s]\n", i, rc, got, cases[i].rc, cases[i].want);
+        assert_int_equal(rc, cases[i].rc);
+        assert_string_equal(got, cases[i].want);
+        lc_nc_filters_clear(&f);
+        for (size_t k = 0; k < t.n_tags; k++)
+            tailor__v1__label__free_unpacked(tags[k], NULL);
+    }
+}
+
+static void test_ami_filters(void **state)
+{
+    (void)state;
+    Tailor__V1__AmiSelectorTerm t = TAILOR__V1__AMI_SELECTOR_TERM__INIT;
+    t.name = "al2023-*";
+    t.owner = "amazon";
+    lc_nc_filters f;
+    char got[512];
+    assert_int_equal(lc_nc_ami_filters(&t, &f), TLR_OK);
+    filters_text(&f, got, sizeof(got));
+    assert_string_equal(got, "name=al2023-* owner-alias=amazon state=available");
+    lc_nc_filters_clear(&f);
+    t.owner = "123456789012";
+    assert_int_equal(lc_nc_ami_filters(&t, &f), TLR_OK);
+    filters_text(&f, got, sizeof(got));
+    assert_string_equal(got, "name=al2023-* owner-id=123456789012 state=available");
+    lc_nc_filters_clear(&f);
+    Tailor__V1__AmiSelectorTerm empty = TAILOR__V1__AMI_SELECTOR_TERM__INIT;
+    assert_int_equal(lc_nc_ami_filters(&empty, &f), TLR_E_INVAL);
+}
+
+typedef struct fx {
+    lc_fake f;
+    lc_classes *cs;
+    Tailor__V1__ClusterState st;
+    Tailor__V1__NodeClass *nc;
+} fx;
+
+static int setup(void **state)
+{
+    fx *x = tlr_calloc(1, sizeof(*x));
+    lc_fake_init(&x->f);
+    lc_classes_opts o = { lc_fake_cloud(&x->f), lc_fake_kube(&x->f), &x->f.clock, NULL, NULL,
+                          "1.31", 0 };
+    lc_classes_create(&o, &x->cs);
+    x->nc = lc_fake_nodeclass("default", NULL);
+    tailor__v1__cluster_state__init(&x->st);
+    x->st.node_classes = &x->nc;
+    x->st.n_node_classes = 1;
+    *state = x;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *x = *state;
+    lc_classes_free(x->cs);
+    protobuf_c_message_free_unpacked(&x->nc->base, NULL);
+    lc_fake_clear(&x->f);
+    free(x);
+    return 0;
+}
+
+/* The class buys in its subnets' zones only; when those are all the
+ * catalog has, the catalog itself (same hash: no resend to solvers). */
+static void test_catalog_view(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__Catalog *cat = tk_catalog();
+    lc_classes_sync(x->cs, &x->st);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    assert_true(c->ready);
+    assert_ptr_equal(lc_class_catalog(c, cat), cat);
+    /* Only zone b's subnet left: a view without a and c. */
+    tlr_ec2_subnet *s = x->f.subnets.v;
+    for (size_t i = 0; i < x->f.subnets.n; i++)
+        if (strcmp(s[i].zone, "us-east-1b") != 0) {
+            free(s[i].tags[0].value);
+            s[i].tags[0].value = tlr_strdup("other");
+        }
+    x->f.now_ms += LC_NC_RESOLVE_TTL_MS;
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(c->nc->n_subnets, 1);
+    const Tailor__V1__Catalog *v = lc_class_catalog(c, cat);
+    assert_ptr_not_equal(v, cat);
+    assert_string_not_equal(v->hash, cat->hash);
+    for (size_t i = 0; i < v->n_instance_types; i++)
+        for (size_t j = 0; j < v->instance_types[i]->n_offerings; j++)
+            assert_string_equal(v->instance_types[i]->offerings[j]->zone, "us-east-1b");
+    /* r5.large is offered only in c: gone from the view */
+    assert_int_equal(v->n_instance_types, 2);
+    assert_ptr_equal(lc_class_catalog(c, cat), v);   /* cached */
+    protobuf_c_message_free_unpacked(&cat->base, NULL);
+}
+
+/* Launch back-off: 10 s, then 20 s; a success clears it. */
+static void test_launch_backoff(void **state)
+{
+    fx *x = *state;
+    lc_classes_sync(x->cs, &x->st);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    const char *why = NULL;
+    assert_true(lc_class_usable(c, x->f.now_ms, &why));
+    lc_classes_launch_failed(x->cs, "default", "UnauthorizedOperation", "no");
+    assert_false(lc_class_usable(c, x->f.now_ms + 9000, &why));
+    assert_non_null(strstr(why, "launches paused for 10s"));
+    assert_true(lc_class_usable(c, x->f.now_ms + 10000, NULL));
+    lc_classes_launch_failed(x->cs, "default", "UnauthorizedOperation", "no");
+    assert_false(lc_class_usable(c, x->f.now_ms + 19000, NULL));
+    lc_classes_launch_ok(x->cs, "default");
+    assert_true(lc_class_usable(c, x->f.now_ms, NULL));
+    char *js = lc_class_status_json(c);
+    assert_non_null(strstr(js, "{\"type\":\"ValidationSucceeded\",\"status\":\"True\""));
+    free(js);
+}
+
+/* A spec change resolves again at once, whatever the refresh time. */
+static void test_spec_change(void **state)
+{
+    fx *x = *state;
+    lc_classes_sync(x->cs, &x->st);
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "subnets "), 1);
+    free(x->nc->ami_selector_terms[0]->id);
+    x->nc->ami_selector_terms[0]->id = tlr_strdup("ami-arm");
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "subnets "), 2);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    assert_string_equal(c->nc->amis[0]->id, "ami-arm");
+    assert_string_equal(c->nc->amis[0]->arch, "arm64");
+}
+
+/* An alias is two SSM parameters (x86_64, arm64), one AMI each. */
+static void test_alias(void **state)
+{
+    fx *x = *state;
+    free(x->nc->ami_selector_terms[0]->id);
+    x->nc->ami_selector_terms[0]->id = (char *)protobuf_c_empty_string;
+    x->nc->ami_selector_terms[0]->alias = tlr_strdup("al2023@latest");
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "ssm /aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/"), 1);
+    assert_int_equal(lc_fake_count(&x->f, "ssm /aws/service/eks/optimized-ami/1.31/amazon-linux-2023/arm64/"), 1);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    assert_int_equal(c->nc->n_amis, 2);
+    assert_true(c->ready);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_term_filters),
+        cmocka_unit_test(test_ami_filters),
+        cmocka_unit_test_setup_teardown(test_catalog_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_backoff, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spec_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alias, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

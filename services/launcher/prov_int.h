@@ -1,0 +1,65 @@
+/* prov_int.h - the provisioning core's state, shared by provision.c (the
+ * batch pass, requests, lifecycle, GC, adoption) and launch.c (turning
+ * NodeClaims into instances).  Not a public header. */
+#ifndef LC_PROV_INT_H
+#define LC_PROV_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nodeclass.h"
+#include "provision.h"
+
+typedef struct lc_told {
+    char *uid;            /* pod */
+    uint64_t what;        /* hash of the message last told */
+    int64_t at_ms;
+} lc_told;
+
+struct lc_prov {
+    lc_prov_opts o;
+    char *cluster;
+    lc_claims *claims;
+    lc_ice *ice;
+    lc_classes *classes;
+    const Tailor__V1__Catalog *catalog;  /* borrowed; the current base catalog */
+    Tailor__V1__PendingBatch *batch;     /* owned; latest */
+    size_t *batch_idx;                   /* its pods by uid: open addressing, */
+    size_t batch_cap;                    /* SIZE_MAX = empty slot */
+    bool adopted;                        /* restart adoption done */
+    int64_t fleets_done_mono;            /* when the last launch pass's CreateFleets returned */
+    int64_t fleets_issued_mono;          /* when its last CreateFleet was sent */
+    lc_told *told;                       /* FailedScheduling events, rate-limited */
+    size_t ntold, captold;
+    tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_pods, *m_fleets;
+};
+
+/* One claim to launch and what became of it. */
+typedef struct lc_launch_item {
+    lc_claim *c;                  /* borrowed, in the registry */
+    Tailor__V1__LaunchResult *r;  /* borrowed; may be NULL: failed offerings go here */
+    int rc;                       /* TLR_OK, TLR_E_CAPACITY, ... */
+    char msg[512];                /* why, on failure */
+    bool batched;                 /* launched by a fleet shared with other claims */
+} lc_launch_item;
+
+/* Launch every item's claim: identical fleets batched into one CreateFleet
+ * with a larger target, the calls made in parallel; capacity failures
+ * retried claim by claim with the ICE cache (launch.c).  Each item's rc
+ * and msg say how it went; a launched claim's status is filled, written
+ * and announced, a failed one deleted (its item's c is then NULL).
+ * Returns the CreateFleet calls made. */
+size_t lc_launch_claims(lc_prov *p, lc_launch_item *items, size_t n);
+
+int64_t lc_prov_now(const lc_prov *p);
+int64_t lc_prov_mono(const lc_prov *p);
+void lc_prov_event(lc_prov *p, const char *kind, const char *ns, const char *name,
+                   const char *uid, const char *type, const char *reason, const char *msg);
+void lc_prov_set_phase(lc_prov *p, lc_claim *c, Tailor__V1__NodeClaimPhase phase);
+void lc_prov_publish(lc_prov *p, Tailor__V1__LaunchEventKind kind, const lc_claim *c,
+                     Tailor__V1__NodeClaimPhase prev, const char *msg);
+void lc_prov_count(tlr_metric_family *f, const char *a, const char *b);
+void lc_prov_observe(lc_prov *p, const char *method, int rc, int64_t t0);
+Tailor__V1__NodeClaimStatus *lc_prov_status_of(lc_claim *c);
+
+#endif

@@ -1,0 +1,29 @@
+/* ctlfiles.h - reading manifest paths, shared by convert, pdb-check and
+ * patch-check: a path is a file or a directory read recursively (*.yaml,
+ * *.yml, *.json in name order); each file is a YAML stream or JSON, Lists
+ * flattened (tlr_kubeobj_decode).  Errors are printed on stderr as
+ * "tailorctl CMD: PATH: reason". */
+#ifndef CTLFILES_H
+#define CTLFILES_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#define CTL_FILE_MAX (64u << 20)
+
+typedef struct ctl_files {
+    char **v;       /* owned paths */
+    size_t n;
+} ctl_files;
+
+/* Append path (borrowed) or the manifests under it to files.  TLR_E_IO
+ * when it cannot be read, TLR_E_TOOBIG for directories nested too deep. */
+int  ctl_files_collect(const char *cmd, const char *path, ctl_files *files);
+void ctl_files_free(ctl_files *files);
+
+/* Read and decode one file.  On TLR_OK *objs is a new JSON array of
+ * objects, owned by the caller. */
+int  ctl_files_decode(const char *cmd, const char *path, json_object **objs);
+
+#endif

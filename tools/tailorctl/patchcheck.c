@@ -1,0 +1,417 @@
+/* patchcheck.c - tailorctl patch-check: is every node on the AMI its
+ * EC2NodeClass resolves to now, and can it be replaced?
+ *
+ * Reads the cluster (Nodes, NodeClaims, NodePools, EC2NodeClasses, Pods,
+ * PDBs), asks EC2 which AMI each node's instance runs (the providerID's
+ * instance id -> DescribeInstances ImageId), resolves each EC2NodeClass's
+ * amiSelectorTerms once (common/aws/ami.c: aliases and ssmParameter
+ * through SSM, ids, names, owners and tags through DescribeImages), and
+ * decides per node with common/patchcheck (state, expected AMI, age,
+ * blockers).  Exit codes:
+ *   0  compliance >= --min-compliance
+ *   3  below it (the table or JSON says which nodes)
+ *   2  bad usage
+ *   1  the cluster or AWS could not be read
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pdbserve.h"
+#include "tailorctl.h"
+#include "tlr_alloc.h"
+#include "tlr_ami.h"
+#include "tlr_awsjson.h"
+#include "tlr_buf.h"
+#include "tlr_conf.h"
+#include "tlr_ec2.h"
+#include "tlr_err.h"
+#include "tlr_json.h"
+#include "tlr_kube.h"
+#include "tlr_kubeobj.h"
+#include "tlr_patchcheck.h"
+#include "tlr_time.h"
+
+extern char **environ;
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NONCOMPLIANT = 3 };
+
+typedef struct pc_cfg {
+    char *kubeconfig, *context, *region, *endpoint, *k8s, *legacy_class;
+    double min_compliance;
+    int output;
+    bool in_cluster;
+} pc_cfg;
+
+static const char *const outputs[] = { "text", "json", NULL };
+
+static const tlr_setting settings[] = {
+    { .name = "kubeconfig", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, kubeconfig),
+      .help = "kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config)" },
+    { .name = "context", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, context),
+      .help = "kubeconfig context (default: the current one)" },
+    { .name = "in-cluster", .type = TLR_SET_BOOL, .offset = offsetof(pc_cfg, in_cluster),
+      .help = "use the pod's service account instead of a kubeconfig" },
+    { .name = "region", .env = "AWS_REGION", .type = TLR_SET_STR,
+      .offset = offsetof(pc_cfg, region), .help = "AWS region (default us-east-1)" },
+    { .name = "aws-endpoint", .env = "AWS_ENDPOINT_URL", .type = TLR_SET_STR,
+      .offset = offsetof(pc_cfg, endpoint),
+      .help = "EC2 and SSM endpoint override (moto: http://127.0.0.1:PORT)" },
+    { .name = "k8s-version", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, k8s),
+      .help = "Kubernetes version for AMI aliases, e.g. 1.31 (default: the API server's)" },
+    { .name = "legacy-nodeclass", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, legacy_class),
+      .help = "compare nodes without a NodePool (ASG nodes) with this EC2NodeClass's AMIs" },
+    { .name = "min-compliance", .type = TLR_SET_DOUBLE, .offset = offsetof(pc_cfg, min_compliance),
+      .def = "100", .help = "percent of judged nodes that must be current; below it exit 3",
+      .min = 0, .max = 100 },
+    { .name = "output", .type = TLR_SET_ENUM, .offset = offsetof(pc_cfg, output), .def = "text",
+      .help = "text (a table) or json (-o)", .choices = outputs },
+};
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+/* ---- the cluster --------------------------------------------------------- */
+
+typedef struct objs {
+    Tailor__V1__Node **nodes;
+    size_t nnodes;
+    Tailor__V1__NodeClaim **claims;
+    size_t nclaims;
+    Tailor__V1__NodePool **pools;
+    size_t npools;
+    Tailor__V1__NodeClass **classes;
+    size_t nclasses;
+    Tailor__V1__Pod **pods;
+    size_t npods;
+    Tailor__V1__PodDisruptionBudget **pdbs;
+    size_t npdbs;
+} objs;
+
+typedef struct lctx {
+    objs *o;
+    const char *kind;
+} lctx;
+
+#define PUSH(arr, n, x)                                       \
+    do {                                                      \
+        (arr) = tlr_realloc((arr), ((n) + 1) * sizeof(*(arr))); \
+        (arr)[(n)++] = (x);                                   \
+    } while (0)
+
+static int on_item(void *arg, json_object *item)
+{
+    lctx *l = arg;
+    char err[TLR_KUBEOBJ_ERRLEN], what[256];
+    int rc;
+    void *m = NULL;
+    if (!strcmp(l->kind, "Node"))
+        rc = tlr_kubeobj_node(item, NULL, (Tailor__V1__Node **)&m, err, sizeof(err));
+    else if (!strcmp(l->kind, "NodeClaim"))
+        rc = tlr_kubeobj_nodeclaim(item, NULL, (Tailor__V1__NodeClaim **)&m, err, sizeof(err));
+    else if (!strcmp(l->kind, "NodePool"))
+        rc = tlr_kubeobj_nodepool(item, NULL, (Tailor__V1__NodePool **)&m, err, sizeof(err));
+    else if (!strcmp(l->kind, "EC2NodeClass"))
+        rc = tlr_kubeobj_nodeclass(item, NULL, (Tailor__V1__NodeClass **)&m, err, sizeof(err));
+    else if (!strcmp(l->kind, "Pod"))
+        rc = tlr_kubeobj_pod(item, &(tlr_kubeobj_opts){ .compact = true },
+                             (Tailor__V1__Pod **)&m, err, sizeof(err));
+    else
+        rc = tlr_kubeobj_pdb(item, NULL, (Tailor__V1__PodDisruptionBudget **)&m, err,
+                             sizeof(err));
+    if (rc != TLR_OK) {
+        tlr_kubeobj_describe(item, what, sizeof(what));
+        fprintf(stderr, "tailorctl patch-check: warning: skipping %s %s: %s\n", l->kind, what,
+                err);
+        return TLR_OK;
+    }
+    objs *o = l->o;
+    if (!strcmp(l->kind, "Node"))
+        PUSH(o->nodes, o->nnodes, m);
+    else if (!strcmp(l->kind, "NodeClaim"))
+        PUSH(o->claims, o->nclaims, m);
+    else if (!strcmp(l->kind, "NodePool"))
+        PUSH(o->pools, o->npools, m);
+    else if (!strcmp(l->kind, "EC2NodeClass"))
+        PUSH(o->classes, o->nclasses, m);
+    else if (!strcmp(l->kind, "Pod"))
+        PUSH(o->pods, o->npods, m);
+    else
+        PUSH(o->pdbs, o->npdbs, m);
+    return TLR_OK;
+}
+
+static int load_cluster(tlr_kube *kc, objs *o, char *err, size_t errlen)
+{
+    static const struct { tlr_kube_res res; const char *kind; bool optional; } kinds[] = {
+        { TLR_KUBE_RES_NODES, "Node", false },
+        { TLR_KUBE_RES_NODECLAIMS, "NodeClaim", true },
+        { TLR_KUBE_RES_NODEPOOLS, "NodePool", true },
+        { TLR_KUBE_RES_EC2NODECLASSES, "EC2NodeClass", true },
+        { TLR_KUBE_RES_PODS, "Pod", false },
+        { TLR_KUBE_RES_PDBS, "PodDisruptionBudget", false },
+    };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        lctx l = { o, kinds[i].kind };
+        tlr_kube_status st = { 0 };
+        int rc = tlr_kube_list(kc, &kinds[i].res, NULL, NULL, on_item, &l, NULL, &st);
+        if (rc == TLR_E_NOTFOUND && kinds[i].optional)
+            continue;   /* the CRDs are not installed: no managed nodes */
+        if (rc != TLR_OK) {
+            snprintf(err, errlen, "listing %s: %s%s%.300s", kinds[i].res.plural, tlr_strerror(rc),
+                     st.message[0] ? ": " : "", st.message);
+            return rc;
+        }
+    }
+    return TLR_OK;
+}
+
+static void free_objs(objs *o)
+{
+#define FREE_ALL(a, n)                  \
+    for (size_t i_ = 0; i_ < (n); i_++) \
+        tlr_kubeobj_free((a)[i_]);      \
+    free(a)
+    FREE_ALL(o->nodes, o->nnodes);
+    FREE_ALL(o->claims, o->nclaims);
+    FREE_ALL(o->pools, o->npools);
+    FREE_ALL(o->classes, o->nclasses);
+    FREE_ALL(o->pods, o->npods);
+    FREE_ALL(o->pdbs, o->npdbs);
+#undef FREE_ALL
+}
+
+/* "v1.31.2-eks-..." -> "1.31" */
+static int server_version(tlr_kube *kc, char *out, size_t len)
+{
+    json_object *v = NULL;
+    int rc = tlr_kube_request(kc, "GET", "/version", NULL, NULL, &v, NULL);
+    if (rc != TLR_OK)
+        return rc;
+    const char *major = tlr_json_str(v, "major"), *minor = tlr_json_str(v, "minor");
+    rc = TLR_E_NOTFOUND;
+    if (major && minor && major[0] && minor[0]) {
+        snprintf(out, len, "%s.%.*s", major, (int)strspn(minor, "0123456789"), minor);
+        rc = TLR_OK;
+    }
+    json_object_put(v);
+    return rc;
+}
+
+/* The instance id of "aws:///us-east-1a/i-0123..." (borrowed), or NULL. */
+static const char *instance_of(const char *provider_id)
+{
+    const char *slash = strrchr(provider_id, '/');
+    const char *id = slash ? slash + 1 : provider_id;
+    return !strncmp(provider_id, "aws://", 6) && !strncmp(id, "i-", 2) ? id : NULL;
+}
+
+static const char *ann(Tailor__V1__Label *const *v, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i]->key, key))
+            return v[i]->value;
+    return NULL;
+}
+
+/* One resolved class, cached. */
+typedef struct rclass {
+    const char *name;
+    tlr_amis amis;
+    bool ok;
+    char err[512];
+} rclass;
+
+static rclass *resolve_class(rclass **cache, size_t *n, const objs *o, const char *name,
+                             const char *k8s, const tlr_ami_ops *ops)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*cache)[i].name, name))
+            return &(*cache)[i];
+    *cache = tlr_realloc(*cache, (*n + 1) * sizeof(**cache));
+    rclass *r = &(*cache)[(*n)++];
+    memset(r, 0, sizeof(*r));
+    r->name = name;
+    const Tailor__V1__NodeClass *nc = NULL;
+    for (size_t i = 0; i < o->nclasses; i++)
+        if (!strcmp(o->classes[i]->name, name))
+            nc = o->classes[i];
+    if (!nc) {
+        snprintf(r->err, sizeof(r->err), "not found in the cluster");
+        return r;
+    }
+    r->ok = tlr_ami_resolve(nc->ami_selector_terms, nc->n_ami_selector_terms, k8s, ops,
+                            &r->amis, r->err, sizeof(r->err)) == TLR_OK;
+    return r;
+}
+
+int cmd_patch_check(int argc, char **argv)
+{
+    pc_cfg cfg = { 0 };
+    tlr_conf_result res;
+    tlr_kube *kc = NULL;
+    tlr_aws_creds *creds = NULL;
+    tlr_ec2 *ec2 = NULL;
+    tlr_aws_json *ssm = NULL;
+    objs o = { 0 };
+    rclass *cache = NULL;
+    size_t ncache = 0;
+    tlr_pchk_row *rows = NULL;
+    tlr_ec2_instances inst = { 0 };
+    int exit_code = EXIT_USAGE, rc;
+    char err[512] = "", k8s[32] = "";
+    char **args = tlr_calloc((size_t)argc + 1, sizeof(*args));
+    for (int i = 0; i < argc; i++)
+        args[i] = !strcmp(argv[i], "-o") ? "--output" : argv[i];
+
+    rc = tlr_conf_load(settings, NSETTINGS, &cfg, argc, args, (const char *const *)environ, &res);
+    if (rc || res.help || res.argc > 0) {
+        if (rc)
+            fprintf(stderr, "tailorctl patch-check: %s\n", res.err);
+        else if (!res.help)
+            fprintf(stderr, "tailorctl patch-check: unexpected argument %s\n", res.argv[0]);
+        tlr_conf_help("tailorctl patch-check",
+                      "For every node: its AMI (EC2), the AMI its EC2NodeClass resolves to now "
+                      "(SSM, EC2), its age, whether it drifted and what blocks its replacement "
+                      "(PDBs, karpenter.sh/do-not-disrupt). Exit 0 compliant, 3 below "
+                      "--min-compliance, 2 bad usage, 1 cluster or AWS unreadable.",
+                      settings, NSETTINGS, res.help && !rc ? stdout : stderr);
+        exit_code = res.help && !rc ? EXIT_OK : EXIT_USAGE;
+        goto out;
+    }
+    exit_code = EXIT_FAIL;
+    if ((rc = pdbc_connect(cfg.kubeconfig, cfg.context, cfg.in_cluster, &kc, err,
+                           sizeof(err))) != TLR_OK) {
+        fprintf(stderr, "tailorctl patch-check: kubeconfig: %s\n", err[0] ? err : tlr_strerror(rc));
+        goto out;
+    }
+    if ((rc = load_cluster(kc, &o, err, sizeof(err))) != TLR_OK) {
+        fprintf(stderr, "tailorctl patch-check: %s\n", err);
+        goto out;
+    }
+    if (cfg.k8s)
+        snprintf(k8s, sizeof(k8s), "%s", cfg.k8s);
+    else if (server_version(kc, k8s, sizeof(k8s)) != TLR_OK)
+        fprintf(stderr, "tailorctl patch-check: warning: the API server's /version did not say "
+                "its version; AMI aliases cannot be resolved (give --k8s-version)\n");
+
+    if ((rc = tlr_aws_creds_create(&(tlr_aws_creds_opts){ .region = cfg.region }, &creds)) ||
+        (rc = tlr_ec2_create(&(tlr_aws_query_opts){ .region = cfg.region,
+                                                    .endpoint = cfg.endpoint, .creds = creds },
+                             &ec2)) ||
+        (rc = tlr_aws_json_create(&(tlr_aws_json_opts){ .service = "ssm",
+                                                        .target_prefix = "AmazonSSM",
+                                                        .region = cfg.region,
+                                                        .endpoint = cfg.endpoint,
+                                                        .creds = creds },
+                                  &ssm))) {
+        fprintf(stderr, "tailorctl patch-check: AWS clients: %s\n", tlr_strerror(rc));
+        goto out;
+    }
+    tlr_ami_aws clients = { ec2, ssm };
+    tlr_ami_ops ops;
+    tlr_ami_ops_aws(&clients, &ops);
+
+    /* Every node's instance, in one filtered call (missing ids are simply
+     * absent, not an error as they would be with InstanceId.N). */
+    const char **ids = tlr_calloc(o.nnodes + 1, sizeof(*ids));
+    size_t nids = 0;
+    for (size_t i = 0; i < o.nnodes; i++) {
+        const char *id = instance_of(o.nodes[i]->provider_id);
+        if (id)
+            ids[nids++] = id;
+    }
+    tlr_aws_error ae = { 0 };
+    if (nids > 0) {
+        tlr_ec2_filter f = { "instance-id", ids, nids };
+        if ((rc = tlr_ec2_describe_instances(ec2, &f, 1, NULL, 0, 0, &inst, &ae)) != TLR_OK) {
+            fprintf(stderr, "tailorctl patch-check: EC2 DescribeInstances: %s%s%s\n",
+                    tlr_strerror(rc), ae.code[0] ? ": " : "", ae.code);
+            free(ids);
+            goto out;
+        }
+    }
+    free(ids);
+
+    rows = tlr_calloc(o.nnodes + 1, sizeof(*rows));
+    Tailor__V1__Pod **mine = tlr_calloc(o.npods + 1, sizeof(*mine));
+    int64_t now = tlr_wall_ms();
+    for (size_t i = 0; i < o.nnodes; i++) {
+        const Tailor__V1__Node *n = o.nodes[i];
+        const Tailor__V1__NodeClaim *claim = NULL;
+        for (size_t k = 0; k < o.nclaims && !claim; k++)
+            if (!strcmp(o.claims[k]->status ? o.claims[k]->status->node_name : "", n->name) ||
+                (n->provider_id[0] && o.claims[k]->status &&
+                 !strcmp(o.claims[k]->status->provider_id, n->provider_id)) ||
+                (n->nodeclaim_name[0] && !strcmp(o.claims[k]->name, n->nodeclaim_name)))
+                claim = o.claims[k];
+        const Tailor__V1__NodePool *pool = NULL;
+        for (size_t k = 0; k < o.npools && n->nodepool[0] && !pool; k++)
+            if (!strcmp(o.pools[k]->name, n->nodepool))
+                pool = o.pools[k];
+        const char *cls = NULL;
+        if (claim && claim->node_class[0])
+            cls = claim->node_class;
+        if (!cls && n->nodepool[0])
+            cls = ann(n->labels, n->n_labels, "karpenter.k8s.aws/ec2nodeclass");
+        if (!cls && pool && pool->node_class_ref)
+            cls = pool->node_class_ref->name;
+        bool legacy = false;
+        if (!cls && !n->nodepool[0] && cfg.legacy_class) {
+            cls = cfg.legacy_class;
+            legacy = true;
+        }
+        const char *iid = instance_of(n->provider_id), *ami = NULL, *ami_err = NULL;
+        for (size_t k = 0; iid && k < inst.n && !ami; k++)
+            if (!strcmp(inst.v[k].id, iid))
+                ami = inst.v[k].image_id;
+        if (!iid)
+            ami_err = n->provider_id[0] ? "the providerID names no EC2 instance"
+                                        : "the node has no providerID";
+        else if (!ami)
+            ami_err = "EC2 does not know its instance";
+        rclass *rc_ = cls ? resolve_class(&cache, &ncache, &o, cls, k8s, &ops) : NULL;
+        size_t nmine = 0;
+        for (size_t k = 0; k < o.npods; k++)
+            if (!strcmp(o.pods[k]->node_name, n->name))
+                mine[nmine++] = o.pods[k];
+        tlr_pchk_in in = {
+            .node = n, .nodeclass = cls, .legacy = legacy, .instance_id = iid, .ami = ami,
+            .ami_error = ami_err, .resolved = rc_ && rc_->ok ? &rc_->amis : NULL,
+            .resolve_error = rc_ ? rc_->err : NULL,
+            .pool_hash = pool ? pool->hash : NULL,
+            .node_pool_hash = claim ? claim->nodepool_hash
+                                    : ann(n->annotations, n->n_annotations,
+                                          "karpenter.sh/nodepool-hash"),
+            .pods = mine, .npods = nmine, .pdbs = o.pdbs, .npdbs = o.npdbs, .now_ms = now,
+        };
+        tlr_pchk_decide(&in, &rows[i]);
+    }
+    free(mine);
+
+    tlr_pchk_summary s;
+    tlr_pchk_summarize(rows, o.nnodes, &s);
+    tlr_buf b;
+    tlr_buf_init(&b, 1u << 30);
+    if (cfg.output == 1)
+        tlr_pchk_json(rows, o.nnodes, &s, cfg.min_compliance, &b);
+    else
+        tlr_pchk_text(rows, o.nnodes, &s, cfg.min_compliance, &b);
+    fputs(tlr_buf_str(&b), stdout);
+    tlr_buf_free(&b);
+    exit_code = s.compliance + 1e-9 >= cfg.min_compliance ? EXIT_OK : EXIT_NONCOMPLIANT;
+out:
+    for (size_t i = 0; rows && i < o.nnodes; i++)
+        tlr_pchk_row_free(&rows[i]);
+    free(rows);
+    for (size_t i = 0; i < ncache; i++)
+        tlr_amis_free(&cache[i].amis);
+    free(cache);
+    tlr_ec2_instances_free(&inst);
+    free_objs(&o);
+    tlr_aws_json_free(ssm);
+    tlr_ec2_free(ec2);
+    tlr_aws_creds_free(creds);
+    tlr_kube_free(kc);
+    tlr_conf_free(settings, NSETTINGS, &cfg);
+    free(args);
+    return exit_code;
+}
