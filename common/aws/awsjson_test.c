@@ -74,7 +74,7 @@ static void test_call_signed(void **state)
     json_object_object_add(body, "Name", json_object_new_string("/a/b"));
     assert_int_equal(tlr_aws_json_call(e.j, "GetParameter", body, &out, NULL), TLR_OK);
     env_stop(&e);
-    json_object *p, *v;
+    json_object *p = NULL, *v = NULL;
     assert_true(json_object_object_get_ex(out, "Parameter", &p) &&
                 json_object_object_get_ex(p, "Value", &v));
     assert_string_equal(json_object_get_string(v), "ami-1");
