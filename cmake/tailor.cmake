@@ -3,8 +3,8 @@
 # tailor_add_unit_tests(DIR LIBS...)
 #   Every DIR/*_test.c becomes a cmocka executable and a ctest case named
 #   after the file (quantity_test -> unit.quantity).  Set TAILOR_TEST_PREFIX
-#   (e.g. "launcher_") before the call to prefix both, so services may
-#   each have a leader_test.c.
+#   (e.g. "launcher_") before the call to prefix both, so two services may
+#   each have a test file of the same name.
 #
 # tailor_add_fuzzers(DIR LIBS...)
 #   Every DIR/*_fuzz.c becomes a libFuzzer target when TAILOR_FUZZ is on.

@@ -315,7 +315,6 @@ int tlr_catalog_from_ec2(const tlr_catalog_live_in *in, Tailor__V1__Catalog **ou
         for (size_t i = 0; i < in->offerings->n; i++)
             zr[nzr++] = (zrow){ in->offerings->v[i].type, in->offerings->v[i].zone, NULL };
     } else {
-        static const char *const dflt[] = { "a", "b", "c" };
         size_t nz = in->zones ? in->n_zones : 3;
         zr = tlr_calloc(in->types->n * nz + 1, sizeof(*zr));
         char **names = tlr_calloc(nz + 1, sizeof(char *));
@@ -324,7 +323,7 @@ int tlr_catalog_from_ec2(const tlr_catalog_live_in *in, Tailor__V1__Catalog **ou
                 names[z] = tlr_strdup(in->zones[z]);
             } else {
                 names[z] = tlr_malloc(strlen(region) + 2);
-                sprintf(names[z], "%s%s", region, dflt[z]);
+                sprintf(names[z], "%s%c", region, (char)('a' + z)); /* a, b, c */
             }
         }
         for (size_t i = 0; i < in->types->n; i++)

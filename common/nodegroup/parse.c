@@ -272,7 +272,7 @@ static int k_vol_throughput(pctx *c, const char *key, const char *v)
 
 static int k_vol_encrypted(pctx *c, const char *key, const char *v)
 {
-    bool b;
+    bool b = false;
     int rc = read_bool(c, key, v, &b);
     if (rc == TLR_OK) {
         c->g->has_volume = true;
@@ -545,7 +545,7 @@ static int k_max_pods(pctx *c, const char *key, const char *v)
 
 static int k_monitoring(pctx *c, const char *key, const char *v)
 {
-    bool b;
+    bool b = false;
     int rc = read_bool(c, key, v, &b);
     if (rc == TLR_OK)
         c->g->detailed_monitoring = b;
@@ -554,7 +554,7 @@ static int k_monitoring(pctx *c, const char *key, const char *v)
 
 static int k_ebs_optimized(pctx *c, const char *key, const char *v)
 {
-    bool b;
+    bool b = false;
     int rc = read_bool(c, key, v, &b);
     if (rc == TLR_OK)
         drop(c, key, v, "EC2NodeClass has no EBS-optimized switch: current instance types "

@@ -139,7 +139,7 @@ outs=$(json_get "$STATE_DIR/watch.json" "d['n_single_replica_outages']")
 samples=$(json_get "$STATE_DIR/watch.json" "d['samples']")
 check "the observer saw no PDB violation ($viol in $samples samples)" test "$viol" = 0
 check "the observer saw solo Ready throughout ($outs outages)" test "$outs" = 0
-check "no node left tainted or cordoned" test "$(json_get "$STATE_DIR/watch.json" "len(d['cordoned_at_end']) + len(d['tainted_at_end'])")" = 0
+check "no node left tainted or cordoned" wait_until 30 ds_no_disrupted_node
 same() { test "$(ec2_live)" = "$(k get nodeclaims --no-headers | grep -c .)"; }
 check "EC2 runs one instance per NodeClaim" wait_until 30 same
 decisions=$(grep -c '"msg":"disruption decision executed"' "$STATE_DIR/disruptor.log" || true)

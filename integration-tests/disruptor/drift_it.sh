@@ -117,7 +117,7 @@ check "drift decisions name the image" \
   grep -q "node runs image $OLD; EC2NodeClass default now resolves to $NEW" "$STATE_DIR/disruptor.log"
 same() { test "$(ec2_live)" = "$(k get nodeclaims --no-headers | grep -c .)"; }
 check "EC2 runs one instance per NodeClaim" wait_until 30 same
-check "no node left tainted or cordoned" test "$(json_get "$STATE_DIR/watch.json" "len(d['cordoned_at_end']) + len(d['tainted_at_end'])")" = 0
+check "no node left tainted or cordoned" wait_until 30 ds_no_disrupted_node
 if [ "$FAILED" != 0 ]; then
   echo "--- disruptor log (tail)"; grep -v '"level":"debug"' "$STATE_DIR/disruptor.log" | tail -n 30 | cut -c1-400
   KEEP_STATE=1

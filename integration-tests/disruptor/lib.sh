@@ -115,3 +115,9 @@ json_get() {   # FILE EXPR (python expression over d)
 }
 
 count_lines() { grep -c . || true; }
+# true once no node is cordoned or carries karpenter.sh/disrupted; a node the
+# disruptor is still removing (an empty node found at the very end) counts
+# until it is gone, so callers wait for this rather than test one snapshot
+ds_no_disrupted_node() {
+  k get nodes -o json | json_get /dev/stdin "sum(1 for n in d['items'] if n['spec'].get('unschedulable') or any(t['key'] == 'karpenter.sh/disrupted' for t in n['spec'].get('taints', [])))" | grep -qx 0
+}

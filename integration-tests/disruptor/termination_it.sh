@@ -161,10 +161,7 @@ check "the drain of $node_c started ($before pods)" wait_until 30 evicted_one
 ds_restart_disruptor KILL
 check "after the restart the NodeClaim is gone" wait_until 90 gone "$claim_c"
 check "all 7 pods Running" wait_until 90 running 7
-no_taint() {
-  k get nodes -o json | json_get /dev/stdin "sum(1 for n in d['items'] if n['spec'].get('unschedulable') or any(t['key'] == 'karpenter.sh/disrupted' for t in n['spec'].get('taints', [])))" | grep -qx 0
-}
-check "no node is left tainted or cordoned" wait_until 10 no_taint
+check "no node is left tainted or cordoned" wait_until 30 ds_no_disrupted_node
 same() { test "$(ec2_live)" = "$(k get nodeclaims --no-headers | grep -c .)"; }
 check "EC2 runs one instance per NodeClaim (none leaked)" wait_until 30 same
 check "the restarted disruptor logged the termination" \

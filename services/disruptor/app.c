@@ -24,7 +24,7 @@
 #include "explain.h"
 #include "interruption.h"
 #include "kube.h"
-#include "lease.h"
+#include "tlr_lease.h"
 #include "protect.h"
 #include "tailor/v1/disruptor.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
@@ -55,7 +55,7 @@ struct ds_app {
     tlr_aws_creds *creds;
     ds_cloud *cloud;
     tlr_sub *sub;
-    ds_lease *lease;
+    tlr_lease *lease;
     bool leading;
     tlr_rep_server *rep;
     tlr_pub *pub;
@@ -146,7 +146,7 @@ static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
     ds_app *a = arg;
     (void)id;
     bool was = a->leading;
-    a->leading = ds_lease_tick(a->lease, tlr_wall_ms());
+    a->leading = tlr_lease_tick(a->lease, tlr_wall_ms());
     if (was != a->leading)
         TLR_INFO(a->log, a->leading ? "became leader" : "lost leadership",
                  TLR_S("identity", tlr_service_id(a->svc)));
@@ -328,7 +328,7 @@ int ds_app_start(tlr_service *svc, void *arg)
     if (cfg->leader_elect) {
         const char *ns = cfg->lease_namespace && cfg->lease_namespace[0] ? cfg->lease_namespace
                                                                          : tlr_kube_namespace(a->kube);
-        ds_lease_create(a->kube, ns, "tailor-disruptor", tlr_service_id(svc),
+        tlr_lease_create(a->kube, ns, "tailor-disruptor", tlr_service_id(svc),
                         (int)((cfg->lease_ms + 999) / 1000), &a->lease);
         on_lead(a->loop, 0, a);
     } else {
@@ -361,7 +361,7 @@ void ds_app_stop(tlr_service *svc, void *arg)
     if (a->t_intr)
         tlr_loop_cancel_timer(a->loop, a->t_intr);
     tlr_sub_free(a->sub);
-    ds_lease_release(a->lease);
+    tlr_lease_release(a->lease, tlr_wall_ms());
     tlr_pub_free(a->pub);
     tlr_rep_server_free(a->rep);
     ds_term_free(a->term);
@@ -371,7 +371,7 @@ void ds_app_stop(tlr_service *svc, void *arg)
     ds_podevents_free(a->podevents);
     ds_cloud_free(a->cloud);
     tlr_aws_creds_free(a->creds);
-    ds_lease_free(a->lease);
+    tlr_lease_free(a->lease);
     tlr_req_client_free(a->r_launcher);
     tlr_req_client_free(a->r_solver);
     tlr_req_client_free(a->r_watcher);

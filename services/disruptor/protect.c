@@ -12,6 +12,9 @@
 /* Answers are cached this long: a drain pass asks about every pod of a
  * node, and a workload's status does not change within one pass. */
 #define CACHE_MS 300
+/* A NodeClaim not Initialized this long after its creation is the
+ * launcher's to give up on (registration TTL); no longer worth waiting for. */
+#define LAUNCHING_MS (15 * 60 * 1000)
 
 typedef struct wl_entry {
     char *key;                /* "ns/kind/name" */
@@ -134,7 +137,11 @@ static const ds_view *room_view(ds_protect *p)
     return p->view;
 }
 
-/* The non-surge path: hold until the node's pods have a home. */
+/* Hold until the node's pods have a home on Initialized capacity: TLR_OK
+ * once they do.  Both paths ask it -- the surge path before its restart,
+ * so the new pod lands on a Ready node instead of going pending while a
+ * replacement for the old one is already launching (two nodes bought for
+ * one pod). */
 static int make_room(ds_protect *p, const Tailor__V1__Pod *pod, const char *what, char *why,
                      size_t len)
 {
@@ -161,6 +168,16 @@ static int make_room(ds_protect *p, const Tailor__V1__Pod *pod, const char *what
     }
     if (!r.feasible) {
         snprintf(why, len, "%s has one Ready pod and it would have nowhere to go: %s", what, r.why);
+        ds_sim_result_clear(&s, &r);
+        return TLR_E_BUSY;
+    }
+    /* Capacity already on its way (the interruption's or a consolidation's
+     * replacement, an earlier room claim, a launch for pending pods): wait
+     * for it rather than launch a second home for the same pods. */
+    const Tailor__V1__NodeClaim *coming = ds_view_launching_claim(v, LAUNCHING_MS);
+    if (coming) {
+        snprintf(why, len, "%s has one Ready pod; waiting for NodeClaim %s to be Initialized", what,
+                 coming->name);
         ds_sim_result_clear(&s, &r);
         return TLR_E_BUSY;
     }
@@ -205,9 +222,12 @@ int ds_protect_guard(void *arg, const Tailor__V1__Pod *pod, char *why, size_t le
         char key[160];
         snprintf(key, sizeof(key), "drain/%s", pod->uid);
         if (strcmp(e->w.restarted_for, key)) {
+            int rc = make_room(p, pod, what, why, len);
+            if (rc)
+                return rc;
             char at[TLR_TIME_BUFLEN];
             tlr_time_format_s(now_ms(p), at);
-            int rc = p->o.kube.restart(p->o.kube.arg, e->w.ns, e->w.name, at, key);
+            rc = p->o.kube.restart(p->o.kube.arg, e->w.ns, e->w.name, at, key);
             if (rc) {
                 snprintf(why, len, "%s has one Ready pod; its rolling restart failed: %s", what,
                          tlr_strerror(rc));

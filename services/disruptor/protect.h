@@ -8,13 +8,16 @@
  * most one Ready replica.  Then:
  *
  *   - a Deployment whose rolling update may surge (strategy RollingUpdate
- *     with maxSurge > 0, the default 25% included) gets a rolling restart
+ *     with maxSurge > 0, the default 25% included), once its new pod has
+ *     a home (below), gets a rolling restart
  *     -- spec.template.metadata.annotations kubectl.kubernetes.io/
  *     restartedAt, as `kubectl rollout restart` does, and the annotation
  *     tailor.sh/restarted-for=drain/<pod uid> so a later pass (or a
  *     restarted disruptor) does not restart it again.  The new pod cannot
- *     land on the tainted node; when no other node has room it is a pending
- *     pod like any other and the launcher provisions for it.  The old pod is
+ *     land on the tainted node, so the room is made first (as below):
+ *     otherwise, with a replacement for the old pod already launching, the
+ *     new pod would go pending and the launcher buy a second node for it.
+ *     Without a snapshot the restart goes ahead.  The old pod is
  *     held until the workload has two Ready pods (or the Deployment
  *     controller removes it itself, as the rollout completes);
  *   - any other workload (StatefulSet, maxSurge 0, Recreate, a bare
@@ -22,8 +25,9 @@
  *     home is made to exist first: a Simulate without the node says whether
  *     the node's pods fit elsewhere; when they need a new node, that node
  *     is launched (a NodeClaim named after the drained node, so asking again
- *     is idempotent) and the pod is held until the simulation finds room on
- *     Initialized capacity.  Then it is evicted; its workload is without a
+ *     is idempotent) unless some NodeClaim is already launching (then that
+ *     one is waited for), and the pod is held until the simulation finds
+ *     room on Initialized capacity.  Then it is evicted; its workload is without a
  *     Ready pod only for its own start-up time, which no autoscaler can
  *     avoid for a workload that forbids surge (docs/disruptor.md).
  *

@@ -160,6 +160,60 @@ static void test_statefulset_gets_room_first(void **state)
     tlr_kubeobj_free(pod);
 }
 
+/* A NodeClaim on its way (not Initialized), created now. */
+static void add_launching_claim(fx *x, const char *name)
+{
+    Tailor__V1__ClusterState *cs = x->f.snap->cluster;
+    Tailor__V1__NodeClaim *c = tk_claim_for(cs->nodes[0]);
+    free(c->name);
+    c->name = tlr_strdup(name);
+    c->creation_unix_ms = x->f.now_ms;
+    c->status->phase = TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_LAUNCHED;
+    free(c->status->node_name);
+    c->status->node_name = tlr_strdup("");
+    TK_PUSH(cs->nodeclaims, cs->n_nodeclaims, c);
+}
+
+/* The interruption case: a replacement for n1's pods is already launching.
+ * Restarting now would leave the new pod pending, and the launcher would
+ * buy a second node for it; launching a room would too.  Both wait. */
+static void test_launching_replacement_is_waited_for(void **state)
+{
+    fx *x = *state;
+    add_workload(&x->f, "ReplicaSet", "web-rs", "Deployment", "web", 1, 1, true);
+    add_workload(&x->f, "StatefulSet", "db", "StatefulSet", "db", 1, 1, false);
+    Tailor__V1__Pod *web = tk_pod("web-1", "n1", "web", 'r', "web-rs", 100, 1 << 20);
+    Tailor__V1__Pod *db = tk_pod("db-0", "n1", "db", 's', "db", 1500, TK_GIB);
+    snapshot(x, false);
+    add_launching_claim(x, "default-abcde");
+    char why[512];
+    assert_int_equal(guard(x, web, why, sizeof(why)), TLR_E_BUSY);
+    assert_non_null(strstr(why, "Deployment default/web has one Ready pod; waiting for NodeClaim "
+                                "default-abcde to be Initialized"));
+    assert_int_equal(guard(x, db, why, sizeof(why)), TLR_E_BUSY);
+    assert_non_null(strstr(why, "waiting for NodeClaim default-abcde"));
+    assert_int_equal(ds_fake_count(&x->f, "restart"), 0);
+    assert_int_equal(ds_fake_count(&x->f, "launch"), 0);
+    /* the replacement is a Ready node now (n3): restart, and let db go */
+    snapshot(x, true);
+    assert_int_equal(guard(x, web, why, sizeof(why)), TLR_E_BUSY);
+    assert_non_null(strstr(why, "rolling restart started"));
+    assert_int_equal(ds_fake_count(&x->f, "restart default/web for drain/uid-web-1"), 1);
+    assert_int_equal(guard(x, db, why, sizeof(why)), TLR_OK);
+    assert_int_equal(ds_fake_count(&x->f, "launch"), 0);
+    /* a claim that never came up (older than the registration TTL) is not
+     * waited for: the room is launched */
+    snapshot(x, false);
+    add_launching_claim(x, "default-stale");
+    x->f.snap->cluster->nodeclaims[x->f.snap->cluster->n_nodeclaims - 1]->creation_unix_ms =
+        x->f.now_ms - 16 * 60 * 1000;
+    assert_int_equal(guard(x, db, why, sizeof(why)), TLR_E_BUSY);
+    assert_non_null(strstr(why, "making room first"));
+    assert_int_equal(ds_fake_count(&x->f, "launch"), 1);
+    tlr_kubeobj_free(web);
+    tlr_kubeobj_free(db);
+}
+
 static void test_drain_with_protection(void **state)
 {
     fx *x = *state;
@@ -204,6 +258,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_surge_deployment_restarts_then_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pods_left_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statefulset_gets_room_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launching_replacement_is_waited_for, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drain_with_protection, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

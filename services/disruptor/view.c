@@ -233,6 +233,18 @@ ds_vnode *ds_view_node(const ds_view *v, const char *name)
     return NULL;
 }
 
+const Tailor__V1__NodeClaim *ds_view_launching_claim(const ds_view *v, int64_t within_ms)
+{
+    const Tailor__V1__ClusterState *cs = v->cs;
+    for (size_t i = 0; cs && i < cs->n_nodeclaims; i++) {
+        const Tailor__V1__NodeClaim *c = cs->nodeclaims[i];
+        if (!c->deletion_unix_ms && !claim_initialized(c) &&
+            v->now_ms - c->creation_unix_ms <= within_ms)
+            return c;
+    }
+    return NULL;
+}
+
 ds_vnode *ds_view_node_of_claim(const ds_view *v, const char *claim)
 {
     for (size_t i = 0; claim && i < v->nnodes; i++)

@@ -66,6 +66,10 @@ void ds_view_free(ds_view *v);   /* NULL fine */
 
 ds_vnode *ds_view_node(const ds_view *v, const char *name);           /* borrowed or NULL */
 ds_vnode *ds_view_node_of_claim(const ds_view *v, const char *claim); /* borrowed or NULL */
+/* A NodeClaim still on its way (not Initialized, not deleting) created at
+ * most within_ms before the view was taken: capacity about to appear.
+ * Borrowed or NULL. */
+const Tailor__V1__NodeClaim *ds_view_launching_claim(const ds_view *v, int64_t within_ms);
 const Tailor__V1__NodePool *ds_view_pool(const ds_view *v, const char *name);
 const Tailor__V1__NodeClass *ds_view_class(const ds_view *v, const char *name);
 const Tailor__V1__PodDisruptionBudget *ds_view_pdb(const ds_view *v, const char *ns_name);

@@ -24,7 +24,7 @@
 #include "catalog_src.h"
 #include "cloud.h"
 #include "kube.h"
-#include "leader.h"
+#include "tlr_lease.h"
 #include "provision.h"
 #include "solver_client.h"
 #include "tailor/v1/launcher.pb-c.h"
@@ -58,7 +58,7 @@ struct lc_app {
     tlr_req_client *req;
     lc_solver_client solver;
     lc_prov *prov;
-    lc_leader *leader;
+    tlr_lease *leader;
     bool leading;
     tlr_rep_server *rep;
     tlr_pub *pub;
@@ -197,7 +197,7 @@ static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
     lc_app *a = arg;
     (void)id;
     bool was = a->leading;
-    a->leading = lc_leader_tick(a->leader, tlr_wall_ms());
+    a->leading = tlr_lease_tick(a->leader, tlr_wall_ms());
     if (was != a->leading) {
         TLR_INFO(a->log, a->leading ? "became leader" : "lost leadership",
                  TLR_S("identity", tlr_service_id(a->svc)));
@@ -402,7 +402,7 @@ int lc_app_start(tlr_service *svc, void *arg)
     if (cfg->leader_elect) {
         const char *ns = cfg->lease_namespace && cfg->lease_namespace[0]
                              ? cfg->lease_namespace : tlr_kube_namespace(a->kube);
-        lc_leader_create(a->kube, ns, "tailor-launcher", tlr_service_id(svc), 15, &a->leader);
+        tlr_lease_create(a->kube, ns, "tailor-launcher", tlr_service_id(svc), 15, &a->leader);
         on_lead(loop, 0, a);
     } else {
         a->leading = true;
@@ -444,8 +444,8 @@ void lc_app_stop(tlr_service *svc, void *arg)
     tlr_pub_free(a->pub);
     tlr_rep_server_free(a->rep);
     lc_prov_free(a->prov);
-    lc_leader_release(a->leader, tlr_wall_ms());
-    lc_leader_free(a->leader);
+    tlr_lease_release(a->leader, tlr_wall_ms());
+    tlr_lease_free(a->leader);
     tlr_req_client_free(a->req);
     lc_kube_free(a->kops);
     tlr_kube_free(a->kube);

@@ -1,5 +1,5 @@
-/* leader.c - Lease-based leader election (leader.h). */
-#include "leader.h"
+/* lease.c - Lease-based leader election (tlr_lease.h). */
+#include "tlr_lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,27 +9,27 @@
 #include "tlr_err.h"
 #include "tlr_time.h"
 
-struct lc_leader {
+struct tlr_lease {
     tlr_kube *kc;
     char *ns, *name, *me;
     int duration_s;
     int64_t last_renew_ms;   /* 0 = not leading */
 };
 
-lc_lead_action lc_leader_decide(const char *holder, int64_t renew_ms, int duration_s,
+tlr_lease_action tlr_lease_decide(const char *holder, int64_t renew_ms, int duration_s,
                                 const char *me, int64_t now_ms)
 {
     if (!holder || !holder[0])
-        return LC_LEAD_ACQUIRE;
+        return TLR_LEASE_ACQUIRE;
     if (strcmp(holder, me) == 0)
-        return LC_LEAD_RENEW;
-    return now_ms >= renew_ms + (int64_t)duration_s * 1000 ? LC_LEAD_ACQUIRE : LC_LEAD_FOLLOW;
+        return TLR_LEASE_RENEW;
+    return now_ms >= renew_ms + (int64_t)duration_s * 1000 ? TLR_LEASE_ACQUIRE : TLR_LEASE_FOLLOW;
 }
 
-void lc_leader_create(tlr_kube *kc, const char *ns, const char *name, const char *identity,
-                      int duration_s, lc_leader **out)
+void tlr_lease_create(tlr_kube *kc, const char *ns, const char *name, const char *identity,
+                      int duration_s, tlr_lease **out)
 {
-    lc_leader *l = tlr_calloc(1, sizeof(*l));
+    tlr_lease *l = tlr_calloc(1, sizeof(*l));
     l->kc = kc;
     l->ns = tlr_strdup(ns);
     l->name = tlr_strdup(name);
@@ -38,7 +38,7 @@ void lc_leader_create(tlr_kube *kc, const char *ns, const char *name, const char
     *out = l;
 }
 
-void lc_leader_free(lc_leader *l)
+void tlr_lease_free(tlr_lease *l)
 {
     if (!l)
         return;
@@ -56,7 +56,7 @@ static void micro_time(int64_t ms, char *buf, size_t len)
     snprintf(buf, len, "%.19s.%03d000Z", s, (int)(ms % 1000));
 }
 
-static json_object *lease_body(const lc_leader *l, int64_t now_ms, const char *rv,
+static json_object *lease_body(const tlr_lease *l, int64_t now_ms, const char *rv,
                                int64_t acquire_ms, int transitions)
 {
     char now[48], acq[48];
@@ -89,7 +89,7 @@ static const char *sget(json_object *o, const char *a, const char *b)
     return json_object_get_string(y);
 }
 
-bool lc_leader_tick(lc_leader *l, int64_t now_ms)
+bool tlr_lease_tick(tlr_lease *l, int64_t now_ms)
 {
     json_object *cur = NULL;
     int rc = tlr_kube_get(l->kc, &TLR_KUBE_RES_LEASES, l->ns, l->name, &cur, NULL);
@@ -123,13 +123,13 @@ bool lc_leader_tick(lc_leader *l, int64_t now_ms)
     int64_t renew_ms = 0, acq_ms = now_ms;
     if (renew)
         tlr_time_parse(renew, &renew_ms);
-    lc_lead_action a = lc_leader_decide(holder, renew_ms, duration, l->me, now_ms);
+    tlr_lease_action a = tlr_lease_decide(holder, renew_ms, duration, l->me, now_ms);
     bool ok = false;
-    if (a != LC_LEAD_FOLLOW) {
-        if (a == LC_LEAD_RENEW && acq)
+    if (a != TLR_LEASE_FOLLOW) {
+        if (a == TLR_LEASE_RENEW && acq)
             tlr_time_parse(acq, &acq_ms);
         json_object *b = lease_body(l, now_ms, rv, acq_ms,
-                                    a == LC_LEAD_ACQUIRE ? transitions + 1 : transitions);
+                                    a == TLR_LEASE_ACQUIRE ? transitions + 1 : transitions);
         /* The resourceVersion makes a takeover race safe: 409 for the loser. */
         ok = tlr_kube_update(l->kc, &TLR_KUBE_RES_LEASES, l->ns, l->name, NULL, b, NULL,
                              NULL) == TLR_OK;
@@ -140,7 +140,7 @@ bool lc_leader_tick(lc_leader *l, int64_t now_ms)
     return ok;
 }
 
-void lc_leader_release(lc_leader *l, int64_t now_ms)
+void tlr_lease_release(tlr_lease *l, int64_t now_ms)
 {
     if (!l || !l->last_renew_ms)
         return;
