@@ -274,6 +274,7 @@ static int connect_deps(ds_app *a, size_t max_msg)
     co2.replace_timeout_ms = cfg->replace_timeout_ms;
     co2.ami_refresh_ms = cfg->ami_refresh_ms;
     co2.min_savings = cfg->min_savings;
+    co2.spot_to_spot = cfg->spot_to_spot;
     co2.max_candidates = cfg->max_candidates;
     co2.dry_run = cfg->dry_run;
     co2.log = a->log;

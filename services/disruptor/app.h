@@ -26,6 +26,7 @@ typedef struct ds_app_cfg {
     int64_t termination_every_ms, disruption_every_ms, interruption_every_ms;
     int64_t validation_ms, min_drain_ms, replace_timeout_ms, event_every_ms;
     double min_savings;
+    bool spot_to_spot;          /* replace spot nodes by spot nodes */
     int max_candidates;
     int rebalance;              /* 0 event, 1 drain */
     bool leader_elect;

@@ -30,6 +30,9 @@
  *   - it never is the same instance type as one it replaces: those
  *     options are dropped too (Karpenter's filterOutSameInstanceType);
  *   - consolidateAfter keeps recently changed nodes out (candidates.h);
+ *   - a replacement that may be spot is made spot only (pin_spot), and
+ *     spot nodes are replaced by spot only when spot_to_spot allows it
+ *     (a single one only with DS_SPOT_MIN_TYPES cheaper types);
  *   - the controller validates the decision again before acting.
  */
 #include <stdint.h>
@@ -44,6 +47,9 @@
 
 #define UNDER TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_UNDERUTILIZED
 #define TYPE_KEY "node.kubernetes.io/instance-type"
+#define CT_KEY "karpenter.sh/capacity-type"
+#define ZONE_KEY "topology.kubernetes.io/zone"
+#define SPOT TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
 /* One node may be replaced by at most this many cheaper ones (a split). */
 #define DS_SPLIT_MAX 4
 
@@ -134,6 +140,56 @@ static bool could_fit(const ds_mctx *m, ds_vnode *const *set, size_t n)
     return need_c <= free_c + big_c && need_m <= free_m + big_m;
 }
 
+static Tailor__V1__NodeSelectorRequirement *req_in(const Tailor__V1__NodeClaim *nc, const char *key)
+{
+    for (size_t r = 0; r < nc->n_requirements; r++) {
+        Tailor__V1__NodeSelectorRequirement *q = nc->requirements[r];
+        if (!strcmp(q->key, key) && q->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN)
+            return q;
+    }
+    return NULL;
+}
+
+/* Does requirement q (NULL: none, anything goes) allow value? */
+static bool req_allows(const Tailor__V1__NodeSelectorRequirement *q, const char *value)
+{
+    if (!q)
+        return true;
+    for (size_t i = 0; i < q->n_values; i++)
+        if (!strcmp(q->values[i], value))
+            return true;
+    return false;
+}
+
+/* Keep the claim's instance-type requirement in step with its options. */
+static void sync_types(Tailor__V1__NodeClaim *nc)
+{
+    Tailor__V1__NodeSelectorRequirement *q = req_in(nc, TYPE_KEY);
+    if (!q)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < q->n_values; i++) {
+        bool keep = false;
+        for (size_t j = 0; j < nc->n_instance_type_options && !keep; j++)
+            keep = !strcmp(nc->instance_type_options[j]->name, q->values[i]);
+        if (keep)
+            q->values[kept++] = q->values[i];
+        else
+            free(q->values[i]);
+    }
+    q->n_values = kept;
+}
+
+/* Keep the first n options. */
+static void keep_options(Tailor__V1__NodeClaim *nc, size_t n)
+{
+    for (size_t i = n; i < nc->n_instance_type_options; i++)
+        protobuf_c_message_free_unpacked(&nc->instance_type_options[i]->base, NULL);
+    if (n < nc->n_instance_type_options)
+        nc->n_instance_type_options = n;
+    sync_types(nc);
+}
+
 /* Drop from the replacement every option of a candidate's type or dearer
  * than the ceiling; keep its instance-type requirement in step. */
 static double trim_options(Tailor__V1__NodeClaim *nc, const ds_cmd *c, double ceiling)
@@ -150,23 +206,75 @@ static double trim_options(Tailor__V1__NodeClaim *nc, const ds_cmd *c, double ce
             nc->instance_type_options[k++] = o;
     }
     nc->n_instance_type_options = k;
-    for (size_t r = 0; r < nc->n_requirements; r++) {
-        Tailor__V1__NodeSelectorRequirement *q = nc->requirements[r];
-        if (strcmp(q->key, TYPE_KEY) || q->operator_ != TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN)
-            continue;
-        size_t kept = 0;
-        for (size_t i = 0; i < q->n_values; i++) {
-            bool keep = false;
-            for (size_t j = 0; j < k && !keep; j++)
-                keep = !strcmp(nc->instance_type_options[j]->name, q->values[i]);
-            if (keep)
-                q->values[kept++] = q->values[i];
-            else
-                free(q->values[i]);
-        }
-        q->n_values = kept;
-    }
+    sync_types(nc);
     return k ? nc->instance_type_options[0]->price_per_hour : -1;
+}
+
+static int by_price(const void *a, const void *b)
+{
+    const Tailor__V1__InstanceTypeOption *x = *(Tailor__V1__InstanceTypeOption *const *)a;
+    const Tailor__V1__InstanceTypeOption *y = *(Tailor__V1__InstanceTypeOption *const *)b;
+    if (x->price_per_hour != y->price_per_hour)
+        return x->price_per_hour < y->price_per_hour ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* A replacement allowed both spot and on-demand was priced at its
+ * cheapest offering, spot where there is one; the launcher, allowed both,
+ * would fall back to on-demand on a spot shortage and buy a node dearer
+ * than the ones it replaces.  Make it a spot claim (Karpenter does the
+ * same): each option priced at its cheapest available spot offering in
+ * the claim's zones, options without one dropped, sorted by price.  A
+ * spot shortage then fails the launch and the decision is undone.
+ * Returns whether nc is now spot only. */
+static bool pin_spot(const Tailor__V1__Catalog *cat, Tailor__V1__NodeClaim *nc)
+{
+    Tailor__V1__NodeSelectorRequirement *ct = req_in(nc, CT_KEY);
+    if (!req_allows(ct, "spot"))
+        return false;
+    if (ct && ct->n_values == 1)
+        return true;
+    if (!req_allows(ct, "on-demand") && !req_allows(ct, "reserved"))
+        return true;
+    const Tailor__V1__NodeSelectorRequirement *zq = req_in(nc, ZONE_KEY);
+    size_t k = 0;
+    for (size_t i = 0; i < nc->n_instance_type_options; i++) {
+        Tailor__V1__InstanceTypeOption *o = nc->instance_type_options[i];
+        const Tailor__V1__InstanceType *it = ds_catalog_type(cat, o->name);
+        double best = -1;
+        for (size_t q = 0; it && q < it->n_offerings; q++) {
+            const Tailor__V1__Offering *of = it->offerings[q];
+            if (of->available && of->capacity_type == SPOT && req_allows(zq, of->zone) &&
+                (best < 0 || of->price_per_hour < best))
+                best = of->price_per_hour;
+        }
+        if (best < 0) {
+            protobuf_c_message_free_unpacked(&o->base, NULL);
+            continue;
+        }
+        o->price_per_hour = best;
+        nc->instance_type_options[k++] = o;
+    }
+    nc->n_instance_type_options = k;
+    if (k > 1)
+        qsort(nc->instance_type_options, k, sizeof(*nc->instance_type_options), by_price);
+    sync_types(nc);
+    if (!ct) {
+        nc->requirements = tlr_realloc(nc->requirements, (nc->n_requirements + 1) * sizeof(*nc->requirements));
+        ct = tlr_malloc(sizeof(*ct));
+        tailor__v1__node_selector_requirement__init(ct);
+        ct->key = tlr_strdup(CT_KEY);
+        ct->operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
+        nc->requirements[nc->n_requirements++] = ct;
+    } else {
+        for (size_t i = 0; i < ct->n_values; i++)
+            free(ct->values[i]);
+        ct->n_values = 0;
+    }
+    ct->values = tlr_realloc(ct->values, sizeof(*ct->values));
+    ct->values[0] = tlr_strdup("spot");
+    ct->n_values = 1;
+    return true;
 }
 
 ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len)
@@ -200,6 +308,21 @@ ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, ch
         ds_cmd_add(c, set[i]);
     ds_cmd_set_replacements(c, replace ? r.resp : NULL, 0);
     if (replace) {
+        /* capacity types: a replacement that may be spot is made spot;
+         * spot nodes replaced by spot only when allowed (methods.h) */
+        bool all_spot = true, spot_repl = false;
+        for (size_t j = 0; j < c->n; j++)
+            all_spot = all_spot && c->c[j].ct == SPOT;
+        for (size_t k = 0; k < c->nrepl; k++)
+            spot_repl = pin_spot(m->v->catalog, c->repl[k]) || spot_repl;
+        bool s2s = all_spot && spot_repl;
+        if (s2s && !m->spot_to_spot) {
+            snprintf(why, len, "spot-to-spot consolidation is off: spot node%s not replaced by spot "
+                     "(--spot-to-spot-consolidation)", n == 1 ? "" : "s");
+            ds_cmd_free(c);
+            ds_sim_result_clear(m->sim, &r);
+            return NULL;
+        }
         double ceiling = c->before * (1.0 - m->min_savings);
         /* each replacement without the candidates' types; the total must
          * save min_savings.  The cheapest other total, for the message. */
@@ -232,6 +355,23 @@ ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, ch
             ds_cmd_free(c);
             ds_sim_result_clear(m->sim, &r);
             return NULL;
+        }
+        /* A single spot node: only with enough cheaper types, and then
+         * only the cheapest of them, so that repeated replacements do not
+         * walk down the spot price ladder into the pools most likely to
+         * be interrupted (Karpenter's rule, docs/disruptor.md). */
+        for (size_t k = 0; s2s && n == 1 && k < c->nrepl; k++) {
+            Tailor__V1__NodeClaim *q = c->repl[k];
+            if (!pin_spot(m->v->catalog, q))
+                continue;
+            if (q->n_instance_type_options < DS_SPOT_MIN_TYPES) {
+                snprintf(why, len, "spot-to-spot consolidation needs %d cheaper instance types, got "
+                         "%zu", DS_SPOT_MIN_TYPES, q->n_instance_type_options);
+                ds_cmd_free(c);
+                ds_sim_result_clear(m->sim, &r);
+                return NULL;
+            }
+            keep_options(q, DS_SPOT_MIN_TYPES);
         }
         c->after = after;
         c->savings = c->before - after;

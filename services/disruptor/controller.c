@@ -528,6 +528,7 @@ void ds_ctl_mctx(ds_ctl *c, const ds_view *v, ds_budgets *b, ds_sim *sim, ds_mct
     m->b = b;
     m->sim = sim;
     m->min_savings = c->o.min_savings;
+    m->spot_to_spot = c->o.spot_to_spot;
     m->max_candidates = c->o.max_candidates;
     m->time_budget_ms = c->o.time_budget_ms;
     m->image = image_of;

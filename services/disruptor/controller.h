@@ -68,6 +68,7 @@ typedef struct ds_ctl_opts {
     int64_t time_budget_ms;                /* single-node probing; 0 = 5 s */
     int64_t ami_refresh_ms;                /* resolve node classes' AMIs again; 0 = 60 s */
     double min_savings;
+    bool spot_to_spot;                     /* methods.h ds_mctx.spot_to_spot */
     int max_candidates;
     bool dry_run;                          /* decide and publish, never act */
     tlr_logger *log;

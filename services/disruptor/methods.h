@@ -36,6 +36,11 @@ typedef struct ds_mctx {
     ds_budgets *b;                  /* borrowed; methods take from it */
     ds_sim *sim;                    /* borrowed */
     double min_savings;             /* replacement: share of the cost it must save */
+    /* Consolidation may replace spot nodes by a spot node (Karpenter's
+     * SpotToSpotConsolidation gate, off by default there too); a single
+     * spot node then only with DS_SPOT_MIN_TYPES cheaper types, and the
+     * replacement keeps the DS_SPOT_MIN_TYPES cheapest. */
+    bool spot_to_spot;
     int max_candidates;             /* multi-node prefix; 0 = 100 */
     int64_t time_budget_ms;         /* single-node probing stops after this; 0 = 5000 */
     ds_image_fn image;              /* drift: may be NULL */
@@ -70,6 +75,7 @@ ds_drift_kind ds_drifted(const ds_mctx *m, const ds_vnode *x, char *why, size_t 
 ds_cmd *ds_drift_decide(ds_mctx *m);
 
 /* ---- consolidation.c ---- */
+#define DS_SPOT_MIN_TYPES 15
 ds_cmd *ds_consolidation_decide(ds_mctx *m);
 /* Evaluate removing exactly these nodes (replacement allowed): a command
  * when it is worth it (deleted, or replaced by one node cheaper by at

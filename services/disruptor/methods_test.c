@@ -3,8 +3,9 @@
  * budgets, expiration, every kind of drift, multi- and single-node
  * consolidation (delete, replace, the shorter delete beating the longer
  * replace), and the no-churn rules (min savings, never the same type,
- * consolidateAfter, PDBs, WhenEmpty), plus what the reduced simulation
- * sends. */
+ * consolidateAfter, PDBs, WhenEmpty, spot replacements pinned to spot,
+ * spot-to-spot gated and kept to the 15 cheapest types), plus what the
+ * reduced simulation sends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -411,6 +412,115 @@ static void test_reduced_simulation_request(void **state)
     ds_sim_result_clear(m->sim, &b);
 }
 
+/* ---- capacity types ---------------------------------------------------- */
+
+/* Every catalog type also offered as spot at half its on-demand price. */
+static void add_spot(fx *x)
+{
+    for (size_t i = 0; i < x->cat->n_instance_types; i++) {
+        Tailor__V1__InstanceType *it = x->cat->instance_types[i];
+        tk_offer(it, "us-east-1a", 's', it->offerings[0]->price_per_hour / 2);
+    }
+}
+
+static const Tailor__V1__NodeSelectorRequirement *req_of(const Tailor__V1__NodeClaim *nc, const char *key)
+{
+    for (size_t r = 0; r < nc->n_requirements; r++)
+        if (!strcmp(nc->requirements[r]->key, key))
+            return nc->requirements[r];
+    return NULL;
+}
+
+static void test_replacement_that_may_be_spot_is_spot(void **state)
+{
+    fx *x = *state;
+    add_spot(x);
+    /* an on-demand medium (0.19) running 1.5 cpu beside a full small: the
+     * pool allows both capacity types, so the solver's replacement does;
+     * it must launch as spot (a small at 0.05) -- never fall back to an
+     * on-demand node that was not what the saving was computed on */
+    node(x, "m", "medium", (int[]){ 1500, 0 });
+    node(x, "full", "small", (int[]){ 1900, 0 });
+    ds_mctx *m = ctx(x);
+    ds_vnode *v = ds_view_node(m->v, "m");
+    char why[512] = "";
+    ds_cmd *c = ds_consolidation_evaluate(m, &v, 1, why, sizeof(why));
+    if (!c)
+        fail_msg("medium not replaced: %s", why);
+    assert_int_equal(c->nrepl, 1);
+    const Tailor__V1__NodeSelectorRequirement *ct = req_of(c->repl[0], "karpenter.sh/capacity-type");
+    assert_non_null(ct);
+    assert_int_equal(ct->n_values, 1);
+    assert_string_equal(ct->values[0], "spot");
+    assert_string_equal(c->repl[0]->instance_type_options[0]->name, "t.small");
+    assert_float_equal(c->repl[0]->instance_type_options[0]->price_per_hour, 0.05, 1e-9);
+    assert_float_equal(c->after, 0.05, 1e-9);
+    ds_cmd_free(c);
+}
+
+/* A spot medium running 1.5 cpu beside a full spot small. */
+static ds_vnode *spot_medium(fx *x, ds_mctx **mp)
+{
+    Tailor__V1__Node *m = node(x, "m", "medium", (int[]){ 1500, 0 });
+    Tailor__V1__Node *f = node(x, "full", "small", (int[]){ 1900, 0 });
+    m->capacity_type = f->capacity_type = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT;
+    *mp = ctx(x);
+    return ds_view_node((*mp)->v, "m");
+}
+
+static void test_spot_to_spot_is_gated(void **state)
+{
+    fx *x = *state;
+    add_spot(x);
+    ds_mctx *m;
+    ds_vnode *s = spot_medium(x, &m);
+    char why[512] = "";
+    /* deleting a spot node is allowed (the small's pod fits on the
+     * medium); replacing one by spot is not */
+    ds_cmd *c = ds_consolidation_decide(m);
+    if (c && c->method != TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE)
+        fail_msg("replaced with spot-to-spot off: %s", c->why);
+    ds_cmd_free(c);
+    assert_null(ds_consolidation_evaluate(m, &s, 1, why, sizeof(why)));
+    assert_non_null(strstr(why, "spot-to-spot consolidation is off"));
+    /* allowed, but a single spot node needs 15 cheaper types: only the
+     * small is (0.05 < 0.095 * 0.9) */
+    m->spot_to_spot = true;
+    assert_null(ds_consolidation_evaluate(m, &s, 1, why, sizeof(why)));
+    assert_non_null(strstr(why, "spot-to-spot consolidation needs 15 cheaper instance types, got 1"));
+}
+
+static void test_spot_to_spot_keeps_the_15_cheapest(void **state)
+{
+    fx *x = *state;
+    add_spot(x);
+    /* 20 more 2-cpu spot-only types, 0.020 .. 0.039 (names sort after t.*) */
+    for (int i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "u.n%02d", i);
+        Tailor__V1__InstanceType *it = tk_type(x->cat, name, 2, 4, 0.5);
+        it->offerings[0]->capacity_type = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT;
+        it->offerings[0]->price_per_hour = 0.039 - 0.001 * i;
+    }
+    ds_mctx *m;
+    ds_vnode *s = spot_medium(x, &m);
+    m->spot_to_spot = true;
+    char why[512] = "";
+    ds_cmd *c = ds_consolidation_evaluate(m, &s, 1, why, sizeof(why));
+    if (!c)
+        fail_msg("spot medium not replaced: %s", why);
+    assert_int_equal(c->nrepl, 1);
+    const Tailor__V1__NodeClaim *q = c->repl[0];
+    assert_int_equal(q->n_instance_type_options, 15);
+    assert_string_equal(q->instance_type_options[0]->name, "u.n19");
+    assert_float_equal(q->instance_type_options[0]->price_per_hour, 0.020, 1e-9);
+    for (size_t i = 1; i < q->n_instance_type_options; i++)
+        assert_true(q->instance_type_options[i - 1]->price_per_hour <= q->instance_type_options[i]->price_per_hour);
+    assert_int_equal(req_of(q, "node.kubernetes.io/instance-type")->n_values, 15);
+    assert_string_equal(req_of(q, "karpenter.sh/capacity-type")->values[0], "spot");
+    ds_cmd_free(c);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -428,6 +538,9 @@ int main(void)
         T(test_drift_kinds),
         T(test_drift_budget_one_at_a_time),
         T(test_reduced_simulation_request),
+        T(test_replacement_that_may_be_spot_is_spot),
+        T(test_spot_to_spot_is_gated),
+        T(test_spot_to_spot_keeps_the_15_cheapest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
