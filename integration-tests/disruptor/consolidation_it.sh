@@ -90,6 +90,8 @@ k apply --validate=false -f "$STATE_DIR/pool.yaml" -f "$STATE_DIR/w500.yaml" >/d
 
 running() { test "$(k get pods --no-headers 2>/dev/null | grep -c ' Running ')" = "$1"; }
 check "501 pods Running" wait_until 180 running 501
+check "the disruptor prices with the launcher's catalog" wait_until 30 ds_same_catalog
+ds_same_catalog | sed 's/^/  /'
 
 prices="$STATE_DIR/prices.tsv"
 /usr/bin/python3 - "$catalog" >"$prices" <<'PY'

@@ -37,7 +37,8 @@ ds_start_disruptor() {
     --launcher "tcp://127.0.0.1:$l_rep" \
     --solver "tcp://127.0.0.1:$s_rep" --catalog "$catalog" \
     --termination-interval 500ms --disruption-interval 2s --min-drain-time 1s \
-    --validation-delay 2s --lease-duration 3s --event-interval 5s --ami-refresh 2s ${DS_ARGS:-} \
+    --validation-delay 2s --lease-duration 3s --event-interval 5s --ami-refresh 2s \
+    --catalog-refresh 2s ${DS_ARGS:-} \
     >>"$STATE_DIR/disruptor.log" 2>&1 &
   ds_pid=$!
 }
@@ -118,6 +119,29 @@ count_lines() { grep -c . || true; }
 # true once no node is cordoned or carries karpenter.sh/disrupted; a node the
 # disruptor is still removing (an empty node found at the very end) counts
 # until it is gone, so callers wait for this rather than test one snapshot
+# ds_same_catalog: the disruptor prices with the catalog the launcher plans
+# with now (the last one it loaded or refreshed), which it got over
+# the launcher's Catalog request.
+ds_same_catalog() {
+  /usr/bin/python3 - "$STATE_DIR/launcher.log" "$STATE_DIR/disruptor.log" <<'PY'
+import json, sys
+def last(path, msgs):
+    h = None
+    for line in open(path, errors="replace"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("msg") in msgs:
+            h = d.get("hash")
+    return h
+lc = last(sys.argv[1], ("catalog loaded", "catalog refreshed"))
+ds = last(sys.argv[2], ("catalog from the launcher",))
+print(f"launcher {lc} disruptor {ds}")
+sys.exit(0 if lc and lc == ds else 1)
+PY
+}
+
 ds_no_disrupted_node() {
   k get nodes -o json | json_get /dev/stdin "sum(1 for n in d['items'] if n['spec'].get('unschedulable') or any(t['key'] == 'karpenter.sh/disrupted' for t in n['spec'].get('taints', [])))" | grep -qx 0
 }

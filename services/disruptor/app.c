@@ -59,7 +59,8 @@ struct ds_app {
     bool leading;
     tlr_rep_server *rep;
     tlr_pub *pub;
-    tlr_timer_id t_term, t_lead, t_disr, t_intr;
+    tlr_timer_id t_term, t_lead, t_disr, t_intr, t_cat;
+    bool launcher_catalog;   /* a->catalog came from the launcher */
     char why[640];   /* what is missing; "" when configured */
 };
 
@@ -121,6 +122,49 @@ static void on_intr(tlr_loop *loop, tlr_timer_id id, void *arg)
                      TLR_I("failed", st.failed), TLR_I("replacements", st.replacements));
     }
     a->t_intr = tlr_loop_add_timer(loop, a->cfg->interruption_every_ms, on_intr, a);
+}
+
+/* The launcher's catalog: the prices it plans with (live from EC2 and the
+ * Pricing API, or its file), so that savings are judged on what the
+ * launcher will pay.  Until it first answers, the catalog file (if any)
+ * prices nodes and the launcher is asked again every CATALOG_RETRY_MS. */
+#define CATALOG_RETRY_MS 10000
+
+static void set_catalog(ds_app *a, Tailor__V1__Catalog *cat)
+{
+    Tailor__V1__Catalog *old = a->catalog;
+    a->catalog = cat;
+    a->c_solver.catalog = cat;
+    ds_protect_set_catalog(a->protect, cat);
+    ds_ctl_set_catalog(a->ctl, cat);
+    if (a->intr)
+        ds_intr_set_catalog(a->intr, cat);
+    tlr_catalog_free(old);
+}
+
+static void on_catalog(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    ds_app *a = arg;
+    (void)id;
+    Tailor__V1__CatalogResponse *resp = NULL;
+    const char *known = a->launcher_catalog && a->catalog ? a->catalog->hash : NULL;
+    int rc = ds_launcher_catalog(&a->c_launcher, known, &resp);
+    if (rc == TLR_OK && resp->catalog && resp->catalog->n_instance_types > 0) {
+        Tailor__V1__Catalog *cat = resp->catalog;
+        resp->catalog = NULL;
+        TLR_INFO(a->log, "catalog from the launcher", TLR_S("hash", cat->hash),
+                 TLR_S("previous", a->catalog ? a->catalog->hash : ""),
+                 TLR_S("price_source", cat->price_source),
+                 TLR_I("instance_types", (int64_t)cat->n_instance_types));
+        set_catalog(a, cat);
+        a->launcher_catalog = true;
+    } else if (rc == TLR_OK && resp->catalog) {
+        TLR_WARN(a->log, "the launcher's catalog is empty; keeping the current one");
+    }
+    bool got = rc == TLR_OK && a->launcher_catalog;
+    if (resp)
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    a->t_cat = tlr_loop_add_timer(loop, got ? a->cfg->catalog_every_ms : CATALOG_RETRY_MS, on_catalog, a);
 }
 
 /* The watcher's "cluster" topic: a pod left a node -> its consolidateAfter
@@ -339,6 +383,7 @@ int ds_app_start(tlr_service *svc, void *arg)
     a->t_disr = tlr_loop_add_timer(a->loop, cfg->disruption_every_ms, on_disr, a);
     if (a->intr)
         a->t_intr = tlr_loop_add_timer(a->loop, cfg->interruption_every_ms, on_intr, a);
+    a->t_cat = tlr_loop_add_timer(a->loop, 0, on_catalog, a);
     if (cfg->watcher_pub && cfg->watcher_pub[0]) {
         const char *urls[1] = { cfg->watcher_pub };
         const char *topics[1] = { "cluster" };
@@ -361,6 +406,8 @@ void ds_app_stop(tlr_service *svc, void *arg)
         tlr_loop_cancel_timer(a->loop, a->t_disr);
     if (a->t_intr)
         tlr_loop_cancel_timer(a->loop, a->t_intr);
+    if (a->t_cat)
+        tlr_loop_cancel_timer(a->loop, a->t_cat);
     tlr_sub_free(a->sub);
     tlr_lease_release(a->lease, tlr_wall_ms());
     tlr_pub_free(a->pub);

@@ -1,4 +1,4 @@
-/* clients.c - Launch, Terminate, Simulate and Snapshot over req/rep
+/* clients.c - Launch, Terminate, Catalog, Simulate and Snapshot over req/rep
  * (clients.h). */
 #include "clients.h"
 
@@ -35,6 +35,14 @@ static int do_terminate(void *arg, const Tailor__V1__TerminateRequest *req,
 {
     return call(arg, &req->base, &tailor__v1__terminate_response__descriptor,
                 (ProtobufCMessage **)resp, "Terminate");
+}
+
+int ds_launcher_catalog(ds_client *c, const char *known_hash, Tailor__V1__CatalogResponse **resp)
+{
+    Tailor__V1__CatalogRequest req = TAILOR__V1__CATALOG_REQUEST__INIT;
+    req.known_hash = (char *)(known_hash ? known_hash : "");
+    return call(c, &req.base, &tailor__v1__catalog_response__descriptor, (ProtobufCMessage **)resp,
+                "Catalog");
 }
 
 ds_launcher_ops ds_launcher_ops_of(ds_client *c)

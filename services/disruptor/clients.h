@@ -1,5 +1,5 @@
 /* clients.h - the disruptor's clients of the other services over nng
- * req/rep: the launcher (Launch, Terminate), the solvers (Simulate, with
+ * req/rep: the launcher (Launch, Terminate, Catalog), the solvers (Simulate, with
  * the catalog-by-hash resend) and the watcher (Snapshot).
  *
  * A call to a service that has no connected replica fails at once with
@@ -23,5 +23,10 @@ typedef struct ds_client {
 ds_launcher_ops ds_launcher_ops_of(ds_client *c);
 ds_solver_ops ds_solver_ops_of(ds_client *c);
 ds_watcher_ops ds_watcher_ops_of(ds_client *c);
+
+/* The launcher's Catalog (c: the launcher's client).  On TLR_OK *resp is
+ * new and owned; its catalog is unset when known_hash (may be NULL) is
+ * the launcher's. */
+int ds_launcher_catalog(ds_client *c, const char *known_hash, Tailor__V1__CatalogResponse **resp);
 
 #endif

@@ -81,6 +81,11 @@ void ds_ctl_create(const ds_ctl_opts *o, ds_ctl **out)
     *out = c;
 }
 
+void ds_ctl_set_catalog(ds_ctl *c, const Tailor__V1__Catalog *cat)
+{
+    c->o.catalog = cat;
+}
+
 void ds_ctl_free(ds_ctl *c)
 {
     if (!c)

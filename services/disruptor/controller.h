@@ -81,6 +81,9 @@ typedef struct ds_ctl ds_ctl;
 
 void ds_ctl_create(const ds_ctl_opts *o, ds_ctl **out);   /* owned */
 void ds_ctl_free(ds_ctl *c);
+/* Price and simulate with cat from the next pass on (borrowed; NULL: no
+ * simulation).  The previous one may be freed once this returns. */
+void ds_ctl_set_catalog(ds_ctl *c, const Tailor__V1__Catalog *cat);
 
 typedef struct ds_ctl_stats {
     bool synced;

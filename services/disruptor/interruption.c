@@ -113,6 +113,11 @@ void ds_intr_create(const ds_intr_opts *o, ds_intr **out)
     *out = i;
 }
 
+void ds_intr_set_catalog(ds_intr *i, const Tailor__V1__Catalog *cat)
+{
+    i->o.catalog = cat;
+}
+
 void ds_intr_free(ds_intr *i)
 {
     free(i);

@@ -87,6 +87,8 @@ typedef struct ds_intr_opts {
 typedef struct ds_intr ds_intr;
 void ds_intr_create(const ds_intr_opts *o, ds_intr **out);   /* owned */
 void ds_intr_free(ds_intr *i);
+/* As ds_ctl_set_catalog. */
+void ds_intr_set_catalog(ds_intr *i, const Tailor__V1__Catalog *cat);
 
 typedef struct ds_intr_stats {
     int received, handled, ignored, failed, replacements;

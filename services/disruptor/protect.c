@@ -56,6 +56,13 @@ static void wl_clear(ds_protect *p)
     p->nwl = 0;
 }
 
+void ds_protect_set_catalog(ds_protect *p, const Tailor__V1__Catalog *cat)
+{
+    ds_view_free(p->view);
+    p->view = NULL;
+    p->o.catalog = cat;
+}
+
 void ds_protect_free(ds_protect *p)
 {
     if (!p)

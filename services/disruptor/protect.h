@@ -63,6 +63,8 @@ typedef struct ds_protect ds_protect;
 
 void ds_protect_create(const ds_protect_opts *o, ds_protect **out);   /* owned */
 void ds_protect_free(ds_protect *p);                                  /* NULL fine */
+/* As ds_ctl_set_catalog; the cached view (built on the old one) is dropped. */
+void ds_protect_set_catalog(ds_protect *p, const Tailor__V1__Catalog *cat);
 
 /* tlr_drain_ops.guard: arg is the ds_protect.  TLR_OK lets the eviction
  * go; TLR_E_BUSY holds it (why says for what). */

@@ -172,6 +172,34 @@ static void free_reply(void *arg, ProtobufCMessage *reply)
     protobuf_c_message_free_unpacked(reply, NULL);
 }
 
+/* Catalog: the catalog in use, lent (the reply is packed before the loop
+ * can swap it), left out when the requester already has it.  Served by a
+ * standby too: every replica fetches its own. */
+static int handle_catalog(void *arg, const ProtobufCMessage *req, const char *rid,
+                          ProtobufCMessage **reply, tlr_status *st)
+{
+    lc_app *a = arg;
+    (void)rid;
+    if (!a->catalog) {
+        tlr_status_set(st, TLR_E_UNAVAILABLE, "NotConfigured", "%s", a->why);
+        return TLR_E_UNAVAILABLE;
+    }
+    const Tailor__V1__CatalogRequest *q = (const Tailor__V1__CatalogRequest *)req;
+    Tailor__V1__CatalogResponse *resp = tlr_malloc(sizeof(*resp));
+    tailor__v1__catalog_response__init(resp);
+    resp->hash = a->catalog->hash;
+    if (!q->known_hash || strcmp(q->known_hash, a->catalog->hash))
+        resp->catalog = a->catalog;
+    *reply = &resp->base;
+    return TLR_OK;
+}
+
+static void free_catalog_reply(void *arg, ProtobufCMessage *reply)
+{
+    (void)arg;
+    free(reply);   /* only the envelope: hash and catalog are lent */
+}
+
 static void on_life(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     lc_app *a = arg;
@@ -384,8 +412,9 @@ int lc_app_start(tlr_service *svc, void *arg)
     const tlr_rep_route routes[] = {
         { &tailor__v1__launch_request__descriptor, handle_launch, free_reply, a },
         { &tailor__v1__terminate_request__descriptor, handle_terminate, free_reply, a },
+        { &tailor__v1__catalog_request__descriptor, handle_catalog, free_catalog_reply, a },
     };
-    if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 2, &a->rep)))
+    if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 3, &a->rep)))
         return rc;
     if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, &a->pub)))
         return rc;
