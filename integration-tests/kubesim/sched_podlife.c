@@ -7,6 +7,12 @@
  * whose node stops being Ready turns not Ready (as the node lifecycle
  * controller marks it) and Ready again when the node recovers.  Pods on
  * nodes that do not exist are left to the pod garbage collector.
+ *
+ * A failure to test against: a pod annotated
+ * kubesim.tailor.dev/crash-loop-on-node-label: KEY that starts on a node
+ * carrying label KEY crash-loops instead -- Running, never Ready, every
+ * container waiting in CrashLoopBackOff after CRASH_RESTARTS restarts (an
+ * image that breaks on the new nodes, say).
  */
 #include "sched.h"
 
@@ -155,7 +161,44 @@ static json_object *container_statuses(json_object *containers, const char *now,
     return out;
 }
 
+#define CRASH_ANNOTATION "kubesim.tailor.dev/crash-loop-on-node-label"
+#define CRASH_RESTARTS 3
+
+/* Does pod crash-loop on a node with these labels? */
+static bool crashes_on(json_object *pod, json_object *node_labels)
+{
+    json_object *ann = tlr_json_obj(pod, "metadata.annotations"), *v;
+    const char *key = NULL;
+    if (ann && json_object_object_get_ex(ann, CRASH_ANNOTATION, &v))
+        key = json_object_get_string(v);
+    return key && key[0] && node_labels && json_object_object_get_ex(node_labels, key, NULL);
+}
+
+/* Turn fresh container statuses into a crash loop. */
+static void crash_loop(json_object *statuses, const char *now)
+{
+    for (size_t i = 0; statuses && i < json_object_array_length(statuses); i++) {
+        json_object *cs = json_object_array_get_idx(statuses, i);
+        json_object_object_add(cs, "ready", json_object_new_boolean(false));
+        json_object_object_add(cs, "started", json_object_new_boolean(false));
+        json_object_object_add(cs, "restartCount", json_object_new_int(CRASH_RESTARTS));
+        json_object *state = json_object_new_object(), *w = json_object_new_object();
+        json_object_object_add(w, "reason", json_object_new_string("CrashLoopBackOff"));
+        json_object_object_add(w, "message",
+                               json_object_new_string("back-off 40s restarting failed container"));
+        json_object_object_add(state, "waiting", w);
+        json_object_object_add(cs, "state", state);
+        json_object *last = json_object_new_object(), *t = json_object_new_object();
+        json_object_object_add(t, "exitCode", json_object_new_int(1));
+        json_object_object_add(t, "reason", json_object_new_string("Error"));
+        json_object_object_add(t, "finishedAt", json_object_new_string(now));
+        json_object_object_add(last, "terminated", t);
+        json_object_object_add(cs, "lastState", last);
+    }
+}
+
 typedef struct life_arg {
+    json_object *node_labels;   /* borrowed; may be NULL */
     const char *host_ip;
     char pod_ip[32];
     bool start;       /* Pending -> Running */
@@ -186,31 +229,35 @@ static int life_mutate(json_object *pod, void *arg, ks_status *st)
         json_object_object_add(status, "podIPs", ip_list(a->pod_ip));
         json_object_object_add(status, "startTime", json_object_new_string(now));
         uint64_t seed = (uint64_t)tlr_wall_ms();
-        json_object_object_add(status, "containerStatuses",
-                               container_statuses(tlr_json_arr(pod, "spec.containers"), now,
-                                                  false, seed));
+        json_object *cs = container_statuses(tlr_json_arr(pod, "spec.containers"), now, false,
+                                             seed);
+        bool crash = crashes_on(pod, a->node_labels);
+        if (crash)
+            crash_loop(cs, now);
+        json_object_object_add(status, "containerStatuses", cs);
         json_object *ic = tlr_json_arr(pod, "spec.initContainers");
         if (ic && json_object_array_length(ic) > 0)
             json_object_object_add(status, "initContainerStatuses",
                                    container_statuses(ic, now, true, seed + 1));
         cond_set(status, "PodReadyToStartContainers", "True", now);
         cond_set(status, "Initialized", "True", now);
-        cond_set(status, "Ready", "True", now);
-        cond_set(status, "ContainersReady", "True", now);
+        cond_set(status, "Ready", crash ? "False" : "True", now);
+        cond_set(status, "ContainersReady", crash ? "False" : "True", now);
         cond_set(status, "PodScheduled", "True", now);
         return TLR_OK;
     }
     if (!phase || strcmp(phase, "Running") != 0)
         return TLR_E_CANCELED;
+    bool ready = a->ready && !crashes_on(pod, a->node_labels);
     bool present = false;
-    if (cond_true(pod, "Ready", &present) == a->ready && present)
+    if (cond_true(pod, "Ready", &present) == ready && present)
         return TLR_E_CANCELED;
-    cond_set(status, "Ready", a->ready ? "True" : "False", now);
-    cond_set(status, "ContainersReady", a->ready ? "True" : "False", now);
+    cond_set(status, "Ready", ready ? "True" : "False", now);
+    cond_set(status, "ContainersReady", ready ? "True" : "False", now);
     json_object *cs = tlr_json_arr(status, "containerStatuses");
     for (size_t i = 0; cs && i < json_object_array_length(cs); i++)
         json_object_object_add(json_object_array_get_idx(cs, i), "ready",
-                               json_object_new_boolean(a->ready));
+                               json_object_new_boolean(ready));
     return TLR_OK;
 }
 
@@ -218,12 +265,15 @@ static int life_mutate(json_object *pod, void *arg, ks_status *st)
 typedef struct node_state {
     bool ready;
     char ip[64];
+    json_object *labels;   /* owned reference; may be NULL */
 } node_state;
 
 static void node_state_free(struct lh_entry *e)
 {
+    node_state *st = (node_state *)lh_entry_v(e);
     free((void *)lh_entry_k(e));
-    free((void *)lh_entry_v(e));
+    json_object_put(st->labels);
+    free(st);
 }
 
 static bool bound_filter(const ks_obj *o, void *arg)
@@ -245,6 +295,7 @@ size_t ks_podlife_pass(ks_podlife *pl)
         json_object *n = ks_obj_parse(nodes.items[i]);
         node_state *st = tlr_calloc(1, sizeof(*st));
         st->ready = cond_true(n, "Ready", NULL);
+        st->labels = json_object_get(tlr_json_obj(n, "metadata.labels"));
         json_object *addrs = tlr_json_arr(n, "status.addresses");
         for (size_t k = 0; addrs && k < json_object_array_length(addrs); k++) {
             json_object *a = json_object_array_get_idx(addrs, k);
@@ -272,7 +323,7 @@ size_t ks_podlife_pass(ks_podlife *pl)
         bool pending = !*phase || strcmp(phase, "Pending") == 0;
         if (!pending && strcmp(phase, "Running") != 0)
             continue;
-        life_arg a = { .host_ip = nst->ip, .ready = nst->ready };
+        life_arg a = { .node_labels = nst->labels, .host_ip = nst->ip, .ready = nst->ready };
         seen_entry *se;
         if (lh_table_lookup_ex(pl->seen, ks_obj_uid(o), &v)) {
             se = v;

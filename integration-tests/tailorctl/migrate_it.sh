@@ -20,7 +20,12 @@
 #   5. a second group (--selector eks.amazonaws.com/nodegroup=legacy-b):
 #      `run --max-nodes 1` pauses (exit 7) after one node, `rollback`
 #      uncordons the rest and restores min/max/desired;
-#   6. a plan file with two waves (two kubeconfig contexts): the second
+#   6. a third group (legacy-c) runs a Deployment that crash-loops on
+#      tailor's nodes (kubesim's crash-loop annotation): the run halts
+#      (exit 4) as soon as the displaced pod crash-loops, naming it, with
+#      the group's other node undrained and the ASG not shrunk; rollback
+#      restores it;
+#   7. a plan file with two waves (two kubeconfig contexts): the second
 #      wave's approval gate exits 5 until --approve-wave names it.
 # Exit 77 (skipped) when moto is missing.
 set -euo pipefail
@@ -196,7 +201,36 @@ check "rollback restored min 2, max 4, desired 2 ($(aws sizes legacy-b))" bash -
 check "no legacy-b node is cordoned" test "$(b_cordoned)" = 0
 check "the ASG replaced the rotated instance: 2 legacy-b nodes again" wait_until 30 b_ok
 
-echo "--- 6. a plan file in waves: dev, then prod behind an approval gate ($(elapsed))"
+echo "--- 6. a workload that crash-loops on the new nodes: the run halts ($(elapsed))"
+aws asg legacy-c 2 "$CLUSTER_NAME" "$OLD_AMI" legacy-c
+c_ok() { test "$(legacy_nodes legacy-c)" = 2; }
+check "2 legacy-c nodes" wait_until 60 c_ok
+k apply --validate=false -f "$fx/fragile.yaml" >/dev/null
+check "fragile: 2 pods Running and Ready on the legacy-c nodes" wait_until 60 running_app fragile 2
+csel=eks.amazonaws.com/nodegroup=legacy-c
+t6=$(date +%s)
+RC=0; "$tctl" migrate run --selector "$csel" --k8s-version 1.31 --poll 500ms --ready-timeout 3m \
+  -o json >"$STATE_DIR/c.json" 2>"$STATE_DIR/c.err" || RC=$?
+t6=$(( $(date +%s) - t6 ))
+check "run halts: exit 4" test "$RC" = 4
+check "it names the crash-looping pod" \
+  grep -q 'batch 1: the health gate failed: pod default/fragile-[a-z0-9-]* is in CrashLoopBackOff' "$STATE_DIR/c.json"
+check "it halted at once, not at the 3-minute ready timeout (${t6} s)" test "$t6" -lt 90
+fragile_on_legacy() {
+  local on
+  on=$(k get nodes -l "$csel" -o jsonpath='{.items[*].metadata.name}')
+  k get pods -l app=fragile -o json | jq_ "sum(1 for p in d['items'] if p['spec'].get('nodeName') in '$on'.split() and p['status'].get('phase') == 'Running' and not p['metadata'].get('deletionTimestamp'))"
+}
+check "the group's other node was not drained: one fragile pod still Running on legacy-c" \
+  test "$(fragile_on_legacy)" = 1
+check "the ASG was not shrunk ($(aws sizes legacy-c))" bash -c "set -- \$(/usr/bin/python3 '$fx/aws.py' sizes legacy-c); [ \$3 = 2 ]"
+RC=0; "$tctl" migrate rollback --selector "$csel" -o json >"$STATE_DIR/crb.json" 2>"$STATE_DIR/crb.err" || RC=$?
+check "rollback restored min 2, max 4, desired 2 ($(aws sizes legacy-c))" bash -c "[ $RC = 0 ] && set -- \$(/usr/bin/python3 '$fx/aws.py' sizes legacy-c) && [ \$1 = 2 ] && [ \$2 = 4 ] && [ \$3 = 2 ]"
+c_cordoned() { k get nodes -l "$csel" -o json | jq_ "sum(1 for n in d['items'] if n['spec'].get('unschedulable'))"; }
+check "no legacy-c node is cordoned" test "$(c_cordoned)" = 0
+k delete deployment fragile >/dev/null 2>&1 || true
+
+echo "--- 7. a plan file in waves: dev, then prod behind an approval gate ($(elapsed))"
 /usr/bin/python3 - "$KUBECONFIG" "$STATE_DIR/kc-waves" <<'PY'
 import sys, yaml
 kc = yaml.safe_load(open(sys.argv[1]))
@@ -231,7 +265,7 @@ check "a missing plan file: exit 2" test "$RC" = 2
 
 echo "--- done in $(elapsed)"
 if [ "$FAILED" != 0 ]; then
-  for f in run1.err run2.err b.err rb.err w1.err w2.err; do
+  for f in run1.err run2.err b.err rb.err c.err crb.err w1.err w2.err; do
     [ -f "$STATE_DIR/$f" ] && { echo "--- $f (tail)"; tail -n 25 "$STATE_DIR/$f"; }
   done
   KEEP_STATE=1

@@ -533,11 +533,43 @@ static void batch_set(run *r, const tlr_mig_next *nx, tlr_mig_node_state from,
     }
 }
 
+/* The health gate on the current snapshot: whether it passes, its
+ * problems joined with "; " into buf, and how many pods are pending and
+ * newly crash-looping or restarting. */
+static bool health(run *r, char *buf, size_t len, size_t *pending, size_t *crash)
+{
+    tlr_mig_health_opts ho = { r->o->max_pending, r->o->restart_threshold };
+    tlr_mig_health h;
+    tlr_mig_health_check(&r->s, r->snap.pods, r->snap.npods, &ho, &h);
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < h.nproblems && at + 1 < len; i++) {
+        int w = snprintf(buf + at, len - at, "%s%s", i ? "; " : "", h.problems[i]);
+        if (w < 0 || (size_t)w >= len - at)
+            break;
+        at += (size_t)w;
+    }
+    bool ok = h.ok;
+    *pending = h.pending;
+    *crash = h.crashing;
+    tlr_mig_health_clear(&h);
+    return ok;
+}
+
 static int step_wait(run *r, const tlr_mig_next *nx)
 {
     int64_t t0 = mono(r), deadline = t0 + r->o->ready_timeout_ms;
     char why[1024], last[1024] = "";
     for (;;) {
+        /* A pod crash-looping now (say a displaced one on the new nodes)
+         * will not turn Ready: halt at once rather than at the timeout,
+         * before another node is touched. */
+        char bad[2048];
+        size_t pending, crash;
+        health(r, bad, sizeof(bad), &pending, &crash);
+        if (crash > 0)
+            return finish(r, TLR_MIG_PHASE_HALTED, TLR_MIG_EXIT_HALTED,
+                          "batch %d: the health gate failed: %s", r->s.batch_no, bad);
         if (tlr_mig_replaced(&r->s, r->snap.pods, r->snap.npods, r->snap.nodes, r->snap.nnodes,
                              why, sizeof(why))) {
             size_t moved = 0;
@@ -572,23 +604,11 @@ static int step_wait(run *r, const tlr_mig_next *nx)
 static int step_health(run *r, const tlr_mig_next *nx)
 {
     int64_t deadline = mono(r) + r->o->health_timeout_ms;
-    tlr_mig_health_opts ho = { r->o->max_pending, r->o->restart_threshold };
     char last[2048] = "";
     for (;;) {
-        tlr_mig_health h;
-        char all[2048] = "";
-        size_t at = 0;
-        tlr_mig_health_check(&r->s, r->snap.pods, r->snap.npods, &ho, &h);
-        for (size_t i = 0; i < h.nproblems && at + 1 < sizeof(all); i++) {
-            int w = snprintf(all + at, sizeof(all) - at, "%s%s", i ? "; " : "", h.problems[i]);
-            if (w < 0 || (size_t)w >= sizeof(all) - at)
-                break;
-            at += (size_t)w;
-        }
-        bool ok = h.ok;
-        size_t pending = h.pending;
-        tlr_mig_health_clear(&h);
-        if (ok) {
+        char all[2048];
+        size_t pending, crash;
+        if (health(r, all, sizeof(all), &pending, &crash)) {
             mig_say(r->o, "batch %d: healthy: %zu pods pending (at most %d), no pod newly "
                     "crash-looping", r->s.batch_no, pending, r->o->max_pending);
             batch_set(r, nx, TLR_MIG_NODE_VERIFYING, TLR_MIG_NODE_REMOVING, "healthy; removing");

@@ -558,7 +558,8 @@ static void test_health_gate_halts(void **state)
     assert_string_equal(s.holder.host, "");
     tlr_mig_state_clear(&s);
     /* Fixed (it stopped crashing; its restart count stays 3): the next
-     * run resumes at the health gate and finishes, without draining
+     * run resumes where it halted (the gate is also checked while the
+     * displaced pods are awaited) and finishes, without draining
      * batch 1 again. */
     for (int k = 0; k < f->np; k++)
         f->pods[k].crashloop = false;
