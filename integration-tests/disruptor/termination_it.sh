@@ -117,6 +117,16 @@ finalized() {
 }
 check "every NodeClaim and Node carries karpenter.sh/termination" wait_until 10 finalized
 
+# nothing terminates: the termination pass (a LIST of NodeClaims and
+# Nodes) runs every --termination-idle-interval (10 s), not every 500 ms
+passes() { curl -s "http://127.0.0.1:$d_http/metrics" | awk '/^tailor_disruptor_termination_passes_total /{print $2}'; }
+sleep 2
+p0=$(passes)
+sleep 6
+p1=$(passes)
+check "idle: $((p1 - p0)) termination passes in 6 s (at most 2; 12 at the busy interval)" \
+  test "$((p1 - p0))" -le 2
+
 claim_of_node() {   # NODE -> the NodeClaim whose status.nodeName is NODE
   k get nodeclaims -o json | json_get /dev/stdin "' '.join(i['metadata']['name'] for i in d['items'] if i.get('status', {}).get('nodeName') == '$1')"
 }
@@ -130,7 +140,8 @@ check "found the web pod's node ($node_b) and NodeClaim ($claim_b)" test -n "$cl
 t0=$(date +%s)
 k delete nodeclaim "$claim_b" --wait=false >/dev/null
 tainted() { k get node "$1" -o jsonpath='{.spec.taints[*].key}' | grep -q karpenter.sh/disrupted; }
-check "the node is tainted karpenter.sh/disrupted" wait_until 10 tainted "$node_b"
+check "the node is tainted karpenter.sh/disrupted within 3 s of the delete (the watcher's notice starts the pass)" \
+  wait_until 3 tainted "$node_b"
 event_names_pdb() {
   k get events -A -o json | json_get /dev/stdin "any(e['involvedObject']['name'] == '$claim_b' and e['reason'] == 'FailedDraining' and 'PodDisruptionBudget default/web-pdb' in e['message'] and 'pod default/$web_pod' in e['message'] for e in d['items'])" | grep -q True
 }

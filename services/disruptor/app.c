@@ -60,6 +60,9 @@ struct ds_app {
     tlr_rep_server *rep;
     tlr_pub *pub;
     tlr_timer_id t_term, t_lead, t_disr, t_intr, t_cat;
+    bool term_idle;          /* the next termination pass is an idle one */
+    tlr_metric *m_term_passes;
+    int64_t term_at;         /* mono ms of the last termination pass */
     bool launcher_catalog;   /* a->catalog came from the launcher */
     char why[640];   /* what is missing; "" when configured */
 };
@@ -83,18 +86,47 @@ static void publish_event(void *arg, const Tailor__V1__DisruptionEvent *ev)
         tlr_pub_send(a->pub, "disruption", &ev->base);
 }
 
+/* Termination passes list every NodeClaim and Node: every
+ * --termination-interval while something terminates, but only every
+ * --termination-idle-interval while nothing does -- at thousands of nodes
+ * a LIST a second is real load on the API server for nothing.  What
+ * starts a termination (a NodeClaim or Node added, changed or deleted, as
+ * the watcher's cluster topic reports; a decision or interruption of our
+ * own) brings the next pass forward (term_soon), so a deletion is drained
+ * as promptly as before.  Node status updates do not: at 5,000 nodes they
+ * come many times a second.  Without the watcher's topic there is nothing to
+ * bring a pass forward: never idle. */
 static void on_term(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     ds_app *a = arg;
     (void)id;
+    bool busy = true;
+    a->term_at = tlr_mono_ms();
     if (a->leading && !a->cfg->dry_run) {
         ds_term_stats st;
-        if (ds_term_pass(a->term, &st) == TLR_OK && (st.terminating || st.finalized))
+        int rc = ds_term_pass(a->term, &st);
+        tlr_counter_inc(a->m_term_passes);
+        if (rc == TLR_OK && (st.terminating || st.finalized))
             TLR_DEBUG(a->log, "termination pass", TLR_I("finalized", st.finalized),
                       TLR_I("terminating", st.terminating), TLR_I("blocked", st.blocked),
                       TLR_I("terminated", st.terminated), TLR_I("evicted", st.evicted));
+        busy = rc != TLR_OK || st.terminating || st.finalized || st.terminated;
     }
-    a->t_term = tlr_loop_add_timer(loop, a->cfg->termination_every_ms, on_term, a);
+    a->term_idle = !busy && a->sub && a->cfg->termination_idle_ms > a->cfg->termination_every_ms;
+    a->t_term = tlr_loop_add_timer(loop, a->term_idle ? a->cfg->termination_idle_ms
+                                                      : a->cfg->termination_every_ms, on_term, a);
+}
+
+/* Bring an idle termination pass forward: no sooner than
+ * --termination-interval after the last one. */
+static void term_soon(ds_app *a)
+{
+    if (!a->term_idle || !a->t_term)
+        return;
+    tlr_loop_cancel_timer(a->loop, a->t_term);
+    int64_t wait = a->term_at + a->cfg->termination_every_ms - tlr_mono_ms();
+    a->term_idle = false;
+    a->t_term = tlr_loop_add_timer(a->loop, wait > 0 ? wait : 0, on_term, a);
 }
 
 static void on_disr(tlr_loop *loop, tlr_timer_id id, void *arg)
@@ -106,6 +138,8 @@ static void on_disr(tlr_loop *loop, tlr_timer_id id, void *arg)
         int rc = ds_ctl_pass(a->ctl, &st);
         if (rc && rc != TLR_E_NOTREADY)
             TLR_DEBUG(a->log, "disruption pass skipped", TLR_ERR(rc));
+        else if (st.expired || st.executed || st.done)
+            term_soon(a);   /* claims deleted: their drains start now */
     }
     a->t_disr = tlr_loop_add_timer(loop, a->cfg->disruption_every_ms, on_disr, a);
 }
@@ -116,10 +150,13 @@ static void on_intr(tlr_loop *loop, tlr_timer_id id, void *arg)
     (void)id;
     if (a->leading && !a->cfg->dry_run) {
         ds_intr_stats st;
-        if (ds_intr_pass(a->intr, &st) == TLR_OK && st.received)
+        if (ds_intr_pass(a->intr, &st) == TLR_OK && st.received) {
             TLR_INFO(a->log, "interruption messages", TLR_I("received", st.received),
                      TLR_I("handled", st.handled), TLR_I("ignored", st.ignored),
                      TLR_I("failed", st.failed), TLR_I("replacements", st.replacements));
+            if (st.handled)
+                term_soon(a);
+        }
     }
     a->t_intr = tlr_loop_add_timer(loop, a->cfg->interruption_every_ms, on_intr, a);
 }
@@ -168,7 +205,8 @@ static void on_catalog(tlr_loop *loop, tlr_timer_id id, void *arg)
 }
 
 /* The watcher's "cluster" topic: a pod left a node -> its consolidateAfter
- * timer restarts (view.h). */
+ * timer restarts (view.h); a NodeClaim or Node changed -> the termination
+ * pass comes forward (on_term). */
 static void on_cluster(void *arg, const char *topic, const Tailor__V1__Envelope *env)
 {
     ds_app *a = arg;
@@ -182,6 +220,13 @@ static void on_cluster(void *arg, const char *topic, const Tailor__V1__Envelope 
         c->type == TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_DELETED && c->node_name[0])
         ds_podevents_note(a->podevents, c->node_name,
                           c->event_unix_ms ? c->event_unix_ms : tlr_wall_ms());
+    /* what termination acts on: a new object (its finalizer), one being
+     * deleted, one gone -- not the status updates of thousands of nodes */
+    if ((c->kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM ||
+         c->kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE) &&
+        (c->deleting || c->type == TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_ADDED ||
+         c->type == TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_DELETED))
+        term_soon(a);
     protobuf_c_message_free_unpacked(m, NULL);
 }
 
@@ -379,6 +424,11 @@ int ds_app_start(tlr_service *svc, void *arg)
     } else {
         a->leading = true;
     }
+    tlr_metric_family *tp = tlr_metrics_counter(tlr_service_metrics(svc),
+                                                "tailor_disruptor_termination_passes_total",
+                                                "Termination passes (each lists NodeClaims and Nodes).",
+                                                0, NULL);
+    a->m_term_passes = tlr_metric_series(tp, NULL);
     a->t_term = tlr_loop_add_timer(a->loop, 0, on_term, a);
     a->t_disr = tlr_loop_add_timer(a->loop, cfg->disruption_every_ms, on_disr, a);
     if (a->intr)

@@ -24,6 +24,7 @@ typedef struct ds_app_cfg {
     char *k8s_version;
     char *queue;
     int64_t termination_every_ms, disruption_every_ms, interruption_every_ms;
+    int64_t termination_idle_ms;   /* pass period while nothing terminates; 0 = always termination_every_ms */
     int64_t catalog_every_ms;   /* ask the launcher for its catalog */
     int64_t validation_ms, min_drain_ms, replace_timeout_ms, event_every_ms;
     double min_savings;

@@ -60,6 +60,11 @@ static const tlr_setting settings[] = {
     { "termination-interval", "TAILOR_TERMINATION_INTERVAL", TLR_SET_DURATION,
       offsetof(ds_app_cfg, termination_every_ms), "1s", "termination (drain) pass period",
       .min = 50, .max = 600000 },
+    { "termination-idle-interval", "TAILOR_TERMINATION_IDLE_INTERVAL", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, termination_idle_ms), "10s",
+      "termination pass period while nothing terminates (a NodeClaim or Node change from the "
+      "watcher starts a pass at once); 0 = always --termination-interval", .min = 0,
+      .max = 3600000 },
     { "disruption-interval", "TAILOR_DISRUPTION_INTERVAL", TLR_SET_DURATION,
       offsetof(ds_app_cfg, disruption_every_ms), "10s",
       "disruption pass period (Karpenter polls every 10 s)", .min = 50, .max = 3600000 },

@@ -236,6 +236,7 @@ static void fill_change(const watcher_cache *c, Tailor__V1__ClusterKind kind, Ta
             chg->uid = (char *)s;
         if ((s = tlr_json_str(obj, "metadata.resourceVersion")))
             chg->resource_version = (char *)s;
+        chg->deleting = tlr_json_str(obj, "metadata.deletionTimestamp") != NULL;
         if (kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD && (s = tlr_json_str(obj, "spec.nodeName")))
             chg->node_name = (char *)s;
     }

@@ -195,9 +195,38 @@ static void test_growth(void **state)
     watcher_cache_free(c);
 }
 
+/* A notice says whether the object is being deleted (the disruptor starts
+ * a termination on it without a LIST). */
+static void test_change_says_deleting(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    watcher_cache_create(NULL, &c);
+    Tailor__V1__ClusterChange chg;
+    bool became;
+    json_object *o = json_tokener_parse(
+        "{\"metadata\":{\"name\":\"n1\",\"uid\":\"u1\",\"resourceVersion\":\"3\","
+        "\"finalizers\":[\"karpenter.sh/termination\"]},\"status\":{\"allocatable\":{\"cpu\":\"2\","
+        "\"memory\":\"4Gi\",\"pods\":\"110\"}}}");
+    assert_non_null(o);
+    assert_int_equal(watcher_cache_apply(c, NODE_K, TLR_KUBE_ADDED, o, &chg, &became), TLR_OK);
+    assert_int_equal(chg.type, CT(ADDED));
+    assert_false(chg.deleting);
+    json_object *md = json_object_object_get(o, "metadata");
+    json_object_object_add(md, "deletionTimestamp", json_object_new_string("2026-12-03T06:00:00Z"));
+    json_object_object_add(md, "resourceVersion", json_object_new_string("4"));
+    assert_int_equal(watcher_cache_apply(c, NODE_K, TLR_KUBE_MODIFIED, o, &chg, &became), TLR_OK);
+    assert_int_equal(chg.type, CT(MODIFIED));
+    assert_string_equal(chg.name, "n1");
+    assert_true(chg.deleting);
+    json_object_put(o);
+    watcher_cache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_change_says_deleting),
         cmocka_unit_test(test_scenarios),
         cmocka_unit_test(test_forms_and_sync),
         cmocka_unit_test(test_growth),
