@@ -146,6 +146,12 @@ event_names_pdb() {
   k get events -A -o json | json_get /dev/stdin "any(e['involvedObject']['name'] == '$claim_b' and e['reason'] == 'FailedDraining' and 'PodDisruptionBudget default/web-pdb' in e['message'] and 'pod default/$web_pod' in e['message'] for e in d['items'])" | grep -q True
 }
 check "a FailedDraining Event on the NodeClaim names the PDB and the pod" wait_until 10 event_names_pdb
+drained_cond() {
+  k get nodeclaim "$claim_b" -o json | json_get /dev/stdin "[(c['status'], c['reason']) for c in d['status'].get('conditions', []) if c['type'] == 'Drained' and 'PodDisruptionBudget default/web-pdb' in c.get('message', '')] + [(c['status'], c['reason']) for c in d['status'].get('conditions', []) if c['type'] == 'Initialized']" |
+    grep -q "('Unknown', 'Draining'), ('True', 'Initialized')"
+}
+check "the NodeClaim's Drained condition is Unknown/Draining naming the PDB; the launcher's conditions are kept" \
+  wait_until 10 drained_cond
 k get events -A -o json | json_get /dev/stdin "'\n'.join('  event: ' + e['message'] for e in d['items'] if e['reason'] == 'FailedDraining')" | head -n 2
 sleep 3
 check "the blocked web pod is still on its node before the deadline" \

@@ -195,6 +195,7 @@ static int k_claims_list(void *arg, ds_kclaims *out)
         c->provider_id = tlr_strdup(c->provider_id);
         c->instance_id = tlr_strdup(c->instance_id);
         c->node_name = tlr_strdup(c->node_name);
+        c->drained_msg = c->drained_msg ? tlr_strdup(c->drained_msg) : NULL;
     }
     return TLR_OK;
 }
@@ -219,7 +220,7 @@ static void drop_claim(ds_fake *f, size_t i)
 {
     ds_kclaim *c = &f->claims.v[i];
     free(c->name), free(c->uid), free(c->nodepool), free(c->provider_id);
-    free(c->instance_id), free(c->node_name);
+    free(c->instance_id), free(c->node_name), free(c->drained_msg);
     f->claims.v[i] = f->claims.v[f->claims.n - 1];
     f->claims.n--;
 }
@@ -357,10 +358,28 @@ static int k_restart(void *arg, const char *ns, const char *deployment, const ch
     return TLR_OK;
 }
 
+static int k_condition(void *arg, const char *claim, const char *type, const char *status,
+                       const char *reason, const char *message)
+{
+    ds_fake *f = arg;
+    record(f, "condition %s %s=%s %s: %s", claim, type, status, reason, message ? message : "");
+    ds_kclaim *c = ds_fake_claim(f, claim);
+    if (!c)
+        return TLR_E_NOTFOUND;
+    if (!strcmp(type, "Drained")) {
+        snprintf(c->drained, sizeof(c->drained), "%s", status);
+        free(c->drained_msg);
+        c->drained_msg = tlr_strdup(message ? message : "");
+    } else if (!strcmp(type, "InstanceTerminating")) {
+        snprintf(c->terminating, sizeof(c->terminating), "%s", status);
+    }
+    return TLR_OK;
+}
+
 ds_kube_ops ds_fake_kube(ds_fake *f)
 {
     return (ds_kube_ops){ k_claims_list, k_nodes_list, k_finalizer, k_taint, k_annotate,
-                          k_remove, k_event, k_workload, k_restart, f };
+                          k_remove, k_event, k_workload, k_restart, k_condition, f };
 }
 
 /* ---- drain ------------------------------------------------------------- */

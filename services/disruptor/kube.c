@@ -65,6 +65,23 @@ static bool condition_true(json_object *obj, const char *type)
     return false;
 }
 
+/* Condition type's status ("" when absent) into st (len bytes); its
+ * message returned (borrowed, NULL when absent). */
+static const char *condition_of(json_object *obj, const char *type, char *st, size_t len)
+{
+    json_object *c = tlr_json_arr(obj, "status.conditions");
+    st[0] = '\0';
+    for (size_t i = 0; c && i < json_object_array_length(c); i++) {
+        json_object *x = json_object_array_get_idx(c, i);
+        const char *t = tlr_json_str(x, "type"), *s = tlr_json_str(x, "status");
+        if (t && s && !strcmp(t, type)) {
+            snprintf(st, len, "%s", s);
+            return tlr_json_str(x, "message");
+        }
+    }
+    return NULL;
+}
+
 static int64_t time_at(json_object *obj, const char *path)
 {
     const char *s = tlr_json_str(obj, path);
@@ -94,6 +111,8 @@ void ds_kube_claim_decode(json_object *obj, ds_kclaim *out)
     out->term_ts_ms = time_at(obj, "metadata.annotations.karpenter\\.sh/nodeclaim-termination-timestamp");
     out->initialized = condition_true(obj, "Initialized");
     out->launched = condition_true(obj, "Launched");
+    out->drained_msg = dup_or_empty(condition_of(obj, "Drained", out->drained, sizeof(out->drained)));
+    condition_of(obj, "InstanceTerminating", out->terminating, sizeof(out->terminating));
 }
 
 void ds_kube_node_decode(json_object *obj, ds_knode *out)
@@ -420,12 +439,58 @@ static int k_restart(void *arg, const char *ns, const char *deployment, const ch
     return rc;
 }
 
+static int k_condition(void *arg, const char *claim, const char *type, const char *status,
+                       const char *reason, const char *message)
+{
+    tlr_kube_res res = TLR_KUBE_RES_NODECLAIMS;
+    json_object *obj = NULL;
+    int rc = tlr_kube_get(arg, &res, NULL, claim, &obj, NULL);
+    if (rc)
+        return rc;
+    json_object *list = json_object_new_array(), *mine = NULL;
+    json_object *c = tlr_json_arr(obj, "status.conditions");
+    for (size_t i = 0; c && i < json_object_array_length(c); i++) {
+        json_object *x = json_object_array_get_idx(c, i);
+        const char *t = tlr_json_str(x, "type");
+        if (t && !strcmp(t, type))
+            mine = x;
+        else
+            json_object_array_add(list, json_object_get(x));
+    }
+    char now[TLR_TIME_BUFLEN];
+    tlr_time_format_s(tlr_wall_ms(), now);
+    const char *was = mine ? tlr_json_str(mine, "status") : NULL;
+    const char *since = mine && was && !strcmp(was, status) ? tlr_json_str(mine, "lastTransitionTime")
+                                                            : NULL;
+    json_object *x = json_object_new_object();
+    json_object_object_add(x, "type", json_object_new_string(type));
+    json_object_object_add(x, "status", json_object_new_string(status));
+    json_object_object_add(x, "reason", json_object_new_string(reason));
+    json_object_object_add(x, "message", json_object_new_string(message ? message : ""));
+    json_object_object_add(x, "lastTransitionTime", json_object_new_string(since ? since : now));
+    json_object_array_add(list, x);
+    /* a merge patch replaces the list whole: carry the resourceVersion */
+    json_object *p = json_object_new_object(), *md = json_object_new_object();
+    json_object *st = json_object_new_object();
+    const char *rv = tlr_json_str(obj, "metadata.resourceVersion");
+    if (rv)
+        json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
+    json_object_object_add(p, "metadata", md);
+    json_object_object_add(st, "conditions", list);
+    json_object_object_add(p, "status", st);
+    rc = tlr_kube_patch(arg, &res, NULL, claim, "status", TLR_KUBE_PATCH_MERGE,
+                        tlr_json_to_string(p, JSON_C_TO_STRING_PLAIN), NULL, NULL);
+    json_object_put(p);
+    json_object_put(obj);
+    return rc;
+}
+
 ds_kube_ops ds_kube_ops_of(tlr_kube *kc)
 {
     return (ds_kube_ops){ .claims_list = k_claims_list, .nodes_list = k_nodes_list,
                           .finalizer = k_finalizer, .taint = k_taint, .annotate = k_annotate,
                           .remove = k_remove, .event = k_event, .workload = k_workload,
-                          .restart = k_restart, .arg = kc };
+                          .restart = k_restart, .condition = k_condition, .arg = kc };
 }
 
 void ds_kclaims_free(ds_kclaims *l)
@@ -440,6 +505,7 @@ void ds_kclaims_free(ds_kclaims *l)
         free(c->provider_id);
         free(c->instance_id);
         free(c->node_name);
+        free(c->drained_msg);
     }
     free(l->v);
     memset(l, 0, sizeof(*l));

@@ -42,6 +42,10 @@ typedef struct ds_kclaim {
     int64_t term_ts_ms;      /* DS_TERMINATION_TS annotation; 0 = unset */
     bool initialized;        /* condition Initialized=True */
     bool launched;           /* condition Launched=True */
+    /* The termination's own conditions as read: status "True", "False",
+     * "Unknown" or "" (absent), and Drained's message. */
+    char drained[8], terminating[8];
+    char *drained_msg;
 } ds_kclaim;
 
 typedef struct ds_kclaims {
@@ -116,6 +120,12 @@ typedef struct ds_kube_ops {
      * Deployment's annotation tailor.sh/restarted-for = reason. */
     int (*restart)(void *arg, const char *ns, const char *deployment, const char *at,
                    const char *reason);
+    /* Set one condition in a NodeClaim's status.conditions (the others
+     * kept; read-modify-write with the resourceVersion: TLR_E_CONFLICT when
+     * it changed meanwhile).  status "True", "False" or "Unknown".  May be
+     * NULL (no conditions written). */
+    int (*condition)(void *arg, const char *claim, const char *type, const char *status,
+                     const char *reason, const char *message);
     void *arg;
 } ds_kube_ops;
 

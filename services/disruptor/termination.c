@@ -100,6 +100,7 @@ typedef struct tstate {
     char *last_msg;            /* last blocker event sent */
     int64_t last_event_ms;
     char *status;              /* what it waits for now, for explain */
+    char *blocked;             /* what blocks the drain this pass; NULL = nothing */
     bool seen;
     bool announced;            /* DRAIN_STARTED published */
     bool dnd_noted;
@@ -118,6 +119,7 @@ static void tstate_free(struct lh_entry *e)
     tlr_drain_state_free(s->drain);
     free(s->last_msg);
     free(s->status);
+    free(s->blocked);
     free(s);
 }
 
@@ -303,6 +305,10 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
     if (t->m_evicted && (r.evicted + r.deleted))
         tlr_counter_add(tlr_metric_series(t->m_evicted, NULL), (double)(r.evicted + r.deleted));
     bool done = r.done;
+    if (!done || !r.nblockers) {
+        free(s->blocked);
+        s->blocked = NULL;
+    }
     if (!done) {
         s->first_done_ms = 0;
         char msg[2048], full[2300];
@@ -312,6 +318,8 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
             snprintf(full, sizeof(full), "drain of node %s blocked: %s", n->name, msg);
             blocked_events(t, s, c, n, full);
             set_status(s, full);
+            free(s->blocked);
+            s->blocked = tlr_strdup(full);
             publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAIN_BLOCKED,
                     n->name, c ? c->name : NULL, &r, full);
         } else {
@@ -372,6 +380,21 @@ static void release(ds_term *t, ds_kind kind, const char *name)
                  TLR_ERR(rc));
 }
 
+/* Set a NodeClaim condition unless it already reads so (as listed this
+ * pass): Karpenter's Drained and InstanceTerminating, so that `kubectl get
+ * nodeclaim -o yaml` says where a termination stands. */
+static void claim_condition(ds_term *t, const ds_kclaim *c, const char *type, const char *have,
+                            const char *have_msg, const char *status, const char *reason,
+                            const char *msg)
+{
+    if (!t->o.kube.condition || (!strcmp(have, status) && !strcmp(have_msg ? have_msg : "", msg)))
+        return;
+    int rc = t->o.kube.condition(t->o.kube.arg, c->name, type, status, reason, msg);
+    if (rc && rc != TLR_E_NOTFOUND)
+        TLR_DEBUG(t->o.log, "could not set the NodeClaim condition; next pass",
+                  TLR_S("nodeclaim", c->name), TLR_S("condition", type), TLR_ERR(rc));
+}
+
 static void terminate_claim(ds_term *t, const ds_kclaim *c, const ds_knode *n, ds_term_stats *st)
 {
     tstate *s = state_of(t, c->name);
@@ -386,10 +409,21 @@ static void terminate_claim(ds_term *t, const ds_kclaim *c, const ds_knode *n, d
             TLR_WARN(t->o.log, "could not record the drain deadline", TLR_S("nodeclaim", c->name),
                      TLR_ERR(rc));
     }
-    if (n && !drain_node(t, s, c, n, deadline, st))
-        return;
+    if (n) {
+        bool go = drain_node(t, s, c, n, deadline, st);
+        if (s->first_done_ms)
+            claim_condition(t, c, "Drained", c->drained, c->drained_msg, "True", "Drained", "");
+        else
+            claim_condition(t, c, "Drained", c->drained, c->drained_msg, "Unknown", "Draining",
+                            s->blocked ? s->blocked : "evicting pods");
+        if (!go)
+            return;
+    }
     char why[320];
     snprintf(why, sizeof(why), "termination:%s", c->name);
+    if (c->instance_id[0])
+        claim_condition(t, c, "InstanceTerminating", c->terminating, "", "True",
+                        "InstanceTerminating", "");
     if (!terminate_instance(t, s, c->name, c->instance_id, why))
         return;
     if (n) {

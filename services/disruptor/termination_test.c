@@ -105,17 +105,21 @@ static void test_full_termination_in_order(void **state)
     ds_term_pass(x->t, &st);
     assert_call(&x->f, 0, "taint n1 on");
     assert_call(&x->f, 1, "evict default/web-1");   /* tier 0 first, DaemonSet waits */
-    assert_int_equal(x->f.ncalls, 2);
+    assert_call(&x->f, 2, "condition nc-1 Drained=Unknown Draining: evicting pods");
+    assert_int_equal(x->f.ncalls, 3);
     assert_int_equal(st.terminating, 1);
     ds_fake_forget_calls(&x->f);
     ds_term_pass(x->t, &st);
     assert_call(&x->f, 0, "evict default/logs-1");
+    assert_int_equal(x->f.ncalls, 1);               /* the condition already says so */
     ds_fake_forget_calls(&x->f);
     ds_term_pass(x->t, &st);                        /* drained: terminate and release */
-    assert_call(&x->f, 0, "terminate nc-1 i-1");
-    assert_call(&x->f, 1, "finalizer node n1 remove");
-    assert_call(&x->f, 2, "delete node n1");
-    assert_call(&x->f, 3, "finalizer nodeclaim nc-1 remove");
+    assert_call(&x->f, 0, "condition nc-1 Drained=True Drained: ");
+    assert_call(&x->f, 1, "condition nc-1 InstanceTerminating=True InstanceTerminating: ");
+    assert_call(&x->f, 2, "terminate nc-1 i-1");
+    assert_call(&x->f, 3, "finalizer node n1 remove");
+    assert_call(&x->f, 4, "delete node n1");
+    assert_call(&x->f, 5, "finalizer nodeclaim nc-1 remove");
     assert_int_equal(st.terminated, 1);
     assert_null(ds_fake_claim(&x->f, "nc-1"));
     assert_null(ds_fake_node(&x->f, "n1"));
@@ -144,11 +148,16 @@ static void test_pdb_block_names_it_then_deadline_forces(void **state)
     assert_non_null(strstr(ev, "pod default/web-1"));
     assert_non_null(ds_fake_call(&x->f, "event Node n1 Warning FailedDraining", 0));
     assert_int_equal(ds_fake_count(&x->f, "terminate"), 0);
-    /* 5 s later: same blocker, no second event (de-duplicated) */
+    /* the NodeClaim's Drained condition says what blocks it */
+    const char *cond = ds_fake_call(&x->f, "condition nc-1 Drained=Unknown Draining: drain of node n1 blocked:", 0);
+    assert_non_null(cond);
+    assert_non_null(strstr(cond, "PodDisruptionBudget default/web-pdb"));
+    /* 5 s later: same blocker, no second event (de-duplicated), no rewrite */
     ds_fake_forget_calls(&x->f);
     x->f.now_ms += 5000;
     ds_term_pass(x->t, &st);
     assert_int_equal(ds_fake_count(&x->f, "event"), 0);
+    assert_int_equal(ds_fake_count(&x->f, "condition"), 0);
     /* 91 s after deletion: the pod's 30 s grace would pass the deadline -> deleted */
     ds_fake_forget_calls(&x->f);
     x->f.now_ms += 86000;
@@ -157,7 +166,8 @@ static void test_pdb_block_names_it_then_deadline_forces(void **state)
     assert_int_equal(ds_fake_count(&x->f, "evict"), 0);
     ds_fake_forget_calls(&x->f);
     ds_term_pass(x->t, &st);
-    assert_call(&x->f, 0, "terminate nc-1 i-1");
+    assert_non_null(ds_fake_call(&x->f, "condition nc-1 Drained=True", 0));
+    assert_call(&x->f, 2, "terminate nc-1 i-1");
     assert_null(ds_fake_claim(&x->f, "nc-1"));
 }
 
