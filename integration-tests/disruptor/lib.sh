@@ -66,7 +66,24 @@ ds_up() {
     --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
     ${LC_ARGS:-} >"$STATE_DIR/launcher.log" 2>&1 & ds_pids+=($!)
   ds_start_disruptor
-  wait_for_status "http://127.0.0.1:$d_http/readyz" 200 30
+  wait_for_status "http://127.0.0.1:$d_http/readyz" 200 30 || { ds_logs; return 1; }
+  local p
+  for p in "${ds_pids[@]}" "$ds_pid"; do
+    kill -0 "$p" 2>/dev/null || { echo "FAIL: a service exited at start (pid $p)"; ds_logs; return 1; }
+  done
+}
+
+# ds_logs: what the services said that was not info, and their last lines
+# (printed when something failed, so that a CI log says why).
+ds_logs() {
+  local f
+  for f in up solver watcher launcher disruptor; do
+    [ -f "$STATE_DIR/$f.log" ] || continue
+    echo "--- $f.log: warnings and errors (last 15)"
+    grep -E '"level":"(warn|error)"' "$STATE_DIR/$f.log" | tail -n 15 | cut -c1-400 || true
+    echo "--- $f.log: last 8 lines"
+    tail -n 8 "$STATE_DIR/$f.log" | cut -c1-400
+  done
 }
 
 ds_restart_disruptor() {   # SIGNAL: stop it with SIGNAL, start a new one
@@ -89,6 +106,7 @@ ds_watch_stop() {
 }
 
 ds_down() {
+  [ "${FAILED:-0}" = 0 ] || ds_logs
   ds_watch_stop
   [ -n "$ds_pid" ] && { kill -TERM "$ds_pid" 2>/dev/null || true; wait "$ds_pid" 2>/dev/null || true; }
   for p in "${ds_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
