@@ -151,7 +151,7 @@ import json, sys
 for l in sys.stdin:
     d = json.loads(l)
     print("   ", d["method"], d["nodes"], "nodes,", "%.0f ms," % d["decide_ms"], d["simulations"], "simulations:", d["why"][:110])
-' | head -n 20
+' | head -n 20 || true
 if [ "$FAILED" != 0 ]; then
   echo "--- disruptor log (tail)"; grep -v '"level":"debug"' "$STATE_DIR/disruptor.log" | tail -n 30 | cut -c1-400
   KEEP_STATE=1

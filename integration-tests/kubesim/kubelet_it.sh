@@ -112,7 +112,7 @@ spec:
 EOF
 web_pod() {   # prints "NAME NODE" of the web pod (NODE empty when pending)
   k get pods -l app=web -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' \
-    2>/dev/null | head -n 1
+    2>/dev/null | head -n 1 || true
 }
 bound_pod() {   # wait until a web pod is bound; sets POD and NODE
   local i line
