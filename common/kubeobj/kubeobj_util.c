@@ -13,6 +13,34 @@
 #include "tlr_quantity.h"
 #include "tlr_time.h"
 
+bool tlr_nodeclaim_allows(const Tailor__V1__NodeClaim *claim, const char *key, const char *value)
+{
+    for (size_t i = 0; i < claim->n_requirements; i++) {
+        const Tailor__V1__NodeSelectorRequirement *r = claim->requirements[i];
+        if (strcmp(r->key, key) != 0)
+            continue;
+        bool listed = false;
+        for (size_t j = 0; j < r->n_values; j++)
+            if (strcmp(r->values[j], value) == 0)
+                listed = true;
+        switch (r->operator_) {
+        case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN:
+            if (!listed)
+                return false;
+            break;
+        case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_NOT_IN:
+            if (listed)
+                return false;
+            break;
+        case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST:
+            return false;
+        default:
+            break;
+        }
+    }
+    return true;
+}
+
 void tlr_kubeobj_free(void *msg)
 {
     if (msg != NULL)

@@ -132,6 +132,11 @@ int tlr_kubeobj_daemonset(json_object *o, const tlr_kubeobj_opts *opts,
 int tlr_kubeobj_expand(json_object *o, const tlr_kubeobj_opts *opts, size_t max_pods,
                        Tailor__V1__Pod ***pods, size_t *npods, char *err, size_t errlen);
 
+/* Do the claim's requirements on key allow value?  (In, NotIn, Exists,
+ * DoesNotExist; no requirement on key allows everything.)  What the
+ * launcher launches a claim as, and what consolidation prices it at. */
+bool tlr_nodeclaim_allows(const Tailor__V1__NodeClaim *claim, const char *key, const char *value);
+
 /* ---- input ------------------------------------------------------------- */
 
 /* Decode a file's bytes (borrowed): JSON (first non-blank byte '{' or '[')

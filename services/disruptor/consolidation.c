@@ -43,6 +43,7 @@
 #include "candidates.h"
 #include "methods.h"
 #include "tlr_alloc.h"
+#include "tlr_kubeobj.h"
 #include "tlr_time.h"
 
 #define UNDER TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_UNDERUTILIZED
@@ -150,17 +151,6 @@ static Tailor__V1__NodeSelectorRequirement *req_in(const Tailor__V1__NodeClaim *
     return NULL;
 }
 
-/* Does requirement q (NULL: none, anything goes) allow value? */
-static bool req_allows(const Tailor__V1__NodeSelectorRequirement *q, const char *value)
-{
-    if (!q)
-        return true;
-    for (size_t i = 0; i < q->n_values; i++)
-        if (!strcmp(q->values[i], value))
-            return true;
-    return false;
-}
-
 /* Keep the claim's instance-type requirement in step with its options. */
 static void sync_types(Tailor__V1__NodeClaim *nc)
 {
@@ -226,17 +216,15 @@ static int by_price(const void *a, const void *b)
  * same): each option priced at its cheapest available spot offering in
  * the claim's zones, options without one dropped, sorted by price.  A
  * spot shortage then fails the launch and the decision is undone.
- * Returns whether nc is now spot only. */
+ * "Allowed" is what the launcher reads (tlr_nodeclaim_allows).  Returns
+ * whether nc is now spot only. */
 static bool pin_spot(const Tailor__V1__Catalog *cat, Tailor__V1__NodeClaim *nc)
 {
-    Tailor__V1__NodeSelectorRequirement *ct = req_in(nc, CT_KEY);
-    if (!req_allows(ct, "spot"))
+    if (!tlr_nodeclaim_allows(nc, CT_KEY, "spot"))
         return false;
-    if (ct && ct->n_values == 1)
+    if (!tlr_nodeclaim_allows(nc, CT_KEY, "on-demand") && !tlr_nodeclaim_allows(nc, CT_KEY, "reserved"))
         return true;
-    if (!req_allows(ct, "on-demand") && !req_allows(ct, "reserved"))
-        return true;
-    const Tailor__V1__NodeSelectorRequirement *zq = req_in(nc, ZONE_KEY);
+    Tailor__V1__NodeSelectorRequirement *ct = req_in(nc, CT_KEY);
     size_t k = 0;
     for (size_t i = 0; i < nc->n_instance_type_options; i++) {
         Tailor__V1__InstanceTypeOption *o = nc->instance_type_options[i];
@@ -244,7 +232,7 @@ static bool pin_spot(const Tailor__V1__Catalog *cat, Tailor__V1__NodeClaim *nc)
         double best = -1;
         for (size_t q = 0; it && q < it->n_offerings; q++) {
             const Tailor__V1__Offering *of = it->offerings[q];
-            if (of->available && of->capacity_type == SPOT && req_allows(zq, of->zone) &&
+            if (of->available && of->capacity_type == SPOT && tlr_nodeclaim_allows(nc, ZONE_KEY, of->zone) &&
                 (best < 0 || of->price_per_hour < best))
                 best = of->price_per_hour;
         }
@@ -310,11 +298,11 @@ ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, ch
     if (replace) {
         /* capacity types: a replacement that may be spot is made spot;
          * spot nodes replaced by spot only when allowed (methods.h) */
-        bool all_spot = true, spot_repl = false;
+        bool all_spot = true, spot_repl = false, spot[DS_SPLIT_MAX] = { false };
         for (size_t j = 0; j < c->n; j++)
             all_spot = all_spot && c->c[j].ct == SPOT;
-        for (size_t k = 0; k < c->nrepl; k++)
-            spot_repl = pin_spot(m->v->catalog, c->repl[k]) || spot_repl;
+        for (size_t k = 0; k < c->nrepl; k++)   /* nrepl <= maxr <= DS_SPLIT_MAX */
+            spot_repl = (spot[k] = pin_spot(m->v->catalog, c->repl[k])) || spot_repl;
         bool s2s = all_spot && spot_repl;
         if (s2s && !m->spot_to_spot) {
             snprintf(why, len, "spot-to-spot consolidation is off: spot node%s not replaced by spot "
@@ -362,7 +350,7 @@ ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, ch
          * be interrupted (Karpenter's rule, docs/disruptor.md). */
         for (size_t k = 0; s2s && n == 1 && k < c->nrepl; k++) {
             Tailor__V1__NodeClaim *q = c->repl[k];
-            if (!pin_spot(m->v->catalog, q))
+            if (!spot[k])
                 continue;
             if (q->n_instance_type_options < DS_SPOT_MIN_TYPES) {
                 snprintf(why, len, "spot-to-spot consolidation needs %d cheaper instance types, got "

@@ -53,18 +53,6 @@ static bool has_finalizer(json_object *obj)
     return false;
 }
 
-static bool condition_true(json_object *obj, const char *type)
-{
-    json_object *c = tlr_json_arr(obj, "status.conditions");
-    for (size_t i = 0; c && i < json_object_array_length(c); i++) {
-        json_object *x = json_object_array_get_idx(c, i);
-        const char *t = tlr_json_str(x, "type"), *s = tlr_json_str(x, "status");
-        if (t && s && !strcmp(t, type))
-            return !strcmp(s, "True");
-    }
-    return false;
-}
-
 /* Condition type's status ("" when absent) into st (len bytes); its
  * message returned (borrowed, NULL when absent). */
 static const char *condition_of(json_object *obj, const char *type, char *st, size_t len)
@@ -80,6 +68,13 @@ static const char *condition_of(json_object *obj, const char *type, char *st, si
         }
     }
     return NULL;
+}
+
+static bool condition_true(json_object *obj, const char *type)
+{
+    char st[8];
+    condition_of(obj, type, st, sizeof(st));
+    return !strcmp(st, "True");
 }
 
 static int64_t time_at(json_object *obj, const char *path)
@@ -188,8 +183,9 @@ static int k_nodes_list(void *arg, ds_knodes *out)
     return TLR_OK;
 }
 
-/* Merge-patch obj's metadata.<field> (or spec.<field>) array, written
- * whole with the resourceVersion it was read at. */
+/* Merge-patch obj's metadata.<field> (or spec.<field>, or status.<field>
+ * through the status subresource) array, written whole with the
+ * resourceVersion it was read at. */
 static int patch_list(tlr_kube *kc, const tlr_kube_res *res, const char *name, json_object *obj,
                       const char *section, const char *field, json_object *list)
 {
@@ -205,7 +201,8 @@ static int patch_list(tlr_kube *kc, const tlr_kube_res *res, const char *name, j
         json_object_object_add(p, section, sec);
     }
     json_object_object_add(sec, field, list);
-    int rc = tlr_kube_patch(kc, res, NULL, name, NULL, TLR_KUBE_PATCH_MERGE,
+    const char *sub = strcmp(section, "status") ? NULL : "status";
+    int rc = tlr_kube_patch(kc, res, NULL, name, sub, TLR_KUBE_PATCH_MERGE,
                             tlr_json_to_string(p, JSON_C_TO_STRING_PLAIN), NULL, NULL);
     json_object_put(p);
     return rc;
@@ -469,18 +466,7 @@ static int k_condition(void *arg, const char *claim, const char *type, const cha
     json_object_object_add(x, "message", json_object_new_string(message ? message : ""));
     json_object_object_add(x, "lastTransitionTime", json_object_new_string(since ? since : now));
     json_object_array_add(list, x);
-    /* a merge patch replaces the list whole: carry the resourceVersion */
-    json_object *p = json_object_new_object(), *md = json_object_new_object();
-    json_object *st = json_object_new_object();
-    const char *rv = tlr_json_str(obj, "metadata.resourceVersion");
-    if (rv)
-        json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
-    json_object_object_add(p, "metadata", md);
-    json_object_object_add(st, "conditions", list);
-    json_object_object_add(p, "status", st);
-    rc = tlr_kube_patch(arg, &res, NULL, claim, "status", TLR_KUBE_PATCH_MERGE,
-                        tlr_json_to_string(p, JSON_C_TO_STRING_PLAIN), NULL, NULL);
-    json_object_put(p);
+    rc = patch_list(arg, &res, claim, obj, "status", "conditions", list);
     json_object_put(obj);
     return rc;
 }

@@ -100,7 +100,7 @@ typedef struct tstate {
     char *last_msg;            /* last blocker event sent */
     int64_t last_event_ms;
     char *status;              /* what it waits for now, for explain */
-    char *blocked;             /* what blocks the drain this pass; NULL = nothing */
+    bool blocked;              /* something blocks the drain (status says what) */
     bool seen;
     bool announced;            /* DRAIN_STARTED published */
     bool dnd_noted;
@@ -119,7 +119,6 @@ static void tstate_free(struct lh_entry *e)
     tlr_drain_state_free(s->drain);
     free(s->last_msg);
     free(s->status);
-    free(s->blocked);
     free(s);
 }
 
@@ -305,10 +304,7 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
     if (t->m_evicted && (r.evicted + r.deleted))
         tlr_counter_add(tlr_metric_series(t->m_evicted, NULL), (double)(r.evicted + r.deleted));
     bool done = r.done;
-    if (!done || !r.nblockers) {
-        free(s->blocked);
-        s->blocked = NULL;
-    }
+    s->blocked = !done && r.nblockers;
     if (!done) {
         s->first_done_ms = 0;
         char msg[2048], full[2300];
@@ -318,8 +314,6 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
             snprintf(full, sizeof(full), "drain of node %s blocked: %s", n->name, msg);
             blocked_events(t, s, c, n, full);
             set_status(s, full);
-            free(s->blocked);
-            s->blocked = tlr_strdup(full);
             publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAIN_BLOCKED,
                     n->name, c ? c->name : NULL, &r, full);
         } else {
@@ -415,7 +409,7 @@ static void terminate_claim(ds_term *t, const ds_kclaim *c, const ds_knode *n, d
             claim_condition(t, c, "Drained", c->drained, c->drained_msg, "True", "Drained", "");
         else
             claim_condition(t, c, "Drained", c->drained, c->drained_msg, "Unknown", "Draining",
-                            s->blocked ? s->blocked : "evicting pods");
+                            s->blocked ? s->status : "evicting pods");
         if (!go)
             return;
     }

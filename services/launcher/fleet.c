@@ -8,38 +8,11 @@
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_kubeobj.h"
 #include "tlr_sigv4.h"
 
 #define ZONE_KEY "topology.kubernetes.io/zone"
 #define CT_KEY "karpenter.sh/capacity-type"
-
-bool lc_claim_allows(const Tailor__V1__NodeClaim *claim, const char *key, const char *value)
-{
-    for (size_t i = 0; i < claim->n_requirements; i++) {
-        const Tailor__V1__NodeSelectorRequirement *r = claim->requirements[i];
-        if (strcmp(r->key, key) != 0)
-            continue;
-        bool listed = false;
-        for (size_t j = 0; j < r->n_values; j++)
-            if (strcmp(r->values[j], value) == 0)
-                listed = true;
-        switch (r->operator_) {
-        case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN:
-            if (!listed)
-                return false;
-            break;
-        case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_NOT_IN:
-            if (listed)
-                return false;
-            break;
-        case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST:
-            return false;
-        default:
-            break;
-        }
-    }
-    return true;
-}
 
 const Tailor__V1__InstanceType *lc_catalog_find(const Tailor__V1__Catalog *cat,
                                                 const char *name)
@@ -80,7 +53,7 @@ static bool usable(const lc_fleet_in *in, const char *type, const Tailor__V1__Of
 {
     if (o->capacity_type != ct || !o->available)
         return false;
-    if (!lc_claim_allows(in->claim, ZONE_KEY, o->zone))
+    if (!tlr_nodeclaim_allows(in->claim, ZONE_KEY, o->zone))
         return false;
     /* With subnets resolved, a zone without one cannot be launched in. */
     if (in->nodeclass && in->nodeclass->n_subnets > 0 && !best_subnet(in->nodeclass, o->zone))
@@ -151,11 +124,11 @@ int lc_fleet_build(const lc_fleet_in *in, lc_fleet *out)
 
     Tailor__V1__CapacityType ct = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND;
     size_t n = 0;
-    if (lc_claim_allows(c, CT_KEY, "spot"))
+    if (tlr_nodeclaim_allows(c, CT_KEY, "spot"))
         n = collect(in, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT, NULL);
     if (n > 0)
         ct = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT;
-    else if (lc_claim_allows(c, CT_KEY, "on-demand"))
+    else if (tlr_nodeclaim_allows(c, CT_KEY, "on-demand"))
         n = collect(in, ct, NULL);
     if (n == 0)
         return TLR_E_CAPACITY;

@@ -78,10 +78,6 @@ size_t lc_fleet_shared_tags(const lc_fleet *f, tlr_ec2_tag *out);
 /* Price of the override (type, zone); 0 when not among them. */
 double lc_fleet_price(const lc_fleet *f, const char *type, const char *zone);
 
-/* Does the claim's requirement on key allow value? (In, NotIn, Exists,
- * DoesNotExist; no requirement on key allows everything.) */
-bool lc_claim_allows(const Tailor__V1__NodeClaim *claim, const char *key, const char *value);
-
 /* The catalog's instance type of that name, or NULL (binary search). */
 const Tailor__V1__InstanceType *lc_catalog_find(const Tailor__V1__Catalog *cat,
                                                 const char *name);
