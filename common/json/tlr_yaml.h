@@ -69,4 +69,19 @@ typedef struct tlr_yaml_limits {
 int tlr_yaml_parse(const char *buf, size_t len, const tlr_yaml_limits *lim,
                    json_object **docs, char *err, size_t errlen);
 
+/* Write obj (borrowed; NULL is JSON null) as one YAML document in block
+ * style: 2-space indent, mapping keys in the object's order, sequences
+ * of mappings as "- key: value".  Strings are plain where that reads back
+ * as the same string under the rules above, and JSON-escaped double-quoted
+ * scalars otherwise (values that look like null, booleans or numbers,
+ * leading or trailing blanks, YAML indicators, line breaks, "").
+ * Integers, doubles, booleans and null are plain; empty objects and arrays
+ * are {} and [].  tlr_yaml_parse of the text gives obj back (except that
+ * a double with an integral value, 2.0, reads back as the integer 2, as it
+ * would in kubectl).  On TLR_OK *out is new, NUL-terminated and ends in a
+ * newline, owned by the caller (free()).  TLR_E_INVAL: NULL out, a
+ * non-finite double.  TLR_E_TOOBIG: nested deeper than
+ * TLR_YAML_DEFAULT_MAX_DEPTH. */
+int tlr_yaml_write(json_object *obj, char **out);
+
 #endif
