@@ -22,6 +22,7 @@
 
 #define MIB (1024LL * 1024)
 #define GIB (1024LL * MIB)
+#define GB 1000000000LL
 /* Sanity ceilings: larger values are a broken file, not a machine. */
 #define MAX_VCPU 100000
 #define MAX_MEM_MIB (1LL << 34)
@@ -109,9 +110,9 @@ int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_o
         {"ephemeral_storage_gib", 1 << 24, 0}, {"gpu_count", MAX_COUNT, 0},
         {"gpu_memory_mib", MAX_MEM_MIB, 0}, {"generation", MAX_COUNT, 0},
         {"local_nvme_gib", 1 << 24, 0}, {"network_bandwidth_mbps", 1LL << 40, 0},
-        {"accelerator_count", MAX_COUNT, 0},
+        {"accelerator_count", MAX_COUNT, 0}, {"eni_max_pods", MAX_COUNT, 0},
     };
-    enum { VCPU, MEM, ACPU, AMEM, PODS, EPH, GPUS, GPUMEM, GEN, NVME, NET, ACC };
+    enum { VCPU, MEM, ACPU, AMEM, PODS, EPH, GPUS, GPUMEM, GEN, NVME, NET, ACC, ENIPODS };
     for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
         int rc = get_count(e, n[i].k, n[i].max, &n[i].v);
         if (rc != TLR_OK) {
@@ -164,7 +165,12 @@ int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_o
     t->gpu_manufacturer = tlr_strdup(str_or(e, "gpu_manufacturer", ""));
     t->gpu_memory_mib = n[GPUMEM].v;
     t->max_pods = (int32_t)n[PODS].v;
-    t->local_nvme_bytes = n[NVME].v * GIB;
+    /* The raw ENI figure the node model starts from; files that predate
+     * it (and the types vpclimits does not list) have max_pods only. */
+    t->eni_max_pods = (int32_t)(n[ENIPODS].v ? n[ENIPODS].v : n[PODS].v);
+    /* "local_nvme_gib" holds EC2's TotalSizeInGB (Karpenter's
+     * instance-local-nvme label, c5d.large = 50): decimal gigabytes. */
+    t->local_nvme_bytes = n[NVME].v * GB;
     t->network_bandwidth_mbps = n[NET].v;
     t->hypervisor = tlr_strdup(str_or(e, "hypervisor", ""));
     bool bm = false;

@@ -71,6 +71,8 @@ static void test_mapping(void **state)
     assert_int_equal(p3->allocatable->ephemeral_storage_bytes, 17LL << 30);
     assert_int_equal(ext(p3->allocatable, "nvidia.com/gpu"), 1);
     assert_int_equal(p3->capacity->cpu_millis, 8000);
+    /* no eni_max_pods in this document: max_pods stands in for it */
+    assert_int_equal(p3->eni_max_pods, 58);
     assert_int_equal(ext(c->instance_types[0]->allocatable, "vpc.amazonaws.com/pod-eni"), 10);
     assert_string_equal(req_value(p3, "node.kubernetes.io/instance-type"), "p3.2xlarge");
     assert_string_equal(req_value(p3, "karpenter.k8s.aws/instance-family"), "p3");
@@ -156,6 +158,14 @@ static void test_real_file(void **state)
             m5 = c->instance_types[i];
     assert_non_null(m5);
     assert_int_equal(m5->vcpu, 2);
+    assert_int_equal(m5->eni_max_pods, 29);
+    /* local NVMe is EC2's TotalSizeInGB: c5d.large's 50 GB, decimal */
+    const Tailor__V1__InstanceType *c5d = NULL;
+    for (size_t i = 0; i < c->n_instance_types; i++)
+        if (strcmp(c->instance_types[i]->name, "c5d.large") == 0)
+            c5d = c->instance_types[i];
+    assert_non_null(c5d);
+    assert_int_equal(c5d->local_nvme_bytes, 50000000000LL);
     assert_true(m5->offerings[0]->price_per_hour == 0.096);
     char e2[64];
     assert_int_equal(tlr_catalog_file_load("/nonexistent/x.json", NULL, &c, e2, sizeof(e2)),

@@ -163,6 +163,8 @@ static json_object *entry_of(const tlr_ec2_type_info *t, const Tailor__V1__Insta
     add_i(e, "memory_mib", t->memory_mib);
     int64_t pods = max_pods(t);
     add_i(e, "max_pods", pods);
+    if (t->max_enis > 0 && t->ipv4_per_eni > 1)
+        add_i(e, "eni_max_pods", pods);   /* else unknown: the loader uses max_pods */
     add_i(e, "allocatable_cpu_millicores", alloc_cpu_millis(t->vcpu));
     add_i(e, "allocatable_memory_mib", alloc_memory_mib(t, pods));
     add_i(e, "ephemeral_storage_gib", ft && ft->allocatable

@@ -113,6 +113,10 @@ static void test_resources_match_file(void **state)
         assert_int_equal(l->allocatable->ephemeral_storage_bytes,
                          f->allocatable->ephemeral_storage_bytes);
         assert_int_equal(l->capacity->memory_bytes, f->capacity->memory_bytes);
+        /* the raw ENI figure the node model starts from */
+        assert_int_equal(l->eni_max_pods, f->eni_max_pods);
+        assert_true(l->eni_max_pods > 0);
+        assert_int_equal(l->local_nvme_bytes, f->local_nvme_bytes);
         assert_string_equal(l->arch, f->arch);
         assert_string_equal(l->family, f->family);
         assert_string_equal(l->category, f->category);

@@ -5,7 +5,9 @@
 # Fixtures (integration-tests/tailorctl/fixtures): Deployments, a
 # StatefulSet and a Job of mixed shapes, a GPU pod, a pod no instance type
 # can hold, two NodePools and an EC2NodeClass, a hand-written ten-type
-# catalog, kubectl-style lists of pods and nodes, and broken inputs.
+# catalog, kubectl-style lists of pods and nodes, and broken inputs;
+# fixtures/nodeshape: one m5.xlarge-only NodePool whose EC2NodeClass comes
+# with and without kubelet settings that change what a node holds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
@@ -106,5 +108,33 @@ check "unknown strategy: exit 2" [ "$RC" -eq 2 ]
 head -c 3000 /dev/urandom >"$work/noise.yaml"
 run noise --pods "$work/noise.yaml" --nodepools "$fx/nodepools.yaml" --catalog "$fx/catalog.json"
 check "random bytes: a clean exit 2, not a crash" [ "$RC" -eq 2 ]
+
+# --- the EC2NodeClass's kubelet settings size the nodes -------------------------
+# maxPods 5 + systemReserved cpu 1 on m5.xlarge (4 vCPU, 58 ENI pods, 3920m
+# allocatable by default): 12 pods of 100m need ceil(12/5) = 3 nodes, not 1;
+# a 3.5-CPU pod fits 3920m but not 2920m.
+ns=$fx/nodeshape
+shape() { run "$1" --pods "$ns/$2.yaml" --nodepools "$ns/pool.yaml" --nodeclasses "$ns/class-$3.yaml" \
+  --catalog "$fx/catalog.json" -o json; }
+shape sm_dflt small default
+check "defaults: 12 small pods on one m5.xlarge" pyjson sm_dflt \
+  'len(p["nodeclaims"])==1 and p["nodeclaims"][0]["instance_type"]=="m5.xlarge" and len(p["nodeclaims"][0]["pods"])==12'
+shape sm_kube small kubelet
+check "maxPods 5: all placed, exit 0" [ "$RC" -eq 0 ]
+check "maxPods 5: 3 nodes of at most 5 pods" pyjson sm_kube \
+  'len(p["nodeclaims"])==3 and all(c["instance_type"]=="m5.xlarge" and len(c["pods"])<=5 for c in p["nodeclaims"]) and p["pods"]["on_new_nodes"]==12'
+run sm_kp --pods "$ns/small.yaml" --nodepools "$ns/pool.yaml" --nodeclasses "$ns/class-kubelet.yaml" \
+  --catalog "$fx/catalog.json" -o json --strategy karpenter
+check "maxPods 5: the baseline strategy too" pyjson sm_kp 'len(p["nodeclaims"])==3'
+shape big_dflt big default
+check "defaults: the 3.5-CPU pod fits an m5.xlarge" pyjson big_dflt \
+  'p["pods"]["on_new_nodes"]==1 and p["nodeclaims"][0]["instance_type"]=="m5.xlarge"'
+shape big_kube big kubelet
+check "systemReserved cpu 1: the 3.5-CPU pod does not fit, exit 3" [ "$RC" -eq 3 ]
+check "systemReserved cpu 1: unschedulable with the pool's reason" pyjson big_kube \
+  'p["pods"]["unschedulable"]==1 and p["unschedulable"][0]["pod"]=="shape/big" and "cpu" in p["unschedulable"][0]["nodepools"][0]["reason"]'
+run big_txt --pods "$ns/big.yaml" --nodepools "$ns/pool.yaml" --nodeclasses "$ns/class-kubelet.yaml" \
+  --catalog "$fx/catalog.json"
+check "systemReserved cpu 1: the text plan says why" has big_txt.out "nodepool xl: no instance type has 3500m cpu"
 
 finish

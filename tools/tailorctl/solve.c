@@ -7,6 +7,11 @@
  * and DaemonSets, and an instance catalog file - builds one SolveRequest
  * and runs the same engine as tailor-solver (tlr_solve) in process.
  *
+ * The catalog file says what a node holds under Karpenter's defaults; an
+ * EC2NodeClass whose kubelet settings, AMI family or block devices change
+ * that gets a catalog of its own, shaped as the launcher shapes it
+ * (tlr_nodeshape.h), so the plan packs as the real nodes will.
+ *
  * Every input file may hold any mix of kinds (objects are routed by kind,
  * not by the flag that named the file); kinds solve does not use are
  * skipped with a warning that names them.  Bad input is reported with the
@@ -30,6 +35,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
+#include "tlr_nodeshape.h"
 #include "tlr_solve.h"
 #include "tlr_time.h"
 
@@ -766,11 +772,93 @@ static void bind_pods(inputs *in)
                 "they are ignored\n", orphans);
 }
 
-static bool has_str(char **v, size_t n, const char *s)
+/* The catalogs of a request: refs[0] the file's, then one per distinct
+ * shape.  Everything owned here, names borrowed from the inputs. */
+typedef struct catalogs {
+    Tailor__V1__CatalogRef **refs;
+    size_t n;
+    Tailor__V1__Catalog **shaped;   /* owned; refs[i]->catalog for i >= 1 */
+} catalogs;
+
+static bool in_refs(const catalogs *cs, const char *name);
+
+static void ref_add(Tailor__V1__CatalogRef *r, const char *name)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(v[i], s))
-            return true;
+    r->node_classes = tlr_realloc(r->node_classes, (r->n_node_classes + 1) * sizeof(char *));
+    r->node_classes[r->n_node_classes++] = (char *)name;
+}
+
+static Tailor__V1__CatalogRef *ref_new(catalogs *cs, Tailor__V1__Catalog *cat)
+{
+    Tailor__V1__CatalogRef *r = tlr_malloc(sizeof(*r));
+    tailor__v1__catalog_ref__init(r);
+    r->hash = cat->hash;
+    r->catalog = cat;
+    cs->refs = tlr_realloc(cs->refs, (cs->n + 1) * sizeof(*cs->refs));
+    cs->shaped = tlr_realloc(cs->shaped, (cs->n + 1) * sizeof(*cs->shaped));
+    cs->shaped[cs->n] = NULL;
+    cs->refs[cs->n++] = r;
+    return r;
+}
+
+/* One CatalogRef per shape among the classes given (each class in exactly
+ * one); classes that change nothing, and those the pools name but no file
+ * defines, buy from base.  A base ref left without a class is dropped
+ * unless it is the only one. */
+static void catalogs_build(const inputs *in, Tailor__V1__Catalog *base, catalogs *cs)
+{
+    memset(cs, 0, sizeof(*cs));
+    Tailor__V1__CatalogRef *dflt = ref_new(cs, base);
+    for (size_t i = 0; i < in->nclasses; i++) {
+        const Tailor__V1__NodeClass *nc = in->classes[i];
+        if (in_refs(cs, nc->name))
+            continue;
+        tlr_node_shape shape = tlr_node_shape_of(nc);
+        if (tlr_node_shape_is_default(&shape)) {
+            ref_add(dflt, nc->name);
+            continue;
+        }
+        Tailor__V1__Catalog *c = tlr_catalog_shaped(base, &shape);
+        size_t k = 1;
+        while (k < cs->n && strcmp(cs->refs[k]->hash, c->hash) != 0)
+            k++;
+        if (k < cs->n) {
+            tlr_catalog_free(c);   /* another class shapes nodes alike */
+        } else {
+            ref_new(cs, c);
+            cs->shaped[k] = c;
+        }
+        ref_add(cs->refs[k], nc->name);
+    }
+    for (size_t i = 0; i < in->npools; i++)
+        if (!in_refs(cs, in->pools[i]->node_class_ref->name))
+            ref_add(dflt, in->pools[i]->node_class_ref->name);
+    if (dflt->n_node_classes == 0 && cs->n > 1) {
+        free(dflt);
+        memmove(cs->refs, cs->refs + 1, (cs->n - 1) * sizeof(*cs->refs));
+        memmove(cs->shaped, cs->shaped + 1, (cs->n - 1) * sizeof(*cs->shaped));
+        cs->n--;
+    }
+}
+
+static void catalogs_free(catalogs *cs)
+{
+    for (size_t i = 0; i < cs->n; i++) {
+        tlr_catalog_free(cs->shaped[i]);
+        free(cs->refs[i]->node_classes);
+        free(cs->refs[i]);
+    }
+    free(cs->refs);
+    free(cs->shaped);
+    memset(cs, 0, sizeof(*cs));
+}
+
+static bool in_refs(const catalogs *cs, const char *name)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        for (size_t k = 0; k < cs->refs[i]->n_node_classes; k++)
+            if (!strcmp(cs->refs[i]->node_classes[k], name))
+                return true;
     return false;
 }
 
@@ -779,6 +867,7 @@ int cmd_solve(int argc, char **argv)
     solve_cfg cfg = { 0 };
     inputs in = { 0 };
     Tailor__V1__Catalog *cat = NULL;
+    catalogs cats = { 0 };
     Tailor__V1__SolveResponse *resp = NULL;
     bool help;
     int exit_code = EXIT_USAGE, rc;
@@ -812,21 +901,7 @@ int cmd_solve(int argc, char **argv)
     }
     bind_pods(&in);
 
-    /* One catalog for every node class the pools name. */
-    Tailor__V1__CatalogRef ref = TAILOR__V1__CATALOG_REF__INIT;
-    char **classes = tlr_calloc(in.nclasses + in.npools + 1, sizeof(char *));
-    size_t ncl = 0;
-    for (size_t i = 0; i < in.nclasses; i++)
-        if (!has_str(classes, ncl, in.classes[i]->name))
-            classes[ncl++] = in.classes[i]->name;
-    for (size_t i = 0; i < in.npools; i++)
-        if (!has_str(classes, ncl, in.pools[i]->node_class_ref->name))
-            classes[ncl++] = in.pools[i]->node_class_ref->name;
-    ref.hash = cat->hash;
-    ref.catalog = cat;
-    ref.node_classes = classes;
-    ref.n_node_classes = ncl;
-    Tailor__V1__CatalogRef *refs[1] = { &ref };
+    catalogs_build(&in, cat, &cats);
 
     Tailor__V1__ClusterState cluster = TAILOR__V1__CLUSTER_STATE__INIT;
     cluster.nodes = in.nodes;
@@ -851,14 +926,13 @@ int cmd_solve(int argc, char **argv)
     req.pending_pods = in.pending;
     req.n_pending_pods = in.npending;
     req.cluster = &cluster;
-    req.catalogs = refs;
-    req.n_catalogs = 1;
+    req.catalogs = cats.refs;
+    req.n_catalogs = cats.n;
     req.options = &sopts;
     req.now_unix_ms = tlr_wall_ms();
 
     rc = tlr_solve(&req, &(tlr_solve_opts){ .strategy = cfg.strategy, .replica_id = "tailorctl" },
                    &resp);
-    free(classes);
     if (rc != TLR_OK || resp == NULL ||
         (resp->status != NULL && resp->status->code != TLR_OK)) {
         fprintf(stderr, "tailorctl solve: the solver failed: %s\n",
@@ -876,6 +950,7 @@ int cmd_solve(int argc, char **argv)
     exit_code = resp->n_pod_errors > 0 ? EXIT_UNSCHED : EXIT_OK;
 out:
     tlr_solve_response_free(resp);
+    catalogs_free(&cats);
     tlr_catalog_free(cat);
     free_inputs(&in);
     strvec_free(&cfg.pods);
