@@ -1,5 +1,6 @@
 /* ec2.c - typed EC2 calls: DescribeInstances, RunInstances,
- * TerminateInstances, CreateTags, CreateFleet, and their decoders.
+ * TerminateInstances, DescribeInstanceAttribute (userData), CreateTags,
+ * CreateFleet, and their decoders.
  *
  * EC2 Query lists are 1-based "Name.N" parameters ("Filter.1.Value.2");
  * answers are <xxxSet><item>... lists.  Decoders copy what they need out
@@ -304,6 +305,101 @@ int tlr_ec2_terminate_instances(tlr_ec2 *e, const char *const *ids, size_t nids,
     tlr_xml_free(doc);
     tlr_aws_params_free(p);
     return rc == TLR_E_NOTFOUND ? TLR_OK : rc;
+}
+
+/* --- DescribeInstanceAttribute userData ------------------------------ */
+
+static int b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/* Standard base64 with padding; whitespace (EC2 and XML may wrap lines)
+ * is skipped.  On TLR_OK *out is new and NUL-terminated. */
+static int b64_decode(const char *in, char **out)
+{
+    size_t n = strlen(in), len = 0, pad = 0;
+    char *buf = tlr_malloc(n / 4 * 3 + 4);
+    unsigned acc = 0;
+    int bits = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)in[i];
+        int v;
+
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            continue;
+        if (c == '=') {
+            pad++;
+            continue;
+        }
+        if (pad > 0 || (v = b64_value(c)) < 0)
+            goto bad;   /* data after padding, or not a base64 letter */
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            buf[len++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    if (pad > 2 || bits >= 6)
+        goto bad;
+    buf[len] = '\0';
+    *out = buf;
+    return TLR_OK;
+bad:
+    free(buf);
+    return TLR_E_PARSE;
+}
+
+int tlr_ec2_parse_user_data(const tlr_xml_node *root, char **out)
+{
+    const char *v;
+
+    if (root == NULL || out == NULL)
+        return TLR_E_INVAL;
+    if (strcmp(tlr_xml_name(root), "DescribeInstanceAttributeResponse") != 0)
+        return TLR_E_PARSE;
+    v = tlr_xml_find_text(root, "userData/value");
+    return b64_decode(v != NULL ? v : "", out);
+}
+
+int tlr_ec2_instance_user_data(tlr_ec2 *e, const char *instance_id, char **out,
+                               tlr_aws_error *err)
+{
+    tlr_aws_params *p;
+    tlr_xml_doc *doc = NULL;
+    char *got = NULL;
+    int rc;
+
+    if (e == NULL || instance_id == NULL || instance_id[0] == '\0' || out == NULL)
+        return TLR_E_INVAL;
+    tlr_aws_params_create(&p);
+    tlr_aws_params_add(p, "InstanceId", instance_id);
+    tlr_aws_params_add(p, "Attribute", "userData");
+    rc = tlr_aws_query_call(e->q, "DescribeInstanceAttribute", p, &doc, err);
+    if (rc == TLR_OK && (rc = tlr_ec2_parse_user_data(tlr_xml_root(doc), &got)) != TLR_OK &&
+        err != NULL) {
+        memset(err, 0, sizeof(*err));
+        snprintf(err->message, sizeof(err->message),
+                 "DescribeInstanceAttribute: answer is not a userData attribute in base64");
+    }
+    tlr_xml_free(doc);
+    tlr_aws_params_free(p);
+    if (rc != TLR_OK)
+        return rc;
+    *out = got;
+    return TLR_OK;
 }
 
 int tlr_ec2_create_tags(tlr_ec2 *e, const char *const *resource_ids, size_t nids,

@@ -1,5 +1,6 @@
 /* ec2_test.c - EC2 decoders on recorded-shape XML fixtures, CreateFleet
- * parameters, and DescribeInstances paging against a scripted server.
+ * parameters, DescribeInstances paging and DescribeInstanceAttribute
+ * (userData) against a scripted server.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -246,6 +247,97 @@ static void test_describe_pages(void **state)
     testsrv_free(&s);
 }
 
+/* The shape EC2 answers DescribeInstanceAttribute Attribute=userData with
+ * (value: "#!/bin/bash\necho hi\n" in base64, wrapped as some SDKs do). */
+static const char user_data_xml[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<DescribeInstanceAttributeResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">\n"
+    "    <requestId>59dbff89-35bd-4eac-99ed-be587EXAMPLE</requestId>\n"
+    "    <instanceId>i-1234567890abcdef0</instanceId>\n"
+    "    <userData>\n"
+    "        <value>IyEvYmluL2Jhc2gK\nZWNobyBoaQo=</value>\n"
+    "    </userData>\n"
+    "</DescribeInstanceAttributeResponse>";
+
+static void test_user_data_decode(void **state)
+{
+    static const struct {
+        const char *what, *xml, *want;   /* want NULL: TLR_E_PARSE */
+    } t[] = {
+        { "recorded", user_data_xml, "#!/bin/bash\necho hi\n" },
+        { "none (moto answers an empty element)",
+          "<DescribeInstanceAttributeResponse><instanceId>i-1</instanceId><userData/>"
+          "</DescribeInstanceAttributeResponse>", "" },
+        { "no userData at all",
+          "<DescribeInstanceAttributeResponse><instanceId>i-1</instanceId>"
+          "</DescribeInstanceAttributeResponse>", "" },
+        { "one padding byte", "<DescribeInstanceAttributeResponse><userData><value>YWI="
+          "</value></userData></DescribeInstanceAttributeResponse>", "ab" },
+        { "not base64", "<DescribeInstanceAttributeResponse><userData><value>a*b"
+          "</value></userData></DescribeInstanceAttributeResponse>", NULL },
+        { "data after padding", "<DescribeInstanceAttributeResponse><userData><value>YQ==YQ=="
+          "</value></userData></DescribeInstanceAttributeResponse>", NULL },
+        { "other response", "<DescribeInstancesResponse/>", NULL },
+    };
+    int failures = 0;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        tlr_xml_doc *d = parse(t[i].xml);
+        char *got = NULL;
+        int rc = tlr_ec2_parse_user_data(tlr_xml_root(d), &got);
+
+        if (t[i].want == NULL ? rc != TLR_E_PARSE
+                              : rc != TLR_OK || strcmp(got, t[i].want) != 0) {
+            printf("FAIL %s: got %s \"%s\", want \"%s\"\n", t[i].what, tlr_errname(rc),
+                   got ? got : "", t[i].want ? t[i].want : "(TLR_E_PARSE)");
+            failures++;
+        }
+        free(got);
+        tlr_xml_free(d);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* What goes on the wire, and EC2's NotFound for an unknown instance. */
+static void test_user_data_call(void **state)
+{
+    static const char notfound[] =
+        "<Response><Errors><Error><Code>InvalidInstanceID.NotFound</Code>"
+        "<Message>The instance ID 'i-9' does not exist</Message></Error></Errors>"
+        "<RequestID>r</RequestID></Response>";
+    const testsrv_resp resp[] = { { 200, user_data_xml }, { 400, notfound } };
+    testsrv s;
+    tlr_aws_creds *cr = NULL;
+    tlr_ec2 *e = NULL;
+    tlr_aws_error err = { 0 };
+    char url[64], *ud = NULL;
+
+    (void)state;
+    testsrv_start(&s, resp, 2);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s.port);
+    assert_int_equal(tlr_aws_creds_create_static("AKID", "SECRET", NULL, &cr), TLR_OK);
+    assert_int_equal(tlr_ec2_create(&(tlr_aws_query_opts){ .endpoint = url, .creds = cr,
+                                                          .region = "us-east-1",
+                                                          .max_attempts = 1 }, &e), TLR_OK);
+    assert_int_equal(tlr_ec2_instance_user_data(e, "i-1234567890abcdef0", &ud, &err), TLR_OK);
+    assert_string_equal(ud, "#!/bin/bash\necho hi\n");
+    free(ud);
+    ud = NULL;
+    assert_int_equal(tlr_ec2_instance_user_data(e, "i-9", &ud, &err), TLR_E_NOTFOUND);
+    assert_null(ud);
+    testsrv_stop(&s);
+    assert_string_equal(err.code, "InvalidInstanceID.NotFound");
+    assert_true(strncmp(s.req[0], "POST ", 5) == 0);
+    assert_non_null(strstr(s.req[0], "Action=DescribeInstanceAttribute&Version=2016-11-15"));
+    assert_non_null(strstr(s.req[0], "InstanceId=i-1234567890abcdef0"));
+    assert_non_null(strstr(s.req[0], "Attribute=userData"));
+    assert_int_equal(tlr_ec2_instance_user_data(e, "", &ud, &err), TLR_E_INVAL);
+    tlr_ec2_free(e);
+    tlr_aws_creds_free(cr);
+    testsrv_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +346,8 @@ int main(void)
         cmocka_unit_test(test_wrong_documents),
         cmocka_unit_test(test_fleet_params),
         cmocka_unit_test(test_describe_pages),
+        cmocka_unit_test(test_user_data_decode),
+        cmocka_unit_test(test_user_data_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,16 @@ int tlr_ec2_run_instances(tlr_ec2 *e, const tlr_ec2_run_opts *o, tlr_ec2_instanc
 int tlr_ec2_terminate_instances(tlr_ec2 *e, const char *const *ids, size_t nids,
                                 tlr_aws_error *err);
 
+/* DescribeInstanceAttribute Attribute=userData for instance_id: the
+ * instance's user data, decoded from EC2's base64.  On TLR_OK *out is new,
+ * NUL-terminated and owned by the caller (free()); "" when the instance
+ * has none.  Binary user data (gzip) is cut at its first NUL byte: the
+ * callers read text.  TLR_E_NOTFOUND for an unknown instance (EC2's
+ * InvalidInstanceID.NotFound); TLR_E_PARSE for an answer that is not a
+ * DescribeInstanceAttributeResponse or whose value is not base64. */
+int tlr_ec2_instance_user_data(tlr_ec2 *e, const char *instance_id, char **out,
+                               tlr_aws_error *err);
+
 /* CreateTags on resources. */
 int tlr_ec2_create_tags(tlr_ec2 *e, const char *const *resource_ids, size_t nids,
                         const tlr_ec2_tag *tags, size_t ntags, tlr_aws_error *err);
@@ -161,6 +171,9 @@ int tlr_ec2_fleet_params(const tlr_ec2_fleet_req *r, tlr_aws_params *p);
  * when the root is neither, or an instance lacks its id. */
 int tlr_ec2_parse_instances(const tlr_xml_node *root, tlr_ec2_instances *out,
                             char **next_token);
+/* Decode a DescribeInstanceAttributeResponse root's userData/value
+ * (base64) into *out (new, NUL-terminated, owned; "" when absent). */
+int tlr_ec2_parse_user_data(const tlr_xml_node *root, char **out);
 /* Decode a CreateFleetResponse root into *out (owned). */
 int tlr_ec2_parse_create_fleet(const tlr_xml_node *root, tlr_ec2_fleet_result *out);
 

@@ -6,43 +6,48 @@
  *            as EC2 reports them now;
  *   nodes  - Nodes in the store carrying KS_KUBELET_INSTANCE_LABEL;
  *   seen   - the simulator's memory: when it first saw each instance,
- *            when it registered its Node, the startup taints still to
- *            remove.
- * A live running instance without a Node is registered once booted; a
- * Node without a live instance is deleted; seen is rebuilt from live.
- * Memory is only an optimisation for boot timing and startup taints: a
- * restarted simulator adopts existing Nodes by their label, and
- * instances that launched long ago register at once (their launch time
- * is past the boot delay).
- *
- * NodeClaims are read only when a Node is about to be registered, so an
- * idle pass parses nothing but the EC2 answer.
+ *            when it registered its Node, what its agents still have to
+ *            do, and the instance's user data, AMI name and root volume
+ *            size (they never change, so each is read from EC2 once).
+ * A live running instance without a Node boots once its boot delay is
+ * over: its user data goes through the AMI's agent (nodeagent.c) and the
+ * Node is built from what that yields, or the instance is marked refused
+ * for good.  A Node without a live instance is deleted; seen is rebuilt
+ * from live.  A restarted simulator adopts existing Nodes by their label,
+ * and instances that launched long ago register at once (their launch
+ * time is past the boot delay).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ks_kubelet.h"
+#include "nodeagent.h"
 #include "tlr_alloc.h"
 #include "tlr_awscreds.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
 
 #define GIB (1024LL * 1024 * 1024)
-#define MIB (1024LL * 1024)
-#define KIB 1024LL
 
 typedef struct seen {
     char *id;                 /* owned */
     int64_t first_seen_ms;    /* monotonic */
     int64_t registered_ms;    /* monotonic; 0 = not by us this run */
     char *node;               /* owned; Node name once registered */
-    json_object *startup;     /* owned array of taints still to remove; NULL = none */
+    bool agents_pending;      /* agent taints / device resources still to do */
+    json_object *ext;         /* owned {name: "count"} devices advertise; NULL = none */
+    char *user_data;          /* owned; NULL = not read yet */
+    char *ami_name;           /* owned; NULL = not read yet */
+    int64_t root_bytes;       /* 0 = not read yet */
+    bool refused;             /* its bootstrap never joins it (logged once) */
 } seen;
 
 struct ks_kubelet {
     ks_store *s;
     char *cluster, *region, *cluster_tag;
+    char *api_endpoint, *ca_pem;
+    json_object *agent_taints;   /* owned array of taint keys */
     int64_t boot_delay_ms, taint_delay_ms;
     tlr_clock clock;
     const Tailor__V1__Catalog *catalog;
@@ -64,17 +69,25 @@ int ks_kubelet_create(ks_store *s, const ks_kubelet_opts *o, const ks_kubelet_ec
 {
     ks_kubelet *k;
     size_t n;
+    char *keys, *save = NULL;
 
     if (s == NULL || o == NULL || ops == NULL || ops->describe_instances == NULL ||
-        out == NULL || o->cluster == NULL || o->cluster[0] == '\0')
+        ops->user_data == NULL || out == NULL || o->cluster == NULL || o->cluster[0] == '\0')
         return TLR_E_INVAL;
     k = tlr_calloc(1, sizeof(*k));
     k->s = s;
     k->cluster = tlr_strdup(o->cluster);
     k->region = tlr_strdup(o->region);
+    k->api_endpoint = tlr_strdup(o->api_endpoint);
+    k->ca_pem = tlr_strdup(o->ca_pem);
     n = strlen(o->cluster) + 32;
     k->cluster_tag = tlr_malloc(n);
     snprintf(k->cluster_tag, n, "kubernetes.io/cluster/%s", o->cluster);
+    k->agent_taints = json_object_new_array();
+    keys = tlr_strdup(o->agent_taints != NULL ? o->agent_taints : KS_KUBELET_AGENT_TAINTS);
+    for (char *t = strtok_r(keys, ", ", &save); t != NULL; t = strtok_r(NULL, ", ", &save))
+        json_object_array_add(k->agent_taints, json_object_new_string(t));
+    free(keys);
     k->boot_delay_ms = o->boot_delay_ms;
     k->taint_delay_ms = o->startup_taint_delay_ms;
     k->clock = o->clock != NULL ? *o->clock : tlr_clock_system;
@@ -89,8 +102,9 @@ static void seen_clear(seen *e)
 {
     free(e->id);
     free(e->node);
-    if (e->startup != NULL)
-        json_object_put(e->startup);
+    json_object_put(e->ext);
+    free(e->user_data);
+    free(e->ami_name);
     memset(e, 0, sizeof(*e));
 }
 
@@ -104,6 +118,9 @@ void ks_kubelet_free(ks_kubelet *k)
     free(k->cluster);
     free(k->region);
     free(k->cluster_tag);
+    free(k->api_endpoint);
+    free(k->ca_pem);
+    json_object_put(k->agent_taints);
     free(k);
 }
 
@@ -132,7 +149,7 @@ static int cmp_mnode(const void *a, const void *b)
     return strcmp(((const mnode *)a)->id, ((const mnode *)b)->id);
 }
 
-static const seen *find_seen(const ks_kubelet *k, const char *id)
+static seen *find_seen(const ks_kubelet *k, const char *id)
 {
     size_t lo = 0, hi = k->nseen;
 
@@ -175,56 +192,37 @@ static const Tailor__V1__InstanceType *find_type(const Tailor__V1__Catalog *c, c
     return NULL;
 }
 
+/* The hardware of in's type: the catalog's facts only (none of its
+ * derived allocatable or labels).  ext (room for max) gets the devices. */
+static void hardware(const ks_kubelet *k, const tlr_ec2_instance *in, ks_na_hw *hw,
+                     ks_na_ext *ext, size_t max)
+{
+    const Tailor__V1__InstanceType *t = find_type(k->catalog, in->type);
+
+    memset(hw, 0, sizeof(*hw));
+    hw->type = in->type;
+    hw->ext = ext;
+    if (t == NULL) {   /* unknown type: a small default machine */
+        hw->vcpu = 2;
+        hw->memory_mib = 4096;
+        hw->arch = "amd64";
+        return;
+    }
+    hw->vcpu = t->vcpu;
+    hw->memory_mib = t->memory_mib;
+    hw->arch = t->arch != NULL && t->arch[0] != '\0' ? t->arch : "amd64";
+    /* The ENI figure; older catalogs only carry max_pods, which is it. */
+    hw->eni_max_pods = t->eni_max_pods > 0 ? t->eni_max_pods : t->max_pods;
+    hw->nvme_bytes = t->local_nvme_bytes;
+    for (size_t i = 0; t->capacity != NULL && i < t->capacity->n_extended && hw->next < max; i++)
+        if (t->capacity->extended[i]->value > 0) {
+            ext[hw->next].name = t->capacity->extended[i]->name;
+            ext[hw->next].count = t->capacity->extended[i]->value;
+            hw->next++;
+        }
+}
+
 /* --- building a Node ---------------------------------------------------- */
-
-static json_object *qty_millis(int64_t m)
-{
-    char buf[32];
-
-    if (m % 1000 == 0)
-        snprintf(buf, sizeof(buf), "%lld", (long long)(m / 1000));
-    else
-        snprintf(buf, sizeof(buf), "%lldm", (long long)m);
-    return json_object_new_string(buf);
-}
-
-static json_object *qty_bytes(int64_t b)
-{
-    char buf[32];
-
-    if (b > 0 && b % GIB == 0)
-        snprintf(buf, sizeof(buf), "%lldGi", (long long)(b / GIB));
-    else if (b > 0 && b % MIB == 0)
-        snprintf(buf, sizeof(buf), "%lldMi", (long long)(b / MIB));
-    else if (b > 0 && b % KIB == 0)
-        snprintf(buf, sizeof(buf), "%lldKi", (long long)(b / KIB));
-    else
-        snprintf(buf, sizeof(buf), "%lld", (long long)b);
-    return json_object_new_string(buf);
-}
-
-static json_object *qty_count(int64_t n)
-{
-    char buf[32];
-
-    snprintf(buf, sizeof(buf), "%lld", (long long)n);
-    return json_object_new_string(buf);
-}
-
-static json_object *resources(const Tailor__V1__ResourceList *r)
-{
-    json_object *o = json_object_new_object();
-
-    json_object_object_add(o, "cpu", qty_millis(r->cpu_millis));
-    json_object_object_add(o, "memory", qty_bytes(r->memory_bytes));
-    json_object_object_add(o, "pods", qty_count(r->pods));
-    if (r->ephemeral_storage_bytes > 0)
-        json_object_object_add(o, "ephemeral-storage", qty_bytes(r->ephemeral_storage_bytes));
-    for (size_t i = 0; i < r->n_extended; i++)
-        if (r->extended[i]->value > 0)
-            json_object_object_add(o, r->extended[i]->name, qty_count(r->extended[i]->value));
-    return o;
-}
 
 static void set_label(json_object *labels, const char *k, const char *v)
 {
@@ -232,39 +230,22 @@ static void set_label(json_object *labels, const char *k, const char *v)
         json_object_object_add(labels, k, json_object_new_string(v));
 }
 
-/* The NodeClaim for instance in: status.providerID matches, or the
- * karpenter.sh/nodeclaim tag names it.  Borrowed from claims. */
-static json_object *find_claim(json_object *claims, const tlr_ec2_instance *in,
-                               const char *provider_id)
+static const char *os_image(ks_na_agent a)
 {
-    const char *tag = tlr_ec2_instance_tag(in, "karpenter.sh/nodeclaim");
-
-    for (size_t i = 0; claims != NULL && i < json_object_array_length(claims); i++) {
-        json_object *c = json_object_array_get_idx(claims, i);
-        const char *pid = tlr_json_str(c, "status.providerID");
-        const char *name = tlr_json_str(c, "metadata.name");
-
-        if ((pid != NULL && strcmp(pid, provider_id) == 0) ||
-            (tag != NULL && name != NULL && strcmp(tag, name) == 0))
-            return c;
+    switch (a) {
+    case KS_NA_NODEADM: return "Amazon Linux 2023 (kubesim)";
+    case KS_NA_AL2: return "Amazon Linux 2 (kubesim)";
+    case KS_NA_BOTTLEROCKET: return "Bottlerocket OS (kubesim)";
+    default: return "kubesim";
     }
-    return NULL;
 }
 
-static json_object *copy_of(json_object *o)
-{
-    json_object *c = NULL;
-
-    if (o == NULL || json_object_deep_copy(o, &c, NULL) != 0)
-        return NULL;
-    return c;
-}
-
-/* The Node object for in (new, owned by the caller). */
+/* The Node object for in (new, owned by the caller): what its kubelet,
+ * configured by cfg, registers, plus the cloud controller's labels. */
 static json_object *build_node(const ks_kubelet *k, const tlr_ec2_instance *in,
-                               const char *name, const char *provider_id, json_object *claim)
+                               const char *name, const char *provider_id,
+                               const ks_na_config *cfg, const ks_na_hw *hw, int64_t root_bytes)
 {
-    const Tailor__V1__InstanceType *t = find_type(k->catalog, in->type);
     json_object *node = json_object_new_object();
     json_object *meta = json_object_new_object();
     json_object *labels = json_object_new_object();
@@ -275,9 +256,8 @@ static json_object *build_node(const ks_kubelet *k, const tlr_ec2_instance *in,
     json_object *ready = json_object_new_object();
     json_object *addrs = json_object_new_array();
     json_object *info = json_object_new_object();
-    json_object *taints = json_object_new_array();
+    json_object *cap = NULL, *alloc = NULL, *taints = NULL;
     char region[64], now[32];
-    const char *arch = "amd64";
     size_t zl = strlen(in->zone);
 
     ks_now_rfc3339(now, sizeof(now));
@@ -286,49 +266,18 @@ static json_object *build_node(const ks_kubelet *k, const tlr_ec2_instance *in,
     else   /* us-east-1a -> us-east-1 */
         snprintf(region, sizeof(region), "%.*s", zl > 0 ? (int)zl - 1 : 0, in->zone);
 
-    /* Labels: the instance type's (arch, os, karpenter.k8s.aws/...), then
-     * the well-known ones, then the NodeClaim's, which win. */
-    if (t != NULL) {
-        for (size_t i = 0; i < t->n_requirements; i++) {
-            const Tailor__V1__NodeSelectorRequirement *r = t->requirements[i];
-
-            if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN &&
-                r->n_values == 1)
-                set_label(labels, r->key, r->values[0]);
-        }
-        if (t->arch != NULL && t->arch[0] != '\0')
-            arch = t->arch;
-    }
+    /* The kubelet's own labels, then --node-labels (which may override
+     * them), then the cloud controller manager's, then our bookkeeping. */
     set_label(labels, "kubernetes.io/hostname", name);
-    set_label(labels, "kubernetes.io/arch", arch);
+    set_label(labels, "kubernetes.io/arch", hw->arch);
     set_label(labels, "kubernetes.io/os", "linux");
+    json_object_object_foreach(cfg->labels, lk, lv) {
+        set_label(labels, lk, json_object_get_string(lv));
+    }
     set_label(labels, "node.kubernetes.io/instance-type", in->type);
     set_label(labels, "topology.kubernetes.io/zone", in->zone);
     set_label(labels, "topology.kubernetes.io/region", region);
-    set_label(labels, "karpenter.sh/capacity-type", in->spot ? "spot" : "on-demand");
-    set_label(labels, "karpenter.sh/nodepool", tlr_ec2_instance_tag(in, "karpenter.sh/nodepool"));
-    set_label(labels, "karpenter.k8s.aws/ec2nodeclass",
-              tlr_ec2_instance_tag(in, "karpenter.k8s.aws/ec2nodeclass"));
     set_label(labels, KS_KUBELET_INSTANCE_LABEL, in->id);
-    /* An EKS managed node group's kubelet runs with
-     * --node-labels=eks.amazonaws.com/nodegroup=NAME; its instances carry
-     * the tag eks:nodegroup-name.  Legacy (ASG) nodes are selected by it. */
-    set_label(labels, KS_KUBELET_NODEGROUP_LABEL,
-              tlr_ec2_instance_tag(in, KS_KUBELET_NODEGROUP_TAG));
-    if (claim != NULL) {
-        json_object *cl = tlr_json_obj(claim, "metadata.labels");
-
-        json_object_object_foreach(cl, key, val) {
-            if (json_object_is_type(val, json_type_string))
-                set_label(labels, key, json_object_get_string(val));
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            json_object *arr = tlr_json_arr(claim, pass == 0 ? "spec.taints" : "spec.startupTaints");
-
-            for (size_t i = 0; arr != NULL && i < json_object_array_length(arr); i++)
-                json_object_array_add(taints, copy_of(json_object_array_get_idx(arr, i)));
-        }
-    }
 
     json_object_object_add(node, "apiVersion", json_object_new_string("v1"));
     json_object_object_add(node, "kind", json_object_new_string("Node"));
@@ -339,26 +288,14 @@ static json_object *build_node(const ks_kubelet *k, const tlr_ec2_instance *in,
     json_object_object_add(node, "metadata", meta);
 
     json_object_object_add(spec, "providerID", json_object_new_string(provider_id));
-    if (json_object_array_length(taints) > 0)
+    if (json_object_array_length(cfg->taints) > 0 &&
+        json_object_deep_copy(cfg->taints, &taints, NULL) == 0)
         json_object_object_add(spec, "taints", taints);
-    else
-        json_object_put(taints);
     json_object_object_add(node, "spec", spec);
 
-    if (t != NULL && t->capacity != NULL && t->allocatable != NULL) {
-        json_object_object_add(status, "capacity", resources(t->capacity));
-        json_object_object_add(status, "allocatable", resources(t->allocatable));
-    } else {
-        /* Unknown type: a small default so the Node is usable. */
-        Tailor__V1__ResourceList def = TAILOR__V1__RESOURCE_LIST__INIT;
-
-        def.cpu_millis = 2000;
-        def.memory_bytes = 4 * GIB;
-        def.pods = 110;
-        def.ephemeral_storage_bytes = 20 * GIB;
-        json_object_object_add(status, "capacity", resources(&def));
-        json_object_object_add(status, "allocatable", resources(&def));
-    }
+    ks_nodeagent_resources(cfg, hw, root_bytes, false, &cap, &alloc);
+    json_object_object_add(status, "capacity", cap);
+    json_object_object_add(status, "allocatable", alloc);
     json_object_object_add(ready, "type", json_object_new_string("Ready"));
     json_object_object_add(ready, "status", json_object_new_string("True"));
     json_object_object_add(ready, "reason", json_object_new_string("KubeletReady"));
@@ -383,9 +320,9 @@ static json_object *build_node(const ks_kubelet *k, const tlr_ec2_instance *in,
         json_object_array_add(addrs, a);
     }
     json_object_object_add(status, "addresses", addrs);
-    json_object_object_add(info, "architecture", json_object_new_string(arch));
+    json_object_object_add(info, "architecture", json_object_new_string(hw->arch));
     json_object_object_add(info, "operatingSystem", json_object_new_string("linux"));
-    json_object_object_add(info, "osImage", json_object_new_string("kubesim"));
+    json_object_object_add(info, "osImage", json_object_new_string(os_image(cfg->agent)));
     json_object_object_add(info, "kernelVersion", json_object_new_string("6.1.0-kubesim"));
     json_object_object_add(info, "kubeletVersion", json_object_new_string("v1.33.0-kubesim"));
     json_object_object_add(info, "kubeProxyVersion", json_object_new_string("v1.33.0-kubesim"));
@@ -408,101 +345,160 @@ static bool managed_node(const ks_obj *o, void *arg)
     return ks_obj_label(o, KS_KUBELET_INSTANCE_LABEL) != NULL;
 }
 
-static json_object *load_claims(ks_kubelet *k)
+/* Read what the instance knows about itself, once.  TLR_OK when all is
+ * cached; an EC2 error leaves the rest for the next pass. */
+static int read_instance(ks_kubelet *k, const tlr_ec2_instance *in, seen *e)
 {
-    ks_objlist l = { 0 };
-    json_object *arr = json_object_new_array();
+    int rc;
 
-    if (ks_store_list(k->s, KS_NODECLAIM, NULL, &l, NULL) == TLR_OK)
-        for (size_t i = 0; i < l.n; i++) {
-            json_object *c = ks_obj_parse(l.items[i]);
-
-            if (c != NULL)
-                json_object_array_add(arr, c);
-        }
-    ks_objlist_free(&l);
-    return arr;
+    if (e->user_data == NULL) {
+        rc = k->ops.user_data(k->ops.arg, in->id, &e->user_data);
+        if (rc == TLR_E_NOTFOUND)
+            e->user_data = tlr_strdup("");
+        else if (rc != TLR_OK)
+            return rc;
+    }
+    if (e->ami_name == NULL) {
+        rc = k->ops.image_name != NULL && in->image_id[0] != '\0'
+                 ? k->ops.image_name(k->ops.arg, in->image_id, &e->ami_name)
+                 : TLR_E_NOTFOUND;
+        if (rc == TLR_E_NOTFOUND)
+            e->ami_name = tlr_strdup("");
+        else if (rc != TLR_OK)
+            return rc;
+    }
+    if (e->root_bytes == 0 &&
+        (k->ops.root_volume_bytes == NULL ||
+         k->ops.root_volume_bytes(k->ops.arg, in->id, &e->root_bytes) != TLR_OK ||
+         e->root_bytes <= 0))
+        e->root_bytes = 20 * GIB;
+    return TLR_OK;
 }
 
-static int do_register(ks_kubelet *k, const tlr_ec2_instance *in, json_object **claims,
-                       seen *e)
+static bool is_agent_taint(const ks_kubelet *k, const char *key)
 {
-    char provider_id[256];
+    for (size_t i = 0; key != NULL && i < json_object_array_length(k->agent_taints); i++)
+        if (strcmp(json_object_get_string(json_object_array_get_idx(k->agent_taints, i)), key) ==
+            0)
+            return true;
+    return false;
+}
+
+/* Boot in and register its Node.  TLR_E_CANCELED: refused (now or
+ * before); other errors: try again next pass. */
+static int do_register(ks_kubelet *k, const tlr_ec2_instance *in, seen *e)
+{
+    char provider_id[256], reason[300];
     const char *name = in->private_dns[0] != '\0' ? in->private_dns : in->id;
-    json_object *claim, *node;
+    ks_na_ext ext[8];
+    ks_na_hw hw;
+    ks_na_config cfg = { 0 };
+    json_object *node;
     ks_status st = { 0 };
     int rc;
 
+    if (e->refused)
+        return TLR_E_CANCELED;
+    if ((rc = read_instance(k, in, e)) != TLR_OK) {
+        TLR_DEBUG(k->log, "kubelet: cannot read the instance's user data or AMI yet",
+                  TLR_S("instance", in->id), TLR_ERR(rc));
+        return rc;
+    }
+    hardware(k, in, &hw, ext, sizeof(ext) / sizeof(ext[0]));
+    rc = ks_nodeagent_run(e->user_data, strlen(e->user_data), e->ami_name, &hw,
+                          &(ks_na_cluster){ k->cluster, k->api_endpoint, k->ca_pem }, &cfg,
+                          reason, sizeof(reason));
+    if (rc != TLR_OK) {
+        e->refused = true;
+        TLR_WARN(k->log, "kubelet: instance never joins: its bootstrap fails",
+                 TLR_S("instance", in->id), TLR_S("ami", e->ami_name), TLR_S("reason", reason),
+                 TLR_ERR(rc));
+        return TLR_E_CANCELED;
+    }
     snprintf(provider_id, sizeof(provider_id), "aws:///%s/%s", in->zone, in->id);
-    if (*claims == NULL)
-        *claims = load_claims(k);
-    claim = find_claim(*claims, in, provider_id);
-    node = build_node(k, in, name, provider_id, claim);
-    rc = ks_store_create_obj(k->s, KS_NODE, NULL, node, 0, NULL, &st);
+    node = build_node(k, in, name, provider_id, &cfg, &hw, e->root_bytes);
+    rc = ks_store_create_obj(k->s, KS_NODE, NULL, node, KS_W_ALL, NULL, &st);
     if (rc == TLR_OK) {
-        json_object *startup = claim != NULL ? tlr_json_arr(claim, "spec.startupTaints") : NULL;
-
         e->registered_ms = k->clock.mono_ms(k->clock.arg);
         free(e->node);
         e->node = tlr_strdup(name);
-        if (startup != NULL && json_object_array_length(startup) > 0)
-            e->startup = copy_of(startup);
+        json_object_put(e->ext);
+        e->ext = NULL;
+        if (hw.next > 0) {
+            e->ext = json_object_new_object();
+            for (size_t i = 0; i < hw.next; i++)
+                json_object_object_add(e->ext, hw.ext[i].name,
+                                       json_object_new_int64(hw.ext[i].count));
+        }
+        e->agents_pending = e->ext != NULL;
+        for (size_t i = 0; i < json_object_array_length(cfg.taints); i++)
+            if (is_agent_taint(k, tlr_json_str(json_object_array_get_idx(cfg.taints, i), "key")))
+                e->agents_pending = true;
         TLR_INFO(k->log, "kubelet: node registered", TLR_S("node", name),
                  TLR_S("instance", in->id), TLR_S("type", in->type), TLR_S("zone", in->zone),
-                 TLR_S("nodeclaim", claim ? tlr_json_str(claim, "metadata.name") : NULL),
+                 TLR_S("agent", ks_na_agent_name(cfg.agent)), TLR_S("ami", e->ami_name),
+                 TLR_I("max_pods", cfg.max_pods),
                  TLR_B("known_type", find_type(k->catalog, in->type) != NULL));
     } else {
         TLR_WARN(k->log, "kubelet: node registration failed", TLR_S("node", name),
                  TLR_S("instance", in->id), TLR_S("reason", st.message), TLR_ERR(rc));
     }
     json_object_put(node);
+    ks_na_config_free(&cfg);
     return rc;
 }
 
-static bool same_taint(json_object *a, json_object *b)
-{
-    const char *ka = tlr_json_str(a, "key"), *kb = tlr_json_str(b, "key");
-    const char *ea = tlr_json_str(a, "effect"), *eb = tlr_json_str(b, "effect");
+typedef struct agents_arg {
+    const ks_kubelet *k;
+    json_object *ext;   /* borrowed; may be NULL */
+} agents_arg;
 
-    return ka != NULL && kb != NULL && strcmp(ka, kb) == 0 &&
-           strcmp(ea ? ea : "", eb ? eb : "") == 0;
-}
-
-/* ks_store_modify callback: drop the startup taints (arg) from spec.taints. */
-static int drop_taints(json_object *node, void *arg, ks_status *st)
+/* ks_store_modify callback: the node's agents are up: their taints go,
+ * the device plugins' resources appear in capacity and allocatable. */
+static int agents_up(json_object *node, void *argp, ks_status *st)
 {
-    json_object *startup = arg;
+    agents_arg *a = argp;
     json_object *spec = tlr_json_obj(node, "spec");
     json_object *taints = tlr_json_arr(node, "spec.taints");
-    json_object *kept;
     bool changed = false;
 
     (void)st;
-    if (taints == NULL)
-        return TLR_E_CANCELED;
-    kept = json_object_new_array();
-    for (size_t i = 0; i < json_object_array_length(taints); i++) {
-        json_object *t = json_object_array_get_idx(taints, i);
-        bool drop = false;
+    if (taints != NULL) {
+        json_object *kept = json_object_new_array();
 
-        for (size_t j = 0; j < json_object_array_length(startup) && !drop; j++)
-            drop = same_taint(t, json_object_array_get_idx(startup, j));
-        if (drop)
+        for (size_t i = 0; i < json_object_array_length(taints); i++) {
+            json_object *t = json_object_array_get_idx(taints, i);
+
+            if (is_agent_taint(a->k, tlr_json_str(t, "key")))
+                changed = true;
+            else
+                json_object_array_add(kept, json_object_get(t));
+        }
+        if (!changed)
+            json_object_put(kept);
+        else if (json_object_array_length(kept) == 0) {
+            json_object_put(kept);
+            json_object_object_del(spec, "taints");
+        } else {
+            json_object_object_add(spec, "taints", kept);
+        }
+    }
+    if (a->ext != NULL) {
+        json_object *cap = tlr_json_obj(node, "status.capacity");
+        json_object *alloc = tlr_json_obj(node, "status.allocatable");
+
+        json_object_object_foreach(a->ext, name, count) {
+            char buf[24];
+
+            snprintf(buf, sizeof(buf), "%lld", (long long)json_object_get_int64(count));
+            if (cap != NULL)
+                json_object_object_add(cap, name, json_object_new_string(buf));
+            if (alloc != NULL)
+                json_object_object_add(alloc, name, json_object_new_string(buf));
             changed = true;
-        else
-            json_object_array_add(kept, json_object_get(t));
+        }
     }
-    if (!changed) {
-        json_object_put(kept);
-        return TLR_E_CANCELED;
-    }
-    if (json_object_array_length(kept) == 0) {
-        json_object_put(kept);
-        json_object_object_del(spec, "taints");
-    } else {
-        json_object_object_add(spec, "taints", kept);
-    }
-    return TLR_OK;
+    return changed ? TLR_OK : TLR_E_CANCELED;
 }
 
 int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
@@ -516,7 +512,6 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
     size_t nmn = 0;
     seen *next = NULL;
     size_t nnext = 0;
-    json_object *claims = NULL;
     ks_kubelet_stats sc = { 0 };
     int64_t mono = k->clock.mono_ms(k->clock.arg);
     int64_t wall = k->clock.wall_ms(k->clock.arg);
@@ -555,23 +550,21 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
     next = tlr_calloc(nlive + 1, sizeof(*next));
     for (size_t i = 0; i < nlive; i++) {
         const tlr_ec2_instance *in = &live[i];
-        const seen *old = find_seen(k, in->id);
+        seen *old = find_seen(k, in->id);
         seen *e = &next[nnext];
 
         if (nnext > 0 && strcmp(next[nnext - 1].id, in->id) == 0)
             continue;   /* listed twice */
         nnext++;
-        e->id = tlr_strdup(in->id);
-        if (old != NULL) {
-            seen *o = (seen *)old;   /* ours: its owned parts move to next */
+        if (old != NULL) {   /* its owned parts move to next; its id stays for the search */
+            char *id = old->id;
 
-            e->first_seen_ms = o->first_seen_ms;
-            e->registered_ms = o->registered_ms;
-            e->node = o->node;
-            e->startup = o->startup;
-            o->node = NULL;
-            o->startup = NULL;
+            *e = *old;
+            e->id = tlr_strdup(id);
+            memset(old, 0, sizeof(*old));
+            old->id = id;
         } else {
+            e->id = tlr_strdup(in->id);
             e->first_seen_ms = mono;
         }
         sc.instances++;
@@ -582,8 +575,11 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
             sc.waiting++;
             continue;
         }
-        if (do_register(k, in, &claims, e) == TLR_OK)
+        rc = do_register(k, in, e);
+        if (rc == TLR_OK)
             sc.registered++;
+        else if (rc == TLR_E_CANCELED)
+            sc.refused++;
     }
 
     /* Nodes whose instance is gone. */
@@ -605,26 +601,27 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
     }
     rc = TLR_OK;
 
-    /* Startup taints whose time has come. */
+    /* The nodes' own agents, once they have had time to start. */
     for (size_t i = 0; i < nnext; i++) {
         seen *e = &next[i];
         ks_status st = { 0 };
+        agents_arg aa = { k, NULL };
         int mrc;
 
-        if (e->startup == NULL || e->node == NULL || mono < e->registered_ms + k->taint_delay_ms)
+        if (!e->agents_pending || e->node == NULL || mono < e->registered_ms + k->taint_delay_ms)
             continue;
-        mrc = ks_store_modify(k->s, KS_NODE, NULL, e->node, 0, drop_taints, e->startup, NULL,
-                              &st);
+        aa.ext = e->ext;
+        mrc = ks_store_modify(k->s, KS_NODE, NULL, e->node, KS_W_ALL, agents_up, &aa, NULL, &st);
         if (mrc == TLR_OK) {
             sc.untainted++;
-            TLR_INFO(k->log, "kubelet: startup taints removed", TLR_S("node", e->node));
+            TLR_INFO(k->log, "kubelet: node agents up (agent taints removed, devices added)",
+                     TLR_S("node", e->node));
         } else if (mrc != TLR_E_NOTFOUND) {
-            TLR_WARN(k->log, "kubelet: startup taint removal failed", TLR_S("node", e->node),
+            TLR_WARN(k->log, "kubelet: node agent update failed", TLR_S("node", e->node),
                      TLR_S("reason", st.message), TLR_ERR(mrc));
             continue;   /* try again next pass */
         }
-        json_object_put(e->startup);
-        e->startup = NULL;
+        e->agents_pending = false;
     }
 
     for (size_t i = 0; i < k->nseen; i++)
@@ -634,8 +631,6 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
     k->nseen = nnext;
     next = NULL;
 out:
-    if (claims != NULL)
-        json_object_put(claims);
     free(next);
     free(mn);
     ks_objlist_free(&nodes);
@@ -656,7 +651,19 @@ typedef struct kubelet_cfg {
     int64_t poll_ms;
     int64_t boot_delay_ms;
     int64_t taint_delay_ms;
+    char *agent_taints;
+    /* Not settings: main.c fills these (ks_kubelet_cfg_set_apiserver). */
+    const char *api_endpoint;   /* borrowed */
+    const char *ca_pem;         /* borrowed */
 } kubelet_cfg;
+
+void ks_kubelet_cfg_set_apiserver(void *cfg, const char *endpoint, const char *ca_pem)
+{
+    kubelet_cfg *c = cfg;
+
+    c->api_endpoint = endpoint;
+    c->ca_pem = ca_pem;
+}
 
 static const tlr_setting kubelet_settings[] = {
     { .name = "aws-endpoint", .env = "KUBESIM_AWS_ENDPOINT", .type = TLR_SET_STR,
@@ -683,7 +690,10 @@ static const tlr_setting kubelet_settings[] = {
     { .name = "startup-taint-delay", .env = "KUBESIM_STARTUP_TAINT_DELAY",
       .type = TLR_SET_DURATION, .offset = offsetof(kubelet_cfg, taint_delay_ms), .def = "1s",
       .min = 0, .max = 3600000,
-      .help = "time from Node registration to the removal of its NodeClaim's startup taints" },
+      .help = "time from Node registration to its agents running (taints go, GPUs appear)" },
+    { .name = "agent-taints", .env = "KUBESIM_AGENT_TAINTS", .type = TLR_SET_STR,
+      .offset = offsetof(kubelet_cfg, agent_taints), .def = KS_KUBELET_AGENT_TAINTS,
+      .help = "taint keys (a,b) the node's agents remove" },
 };
 
 typedef struct kubelet_state {
@@ -710,6 +720,74 @@ static int real_describe(void *arg, const char *cluster, tlr_ec2_instances *out)
         TLR_DEBUG(ks->log, "kubelet: DescribeInstances failed", TLR_S("aws_code", err.code),
                   TLR_S("aws_message", err.message), TLR_ERR(rc));
     return rc;
+}
+
+static int real_user_data(void *arg, const char *id, char **out)
+{
+    kubelet_state *ks = arg;
+    tlr_aws_error err = { 0 };
+    int rc = tlr_ec2_instance_user_data(ks->ec2, id, out, &err);
+
+    if (rc != TLR_OK && rc != TLR_E_NOTFOUND)
+        TLR_DEBUG(ks->log, "kubelet: DescribeInstanceAttribute failed", TLR_S("instance", id),
+                  TLR_S("aws_code", err.code), TLR_S("aws_message", err.message), TLR_ERR(rc));
+    return rc;
+}
+
+static int real_image_name(void *arg, const char *image_id, char **out)
+{
+    kubelet_state *ks = arg;
+    tlr_ec2_images imgs = { 0 };
+    tlr_aws_error err = { 0 };
+    int rc = tlr_ec2_describe_images(ks->ec2, NULL, 0, &image_id, 1, NULL, 0, &imgs, &err);
+
+    if (rc == TLR_OK && imgs.n == 0)
+        rc = TLR_E_NOTFOUND;
+    if (rc == TLR_OK)
+        *out = tlr_strdup(imgs.v[0].name != NULL ? imgs.v[0].name : "");
+    else if (rc != TLR_E_NOTFOUND)
+        TLR_DEBUG(ks->log, "kubelet: DescribeImages failed", TLR_S("image", image_id),
+                  TLR_S("aws_code", err.code), TLR_S("aws_message", err.message), TLR_ERR(rc));
+    tlr_ec2_images_free(&imgs);
+    return rc;
+}
+
+/* DescribeVolumes of the volumes attached to the instance: the root one
+ * (/dev/xvda or /dev/sda1; else the first listed).  moto creates an 8 GiB
+ * root volume, or the launch template's size. */
+static int real_root_volume(void *arg, const char *id, int64_t *out)
+{
+    kubelet_state *ks = arg;
+    tlr_aws_params *p;
+    tlr_xml_doc *doc = NULL;
+    tlr_aws_error err = { 0 };
+    int64_t gib = 0;
+    int rc;
+
+    tlr_aws_params_create(&p);
+    tlr_aws_params_add(p, "Filter.1.Name", "attachment.instance-id");
+    tlr_aws_params_add(p, "Filter.1.Value.1", id);
+    rc = tlr_aws_query_call(tlr_ec2_query(ks->ec2), "DescribeVolumes", p, &doc, &err);
+    tlr_aws_params_free(p);
+    if (rc == TLR_OK) {
+        for (const tlr_xml_node *v = tlr_xml_find(tlr_xml_root(doc), "volumeSet/item"); v != NULL;
+             v = tlr_xml_next_named(v)) {
+            const char *dev = tlr_xml_find_text(v, "attachmentSet/item/device");
+            const char *size = tlr_xml_find_text(v, "size");
+            bool root = dev != NULL && (strcmp(dev, "/dev/xvda") == 0 ||
+                                        strcmp(dev, "/dev/sda1") == 0);
+
+            if (size != NULL && (gib == 0 || root))
+                gib = strtoll(size, NULL, 10);
+            if (root)
+                break;
+        }
+    }
+    tlr_xml_free(doc);
+    if (rc != TLR_OK || gib <= 0)
+        return rc != TLR_OK ? rc : TLR_E_NOTFOUND;
+    *out = gib * GIB;
+    return TLR_OK;
 }
 
 static void kubelet_run(ks_store *s, void *arg)
@@ -774,10 +852,17 @@ static int kubelet_start(ks_store *s, const void *cfgp, tlr_logger *lg, void **s
     }
     rc = ks_kubelet_create(s, &(ks_kubelet_opts){
                                .cluster = cfg->cluster_name, .region = cfg->aws_region,
+                               .api_endpoint = cfg->api_endpoint, .ca_pem = cfg->ca_pem,
+                               .agent_taints = cfg->agent_taints,
                                .boot_delay_ms = cfg->boot_delay_ms,
                                .startup_taint_delay_ms = cfg->taint_delay_ms,
                                .catalog = ks->catalog, .log = lg },
-                           &(ks_kubelet_ec2_ops){ real_describe, ks }, &ks->k);
+                           &(ks_kubelet_ec2_ops){ .describe_instances = real_describe,
+                                                  .user_data = real_user_data,
+                                                  .image_name = real_image_name,
+                                                  .root_volume_bytes = real_root_volume,
+                                                  .arg = ks },
+                           &ks->k);
     if (rc == TLR_OK)
         rc = ks_store_add_controller(s, &(ks_controller){
                                             .name = "kubelet", .period_ms = (int)cfg->poll_ms,
@@ -788,6 +873,7 @@ static int kubelet_start(ks_store *s, const void *cfgp, tlr_logger *lg, void **s
     }
     TLR_INFO(lg, "kubelet simulator on", TLR_S("endpoint", endpoint),
              TLR_S("cluster", cfg->cluster_name), TLR_I("boot_delay_ms", cfg->boot_delay_ms),
+             TLR_S("api_endpoint", cfg->api_endpoint), TLR_B("ca", cfg->ca_pem != NULL),
              TLR_I("instance_types", ks->catalog ? (long long)ks->catalog->n_instance_types : 0));
     *state = ks;
     return TLR_OK;

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # kubelet_it.sh KUBESIM - the kubelet simulator end to end on moto:
 # scripts/local-cluster.sh up (moto with SigV4 enforced + kubesim), then
-#   - two instances launched in moto with the cluster tag become Ready
-#     Nodes with the right providerID, instance type and zone;
-#   - an untagged instance does not;
+#   - two instances launched in moto with the cluster tag and a nodeadm
+#     NodeConfig in their user data (written by hand here, never by
+#     tailor's code: the simulator's tests do not depend on the product)
+#     become Ready Nodes with the right providerID, instance type, zone and
+#     the NodeConfig's --node-labels;
+#   - an untagged instance does not; neither does a tagged one whose
+#     NodeConfig names another API server, nor one without user data (the
+#     kubelet logs why, once);
 #   - a pending pod that fits is bound to one of them (when this kubesim
 #     runs a scheduler);
 #   - terminating an instance removes its Node, the other stays.
@@ -49,14 +54,43 @@ import botocore.session
 ec2 = botocore.session.get_session().create_client(
     "ec2", region_name=os.environ["AWS_REGION"], endpoint_url=os.environ["AWS_ENDPOINT_URL"])
 op = sys.argv[1]
-if op == "run":   # run COUNT TYPE [TAGGED]
-    img = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+
+def kubeconfig(field):   # the one cluster's server / certificate-authority-data
+    for line in open(os.environ["KUBECONFIG"]):
+        k, _, v = line.strip().partition(": ")
+        if k == field:
+            return v
+    raise SystemExit("no %s in kubeconfig" % field)
+
+def nodeconfig(server):   # what a node needs to join, in nodeadm's format
+    return ("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n"
+            "--//\nContent-Type: text/x-shellscript\n\n#!/bin/bash\necho kubelet-it\n"
+            "--//\nContent-Type: application/node.eks.aws\n\n"
+            "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n"
+            "    name: %s\n    apiServerEndpoint: %s\n    certificateAuthority: %s\n"
+            "    cidr: 10.100.0.0/16\n  kubelet:\n    flags:\n"
+            "    - --node-labels=karpenter.sh/nodepool=default\n--//--\n"
+            % (os.environ["TAILOR_CLUSTER_NAME"], server,
+               kubeconfig("certificate-authority-data")))
+
+if op == "run":   # run COUNT TYPE [tagged|wrong-endpoint|no-user-data]
+    # A Linux x86_64 image: moto's first one is Windows, and a Windows node
+    # never joins (the simulator refuses it, as it does not simulate one).
+    img = [i for i in ec2.describe_images(Owners=["amazon"])["Images"]
+           if i.get("Architecture") == "x86_64" and i.get("Platform") != "windows"
+           and "windows" not in i.get("Name", "").lower()][0]["ImageId"]
+    how = sys.argv[4] if len(sys.argv) > 4 else ""
     tags = [{"Key": "kubernetes.io/cluster/" + os.environ["TAILOR_CLUSTER_NAME"], "Value": "owned"},
-            {"Key": "karpenter.sh/nodepool", "Value": "default"}] if len(sys.argv) > 4 else \
+            {"Key": "karpenter.sh/nodepool", "Value": "default"}] if how else \
            [{"Key": "Name", "Value": "not-ours"}]
+    kw = {}
+    if how == "tagged":
+        kw["UserData"] = nodeconfig(kubeconfig("server"))
+    elif how == "wrong-endpoint":
+        kw["UserData"] = nodeconfig("https://ABCDEF.gr7.us-east-1.eks.amazonaws.com")
     r = ec2.run_instances(ImageId=img, InstanceType=sys.argv[3], MinCount=int(sys.argv[2]),
                           MaxCount=int(sys.argv[2]),
-                          TagSpecifications=[{"ResourceType": "instance", "Tags": tags}])
+                          TagSpecifications=[{"ResourceType": "instance", "Tags": tags}], **kw)
     print(" ".join(i["InstanceId"] for i in r["Instances"]))
 elif op == "terminate":
     ec2.terminate_instances(InstanceIds=sys.argv[2:])
@@ -77,6 +111,8 @@ wait_nodes() {   # COUNT SECONDS: wait until exactly COUNT Ready nodes
 ids=$(ec2 run 2 m5.large tagged)
 read -r id1 id2 <<<"$ids"
 other=$(ec2 run 1 t3.micro)
+wrong=$(ec2 run 1 m5.large wrong-endpoint)
+bare=$(ec2 run 1 m5.large no-user-data)
 check "two tagged instances become Ready nodes" wait_nodes 2 20
 provider_ids() { k get nodes -o jsonpath='{.items[*].spec.providerID}' | tr ' ' '\n'; }
 has_provider_id() { provider_ids | grep -qx "aws:///us-east-1[a-f]/$1"; }
@@ -90,9 +126,22 @@ first_node() { k get nodes -o jsonpath='{.items[0].metadata.name}'; }
 check "providerID is aws:///ZONE/ID" has_provider_id "$id1"
 check "instance type and nodepool labels" \
   labelled_nodes node.kubernetes.io/instance-type=m5.large,karpenter.sh/nodepool=default 2
-check "capacity from the catalog (m5.large: 2 cpu, 29 pods)" capacity_is "$(first_node)" 2/29
+check "capacity: 2 cpu, 29 pods (m5.large, ENI max pods)" capacity_is "$(first_node)" 2/29
 check "kubectl wait for Ready" k wait --for=condition=Ready node --all --timeout=10s
 check "the untagged instance ($other) has no node" no_node_for "$other"
+check "the instance told another API server ($wrong) has no node" no_node_for "$wrong"
+check "the instance without user data ($bare) has no node" no_node_for "$bare"
+logged_once() {   # ID REASON: one warning, a few polls after it booted
+  local i
+  for ((i = 0; i < 50; i++)); do
+    grep -q "never joins.*$1.*$2" "$STATE_DIR/kubesim.log" && break
+    sleep 0.2
+  done
+  sleep 2   # more passes: still one line
+  [ "$(grep -c "never joins.*$1.*$2" "$STATE_DIR/kubesim.log")" -eq 1 ]
+}
+check "the kubelet says once why $wrong never joins" logged_once "$wrong" "is not this cluster's"
+check "the kubelet says once why $bare never joins" logged_once "$bare" "no bootstrap in user data"
 
 # A Deployment's pod lands on a simulated node; when that node's instance
 # terminates the Node goes, and the pod is recreated and bound again to the

@@ -137,6 +137,9 @@ int main(int argc, char **argv)
     ks_http *http = NULL, *https = NULL;
     ks_certs certs = { 0 };
 
+    /* Before --help: scripts run `kubesim --help | grep -q ...`, and a
+     * help text longer than one pipe write must not die of SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     tlr_conf_result res;
     if (tlr_conf_load(table, nset, block, argc, argv, (const char *const *)environ, &res)) {
         fprintf(stderr, "kubesim: %s\n", res.err);
@@ -178,25 +181,11 @@ int main(int argc, char **argv)
     ks_api_create(&(ks_api_opts){ .store = store, .token = cfg->token,
                                   .bookmark_ms = (int)cfg->bookmark_ms, .log = lg },
                   &api);
-    for (size_t i = 0; i < nmod; i++) {
-        rc = modules[i]->start(store, block + offsets[i], lg, &states[i]);
-        if (rc) {
-            TLR_ERROR(lg, "module failed to start", TLR_S("module", modules[i]->name),
-                      TLR_ERR(rc));
-            goto out;
-        }
-        started++;
-    }
+    /* The CA and the URL nodes reach us at exist before the modules start:
+     * the kubelet simulator checks nodes' bootstrap against them. */
     char server[300] = "";
-    if (cfg->listen && cfg->listen[0]) {
-        rc = ks_http_start(api, cfg->listen, NULL, NULL, lg, &http);
-        if (rc) {
-            TLR_ERROR(lg, "cannot listen", TLR_S("listen", cfg->listen), TLR_ERR(rc));
-            goto out;
-        }
+    if (cfg->listen && cfg->listen[0])
         snprintf(server, sizeof(server), "http://%s", cfg->listen);
-        TLR_INFO(lg, "serving HTTP", TLR_S("listen", cfg->listen));
-    }
     if (cfg->tls_listen && cfg->tls_listen[0]) {
         char host[256];
         snprintf(host, sizeof(host), "%s", cfg->tls_listen);
@@ -211,13 +200,34 @@ int main(int argc, char **argv)
             TLR_ERROR(lg, "cannot create certificates", TLR_S("reason", err), TLR_ERR(rc));
             goto out;
         }
+        snprintf(server, sizeof(server), "https://%s", cfg->tls_listen);
+    }
+    for (size_t i = 0; i < nmod; i++) {
+        if (modules[i] == &ks_kubelet_module)
+            ks_kubelet_cfg_set_apiserver(block + offsets[i], server, certs.ca_pem);
+        rc = modules[i]->start(store, block + offsets[i], lg, &states[i]);
+        if (rc) {
+            TLR_ERROR(lg, "module failed to start", TLR_S("module", modules[i]->name),
+                      TLR_ERR(rc));
+            goto out;
+        }
+        started++;
+    }
+    if (cfg->listen && cfg->listen[0]) {
+        rc = ks_http_start(api, cfg->listen, NULL, NULL, lg, &http);
+        if (rc) {
+            TLR_ERROR(lg, "cannot listen", TLR_S("listen", cfg->listen), TLR_ERR(rc));
+            goto out;
+        }
+        TLR_INFO(lg, "serving HTTP", TLR_S("listen", cfg->listen));
+    }
+    if (cfg->tls_listen && cfg->tls_listen[0]) {
         rc = ks_http_start(api, cfg->tls_listen, certs.cert_pem, certs.key_pem, lg, &https);
         if (rc) {
             TLR_ERROR(lg, "cannot listen (TLS)", TLR_S("listen", cfg->tls_listen),
                       TLR_ERR(rc));
             goto out;
         }
-        snprintf(server, sizeof(server), "https://%s", cfg->tls_listen);
         TLR_INFO(lg, "serving HTTPS", TLR_S("listen", cfg->tls_listen),
                  TLR_S("ca", cfg->data_dir));
     }
