@@ -172,6 +172,7 @@ static void set_catalog(ds_app *a, Tailor__V1__Catalog *cat)
     Tailor__V1__Catalog *old = a->catalog;
     a->catalog = cat;
     a->c_solver.catalog = cat;
+    ds_client_free(&a->c_solver);   /* shaped from the old catalog */
     ds_protect_set_catalog(a->protect, cat);
     ds_ctl_set_catalog(a->ctl, cat);
     if (a->intr)
@@ -307,9 +308,9 @@ static int connect_deps(ds_app *a, size_t max_msg)
         snprintf(a->why, sizeof(a->why), "service URLs: %s", tlr_strerror(rc));
         return rc;
     }
-    a->c_launcher = (ds_client){ a->r_launcher, (int)cfg->rpc_timeout_ms, a->log, NULL };
-    a->c_solver = (ds_client){ a->r_solver, (int)cfg->rpc_timeout_ms, a->log, a->catalog };
-    a->c_watcher = (ds_client){ a->r_watcher, (int)cfg->rpc_timeout_ms, a->log, NULL };
+    a->c_launcher = (ds_client){ a->r_launcher, (int)cfg->rpc_timeout_ms, a->log, NULL, NULL };
+    a->c_solver = (ds_client){ a->r_solver, (int)cfg->rpc_timeout_ms, a->log, a->catalog, NULL };
+    a->c_watcher = (ds_client){ a->r_watcher, (int)cfg->rpc_timeout_ms, a->log, NULL, NULL };
 
     ds_protect_opts po = { .clock = &tlr_clock_system, .kube = ds_kube_ops_of(a->kube),
                            .watcher = ds_watcher_ops_of(&a->c_watcher),
@@ -471,6 +472,7 @@ void ds_app_stop(tlr_service *svc, void *arg)
     tlr_aws_creds_free(a->creds);
     tlr_lease_free(a->lease);
     tlr_req_client_free(a->r_launcher);
+    ds_client_free(&a->c_solver);
     tlr_req_client_free(a->r_solver);
     tlr_req_client_free(a->r_watcher);
     tlr_kube_free(a->kube);

@@ -2,6 +2,9 @@
  * (clients.h). */
 #include "clients.h"
 
+#include "catalogs.h"
+
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,39 +53,39 @@ ds_launcher_ops ds_launcher_ops_of(ds_client *c)
     return (ds_launcher_ops){ do_launch, do_terminate, c };
 }
 
-/* Simulate; on a catalog miss (a reply that says so, or a NOTFOUND
+/* Simulate, with the launcher's catalog shaped per EC2NodeClass
+ * (catalogs.h); on a catalog miss (a reply that says so, or a NOTFOUND
  * Status) resend once with every catalog filled in. */
 static int do_simulate(void *arg, const Tailor__V1__SimulateRequest *req,
                        Tailor__V1__SimulateResponse **resp)
 {
     ds_client *c = arg;
     ProtobufCMessage *reply = NULL;
-    int rc = call(c, &req->base, &tailor__v1__simulate_response__descriptor, &reply, "Simulate");
-    bool miss = rc == TLR_E_NOTFOUND ||
-                (rc == TLR_OK && ((Tailor__V1__SimulateResponse *)reply)->catalog_miss);
-    if (!miss || !c->catalog) {
-        if (rc == TLR_OK)
-            *resp = (Tailor__V1__SimulateResponse *)reply;
-        return rc;
-    }
-    if (reply)
-        protobuf_c_message_free_unpacked(reply, NULL);
     Tailor__V1__SimulateRequest copy = *req;
-    Tailor__V1__CatalogRef *refs = tlr_calloc(req->n_catalogs + 1, sizeof(*refs));
-    Tailor__V1__CatalogRef **ptrs = tlr_calloc(req->n_catalogs + 1, sizeof(*ptrs));
-    for (size_t i = 0; i < req->n_catalogs; i++) {
-        refs[i] = *req->catalogs[i];
-        if (!strcmp(refs[i].hash, c->catalog->hash))
-            refs[i].catalog = (Tailor__V1__Catalog *)c->catalog;
-        ptrs[i] = &refs[i];
+    Tailor__V1__CatalogRef **refs = NULL;
+    size_t nrefs = 0;
+    int rc;
+
+    if (!c->shaped)
+        ds_catalogs_create(&c->shaped);
+    for (int full = 0; full < 2; full++) {
+        ds_catalogs_refs(c->shaped, c->catalog, req, full, &refs, &nrefs);
+        copy.catalogs = refs;
+        copy.n_catalogs = nrefs;
+        reply = NULL;
+        rc = call(c, &copy.base, &tailor__v1__simulate_response__descriptor, &reply, "Simulate");
+        ds_catalogs_refs_free(refs, nrefs);
+        bool miss = rc == TLR_E_NOTFOUND ||
+                    (rc == TLR_OK && ((Tailor__V1__SimulateResponse *)reply)->catalog_miss);
+        if (!miss || !c->catalog || full)
+            break;
+        if (reply)
+            protobuf_c_message_free_unpacked(reply, NULL);
     }
-    copy.catalogs = ptrs;
-    reply = NULL;
-    rc = call(c, &copy.base, &tailor__v1__simulate_response__descriptor, &reply, "Simulate");
-    free(ptrs);
-    free(refs);
     if (rc == TLR_OK)
         *resp = (Tailor__V1__SimulateResponse *)reply;
+    else if (reply)
+        protobuf_c_message_free_unpacked(reply, NULL);
     return rc;
 }
 
@@ -91,6 +94,14 @@ static void free_sim(void *arg, Tailor__V1__SimulateResponse *resp)
     (void)arg;
     if (resp)
         protobuf_c_message_free_unpacked(&resp->base, NULL);
+}
+
+void ds_client_free(ds_client *c)
+{
+    if (!c)
+        return;
+    ds_catalogs_free(c->shaped);
+    c->shaped = NULL;
 }
 
 ds_solver_ops ds_solver_ops_of(ds_client *c)

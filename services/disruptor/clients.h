@@ -17,7 +17,13 @@ typedef struct ds_client {
     int timeout_ms;
     tlr_logger *log;                 /* borrowed */
     const Tailor__V1__Catalog *catalog;   /* solver: sent on a catalog miss; borrowed */
+    struct ds_catalogs *shaped;      /* solver: the catalog per class shape; owned, made
+                                      * on first use (ds_client_free) */
 } ds_client;
+
+/* What a client owns (the shaped catalogs); the struct itself is the
+ * caller's. */
+void ds_client_free(ds_client *c);
 
 /* c borrowed; must outlive the ops. */
 ds_launcher_ops ds_launcher_ops_of(ds_client *c);
