@@ -3,7 +3,9 @@
 # (EC2, IAM, STS... with SigV4 enforced) and kubesim (Kubernetes API,
 # scheduler, controllers, kubelet simulator) on loopback.
 #
-#   up      start moto on a free port; create an IAM user with an
+#   up      start moto on a free port (scripts/moto-server.py: moto plus
+#           the public EKS-optimized AMIs and SSM parameters every AWS
+#           region has, for $K8S_VERSION); create an IAM user with an
 #           allow-all policy and an access key while moto still accepts
 #           unauthenticated calls (INITIAL_NO_AUTH_ACTION_COUNT=3), so
 #           from then on every call must be signed with that key; write
@@ -14,8 +16,12 @@
 #           karpenter.sh/discovery=$DISCOVERY_TAG: one subnet per zone
 #           (us-east-1a/b/c, /20, 4091 free addresses) plus a small one
 #           (/24) in the first zone, and a security group; start kubesim
-#           with its kubelet simulator pointed at moto; print the kubectl
-#           line to use.
+#           with its kubelet simulator pointed at moto; create the
+#           kube-dns Service (ClusterIP $CLUSTER_DNS); print the kubectl
+#           line to use.  The env file carries the cluster identity a
+#           node's bootstrap needs (TAILOR_CLUSTER_ENDPOINT, _CA_BUNDLE,
+#           _CIDR): kubesim's URL and CA, as EKS's DescribeCluster would
+#           give them for a real cluster.
 #   down    stop kubesim, then moto (TERM, then KILL after 10 s).
 #   env     print export lines for services and tests.
 #   status  say what runs.
@@ -29,6 +35,12 @@
 #   BOOT_DELAY         2s                    instance launch -> Node Ready
 #   DISCOVERY_TAG      demo                  karpenter.sh/discovery value of the node network
 #   TAILOR_SHARED_DATA <repo>/../shared/data (instance catalog)
+#   K8S_VERSION        1.31                  Kubernetes version of the public AMIs seeded
+#   SERVICE_CIDR       10.100.0.0/16         the cluster's service CIDR
+#   CLUSTER_DNS        10.100.0.10           kube-dns ClusterIP
+#   NODE_ROLES         KarpenterNodeRole-{demo,e2e,it,bench,migrate-it,$CLUSTER_NAME}
+#                      IAM roles EC2NodeClasses may name (spec.role), made
+#                      as a user makes the node role before installing
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +50,9 @@ REGION=${AWS_REGION:-us-east-1}
 BOOT_DELAY=${BOOT_DELAY:-2s}
 DISCOVERY_TAG=${DISCOVERY_TAG:-demo}
 SHARED=${TAILOR_SHARED_DATA:-$repo/../shared/data}
+K8S_VERSION=${K8S_VERSION:-1.31}
+SERVICE_CIDR=${SERVICE_CIDR:-10.100.0.0/16}
+CLUSTER_DNS=${CLUSTER_DNS:-10.100.0.10}
 KUBECTL=/usr/lib/google-cloud-sdk/bin/kubectl.1.33
 [ -x "$KUBECTL" ] || KUBECTL=kubectl
 
@@ -119,7 +134,8 @@ EOF
 # and create the tagged node network (subnets a, b, c + a small one in a,
 # one security group).
 ensure_subnets() {
-  AWS_SHARED_CREDENTIALS_FILE=$STATE_DIR/aws-credentials /usr/bin/python3 - "$1" "$REGION" "$DISCOVERY_TAG" <<'EOF'
+  AWS_SHARED_CREDENTIALS_FILE=$STATE_DIR/aws-credentials /usr/bin/python3 - "$1" "$REGION" "$DISCOVERY_TAG" \
+    "${NODE_ROLES:-KarpenterNodeRole-demo KarpenterNodeRole-e2e KarpenterNodeRole-it KarpenterNodeRole-bench KarpenterNodeRole-migrate-it KarpenterNodeRole-$CLUSTER_NAME}" <<'EOF'
 import sys
 import botocore.session
 endpoint, region, tag = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -147,12 +163,18 @@ for z, cidr in nets:
 ec2.create_security_group(GroupName="tailor-nodes", Description="tailor nodes", VpcId=vpc,
                           TagSpecifications=[{"ResourceType": "security-group",
                                               "Tags": tags("tailor-nodes")}])
+iam = s.create_client("iam", region_name=region, endpoint_url=endpoint)
+trust = '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}'
+for role in sorted(set(sys.argv[4].split())):
+    iam.create_role(RoleName=role, AssumeRolePolicyDocument=trust)
 print(" ".join(zones))
 EOF
 }
 
 write_env() {
-  local moto_url=$1 kubeconfig=$2
+  local moto_url=$1 kubeconfig=$2 endpoint ca
+  endpoint=$(sed -n 's/^ *server: *//p' "$kubeconfig" | head -n 1)
+  ca=$(sed -n 's/^ *certificate-authority-data: *//p' "$kubeconfig" | head -n 1)
   cat >"$STATE_DIR/env" <<EOF
 export AWS_ENDPOINT_URL=$moto_url
 export AWS_REGION=$REGION
@@ -161,6 +183,28 @@ export AWS_SHARED_CREDENTIALS_FILE=$STATE_DIR/aws-credentials
 export AWS_EC2_METADATA_DISABLED=true
 export KUBECONFIG=$kubeconfig
 export TAILOR_CLUSTER_NAME=$CLUSTER_NAME
+export TAILOR_CLUSTER_ENDPOINT=$endpoint
+export TAILOR_CLUSTER_CA_BUNDLE=$ca
+export TAILOR_CLUSTER_CIDR=$SERVICE_CIDR
+export TAILOR_K8S_VERSION=$K8S_VERSION
+EOF
+}
+
+# kube-dns, as every EKS cluster has it: its ClusterIP is what nodes use
+# as cluster DNS (the launcher reads it for the bootstrap).
+create_kube_dns() {
+  "$KUBECTL" --kubeconfig "$1" apply --validate=false -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: kube-system}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  clusterIP: $CLUSTER_DNS
+  selector: {k8s-app: kube-dns}
+  ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
 EOF
 }
 
@@ -180,7 +224,8 @@ cmd_up() {
 
   moto_port=$(free_port)
   moto_url=http://127.0.0.1:$moto_port
-  INITIAL_NO_AUTH_ACTION_COUNT=3 setsid "$py" -m moto.server -H 127.0.0.1 -p "$moto_port" \
+  INITIAL_NO_AUTH_ACTION_COUNT=3 setsid "$py" "$repo/scripts/moto-server.py" -H 127.0.0.1 \
+    -p "$moto_port" --region "$REGION" --k8s-versions "$K8S_VERSION" \
     >"$STATE_DIR/moto.log" 2>&1 </dev/null &
   echo $! >"$STATE_DIR/moto.pid"
   # /moto-api/ is moto's dashboard; it does not use up the unauthenticated calls.
@@ -224,6 +269,7 @@ cmd_up() {
   chmod 600 "$STATE_DIR/kubeconfig"
   say "kubesim on https://127.0.0.1:$ks_port (pid $(cat "$STATE_DIR/kubesim.pid"))"
   write_env "$moto_url" "$STATE_DIR/kubeconfig"
+  create_kube_dns "$STATE_DIR/kubeconfig" || say "warning: kube-dns Service not created"
   echo "$KUBECTL --kubeconfig $STATE_DIR/kubeconfig get nodes"
   echo "# environment for services and tests: eval \"\$($0 env)\""
 }

@@ -145,17 +145,18 @@ int tlr_ami_alias_parameters(const char *alias, const char *k8s, tlr_ami_param *
             param(out, max, n, sets[i].k, sets[i].var,
                   "/aws/service/bottlerocket/aws-k8s-%s%s/%s/%s/image_id", k8s, sets[i].flavor,
                   sets[i].ec2, latest ? "latest" : ver[0] == 'v' ? ver + 1 : ver);
-    } else if (!strcmp(fam, "windows2019") || !strcmp(fam, "windows2022")) {
+    } else if (!strcmp(fam, "windows2019") || !strcmp(fam, "windows2022") ||
+               !strcmp(fam, "windows2025")) {
         if (!latest) {
             snprintf(err, errlen, "alias %s: Windows aliases only take @latest", alias);
             return TLR_E_INVAL;
         }
         param(out, max, n, "amd64", "standard",
               "/aws/service/ami-windows-latest/Windows_Server-%s-English-Core-EKS_Optimized-%s/"
-              "image_id", !strcmp(fam, "windows2019") ? "2019" : "2022", k8s);
+              "image_id", fam + 7, k8s);
     } else {
         snprintf(err, errlen, "alias %s: unknown family \"%s\" (al2023, al2, bottlerocket, "
-                 "windows2019, windows2022)", alias, fam);
+                 "windows2019, windows2022, windows2025)", alias, fam);
         return TLR_E_INVAL;
     }
     return TLR_OK;

@@ -42,19 +42,24 @@ typedef struct family {
     bool eni_memory;         /* kube-reserved memory counts ENI pods, not maxPods */
     const char *eph_device;  /* the device pods' storage is on; NULL = unknown */
     int64_t eph_default;     /* its default size */
+    /* The volumes a launch gets when the class names none (Karpenter's
+     * DefaultBlockDeviceMappings), all gp3 and encrypted. */
+    tlr_default_bdm bdms[2];
+    size_t nbdms;
 } family;
 
 static const family families[] = {
-    { "AL2023", true, true, true, "/dev/xvda", 20 * GIB },
-    { "AL2", true, true, true, "/dev/xvda", 20 * GIB },
+    { "AL2023", true, true, true, "/dev/xvda", 20 * GIB, { { "/dev/xvda", 20 * GIB } }, 1 },
+    { "AL2", true, true, true, "/dev/xvda", 20 * GIB, { { "/dev/xvda", 20 * GIB } }, 1 },
     /* Bottlerocket: a 4 GiB OS volume on xvda, pods on the xvdb data volume;
      * its settings TOML has no podsPerCore. */
-    { "Bottlerocket", true, false, false, "/dev/xvdb", 20 * GIB },
+    { "Bottlerocket", true, false, false, "/dev/xvdb", 20 * GIB,
+      { { "/dev/xvda", 4 * GIB }, { "/dev/xvdb", 20 * GIB } }, 2 },
     /* Custom: the AMI's own volumes, whose sizes we cannot know. */
-    { "Custom", true, true, true, NULL, 20 * GIB },
-    { "Windows2019", false, true, false, "/dev/sda1", 50 * GIB },
-    { "Windows2022", false, true, false, "/dev/sda1", 50 * GIB },
-    { "Windows2025", false, true, false, "/dev/sda1", 50 * GIB },
+    { "Custom", true, true, true, NULL, 20 * GIB, { { NULL, 0 } }, 0 },
+    { "Windows2019", false, true, false, "/dev/sda1", 50 * GIB, { { "/dev/sda1", 50 * GIB } }, 1 },
+    { "Windows2022", false, true, false, "/dev/sda1", 50 * GIB, { { "/dev/sda1", 50 * GIB } }, 1 },
+    { "Windows2025", false, true, false, "/dev/sda1", 50 * GIB, { { "/dev/sda1", 50 * GIB } }, 1 },
 };
 
 static const family *family_of(const char *name)
@@ -63,6 +68,13 @@ static const family *family_of(const char *name)
         if (strcmp(families[i].name, name) == 0)
             return &families[i];
     return &families[0];   /* unset or unknown: the default, AL2023 */
+}
+
+size_t tlr_node_shape_default_bdms(const char *ami_family, const tlr_default_bdm **out)
+{
+    const family *f = family_of(ami_family);
+    *out = f->bdms;
+    return f->nbdms;
 }
 
 /* ---- the shape of a NodeClass ----------------------------------------- */

@@ -50,6 +50,20 @@ typedef struct tlr_node_shape {
     bool raid0;                                    /* instanceStorePolicy: RAID0 */
 } tlr_node_shape;
 
+/* One volume a launch gets by default. */
+typedef struct tlr_default_bdm {
+    const char *device;        /* "/dev/xvda" */
+    int64_t size_bytes;
+} tlr_default_bdm;
+
+/* The volumes an instance of ami_family (NULL = AL2023) is launched with
+ * when its EC2NodeClass names no blockDeviceMappings, as Karpenter's
+ * DefaultBlockDeviceMappings: AL2023 and AL2 /dev/xvda 20 GiB;
+ * Bottlerocket /dev/xvda 4 GiB (OS) and /dev/xvdb 20 GiB (data); Windows
+ * /dev/sda1 50 GiB; Custom none (the AMI's own).  All gp3, encrypted.
+ * *out points at static storage; returns how many. */
+size_t tlr_node_shape_default_bdms(const char *ami_family, const tlr_default_bdm **out);
+
 /* The shape of NodeClass nc (borrowed; the result points into it). */
 tlr_node_shape tlr_node_shape_of(const Tailor__V1__NodeClass *nc);
 

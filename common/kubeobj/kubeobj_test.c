@@ -441,8 +441,9 @@ static char *sum_nodeclass(json_object *o, int *rc, char *err, size_t errlen)
     if ((*rc = tlr_kubeobj_nodeclass(o, NULL, &n, err, errlen)) != TLR_OK)
         return NULL;
     tlr_buf_init(&b, 1 << 16);
-    tlr_buf_printf(&b, "%s ami %s subnets %zu sgs %zu role %s prof %s tags %zu bdm %zu",
-                   n->name, n->ami_selector_terms[0]->alias, n->n_subnet_selector_terms,
+    tlr_buf_printf(&b, "%s %s ami %s subnets %zu sgs %zu role %s prof %s tags %zu bdm %zu",
+                   n->name, n->ami_family, n->ami_selector_terms[0]->alias,
+                   n->n_subnet_selector_terms,
                    n->n_security_group_selector_terms, n->role, n->instance_profile, n->n_tags,
                    n->n_block_device_mappings);
     if (n->n_block_device_mappings > 0 && n->block_device_mappings[0]->ebs != NULL)
@@ -633,7 +634,7 @@ static void test_objects(void **state)
           " operator: In, values: [amd64]}]}]\n"
           "  conditions: [{type: Ready, status: \"True\"}]\n",
           TLR_OK,
-          "default ami al2023@latest subnets 2 sgs 1 role KarpenterNodeRole prof  tags 1 bdm 1 "
+          "default AL2023 ami al2023@latest subnets 2 sgs 1 role KarpenterNodeRole prof  tags 1 bdm 1 "
           "vol 107374182400 gp3 iops 3000 tp 125 enc 1/1 md enabled/disabled/1/required "
           "kubelet maxPods 110 status amis 1 subnets 1 ready 1 zone us-east-1a" },
         { "EC2NodeClass with neither role nor profile", sum_nodeclass,
@@ -658,6 +659,38 @@ static void test_objects(void **state)
           "  securityGroupSelectorTerms: [{id: g}]\n  instanceProfile: p\n"
           "  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeSize: huge}}]\n",
           TLR_E_PARSE, "spec.blockDeviceMappings[0].ebs.volumeSize: \"huge\" is not a size" },
+        { "EC2NodeClass id term with amiFamily", sum_nodeclass,
+          NC_HEAD "spec:\n  amiFamily: Bottlerocket\n  amiSelectorTerms: [{id: ami-1}]\n"
+          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  role: r\n  kubelet: {maxPods: 5, evictionMaxPodGracePeriod: 30}\n",
+          TLR_OK, "default Bottlerocket ami  subnets 1 sgs 1 role r prof  tags 0 bdm 0 "
+          "md enabled/disabled/1/required kubelet maxPods 5 status amis 0 subnets 0 ready 0" },
+        { "EC2NodeClass id term without amiFamily", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n"
+          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "spec.amiFamily: must be set when amiSelectorTerms has no alias" },
+        { "EC2NodeClass amiFamily against its alias", sum_nodeclass,
+          NC_HEAD "spec:\n  amiFamily: AL2\n  amiSelectorTerms: [{alias: bottlerocket@latest}]\n"
+          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "spec.amiFamily: must be 'Bottlerocket' or 'Custom' when using the alias" },
+        { "EC2NodeClass Custom with an alias", sum_nodeclass,
+          NC_HEAD "spec:\n  amiFamily: Custom\n  amiSelectorTerms: [{alias: al2023@v20250101}]\n"
+          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  role: r\n",
+          TLR_OK, "default Custom ami al2023@v20250101 subnets 1 sgs 1 role r prof  tags 0 bdm 0 "
+          "md enabled/disabled/1/required status amis 0 subnets 0 ready 0" },
+        { "EC2NodeClass unknown amiFamily", sum_nodeclass,
+          NC_HEAD "spec:\n  amiFamily: Ubuntu\n  amiSelectorTerms: [{id: ami-1}]\n"
+          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "spec.amiFamily: \"Ubuntu\" is not one of AL2, AL2023" },
+        { "EC2NodeClass unknown alias family", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: ubuntu@latest}]\n"
+          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "alias: family of \"ubuntu@latest\" is not one of" },
         { "EC2NodeClass hop limit", sum_nodeclass,
           NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n  subnetSelectorTerms: [{id: s}]\n"
           "  securityGroupSelectorTerms: [{id: g}]\n  role: r\n"

@@ -5,7 +5,9 @@
  * are enforced: amiSelectorTerms, subnetSelectorTerms and
  * securityGroupSelectorTerms are required and each term must select
  * something; an alias stands alone; exactly one of role and
- * instanceProfile.  status (resolved AMIs, subnets, security groups,
+ * instanceProfile; amiFamily is one of the enum, required without an
+ * alias and consistent with it (nc->ami_family: as written, else the
+ * alias's family).  status (resolved AMIs, subnets, security groups,
  * capacity reservations, instance profile) is read when present.
  */
 #include <stdio.h>
@@ -58,6 +60,60 @@ static int ami_terms(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
             return kfail(c, TLR_E_PARSE, f, "alias \"%.40s\" is not family@version", alias);
     }
     return rc;
+}
+
+/* The AMI families an EC2NodeClass may name, and the alias family of each
+ * (Karpenter v1's enum for spec.amiFamily). */
+static const struct { const char *name, *alias; } families[] = {
+    { "AL2", "al2" },
+    { "AL2023", "al2023" },
+    { "Bottlerocket", "bottlerocket" },
+    { "Custom", NULL },
+    { "Windows2019", "windows2019" },
+    { "Windows2022", "windows2022" },
+    { "Windows2025", "windows2025" },
+};
+
+/* spec.amiFamily against the CRD's rules: one of the enum; required when
+ * no term is an alias; with an alias, either Custom or the alias's own
+ * family.  nc->ami_family gets the family written, else the alias's. */
+static int ami_family(kctx *c, const char *fam, Tailor__V1__NodeClass *nc)
+{
+    const char *f = "spec.amiFamily";
+    const char *alias = NULL;
+    size_t nf = sizeof(families) / sizeof(families[0]), ai = nf, fi = nf;
+
+    for (size_t i = 0; i < nc->n_ami_selector_terms && !alias; i++)
+        if (nc->ami_selector_terms[i]->alias[0])
+            alias = nc->ami_selector_terms[i]->alias;
+    if (alias != NULL) {
+        size_t alen = strcspn(alias, "@");
+        for (ai = 0; ai < nf; ai++)
+            if (families[ai].alias && strlen(families[ai].alias) == alen &&
+                strncmp(families[ai].alias, alias, alen) == 0)
+                break;
+        if (ai == nf)
+            return kfail(c, TLR_E_INVAL, "spec.amiSelectorTerms[0].alias",
+                         "family of \"%.40s\" is not one of al2, al2023, bottlerocket, "
+                         "windows2019, windows2022, windows2025", alias);
+    }
+    if (fam != NULL) {
+        for (fi = 0; fi < nf; fi++)
+            if (strcmp(families[fi].name, fam) == 0)
+                break;
+        if (fi == nf)
+            return kfail(c, TLR_E_INVAL, f, "\"%.40s\" is not one of AL2, AL2023, "
+                         "Bottlerocket, Custom, Windows2019, Windows2022, Windows2025", fam);
+        if (alias != NULL && fi != ai && families[fi].alias != NULL)
+            return kfail(c, TLR_E_INVAL, f, "must be '%s' or 'Custom' when using the alias "
+                         "\"%.40s\"", families[ai].name, alias);
+        kset(&nc->ami_family, families[fi].name);
+        return TLR_OK;
+    }
+    if (alias == NULL)
+        return kfail(c, TLR_E_INVAL, f, "must be set when amiSelectorTerms has no alias");
+    kset(&nc->ami_family, families[ai].name);
+    return TLR_OK;
 }
 
 /* subnet / security group / capacity reservation selector terms. */
@@ -194,7 +250,7 @@ static int kubelet(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
 {
     const char *f = "spec.kubelet";
     char ff[KF];
-    int64_t mp = 0, ppc = 0, hi = 0, lo = 0;
+    int64_t mp = 0, ppc = 0, hi = 0, lo = 0, mpg = 0;
     json_object *v;
     int rc;
 
@@ -207,6 +263,7 @@ static int kubelet(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
         (rc = kint(c, o, "podsPerCore", f, 0, INT32_MAX, &ppc, NULL)) ||
         (rc = kint(c, o, "imageGCHighThresholdPercent", f, 0, 100, &hi, NULL)) ||
         (rc = kint(c, o, "imageGCLowThresholdPercent", f, 0, 100, &lo, NULL)) ||
+        (rc = kint(c, o, "evictionMaxPodGracePeriod", f, 0, INT32_MAX, &mpg, NULL)) ||
         (rc = kbool(c, o, "cpuCFSQuota", f, &k->cpu_cfs_quota, &k->has_cpu_cfs_quota)) ||
         (rc = kobj(c, o, "systemReserved", f, &v)) ||
         (v && (rc = kresources(c, v, "spec.kubelet.systemReserved", &k->system_reserved))) ||
@@ -226,6 +283,7 @@ static int kubelet(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
     k->pods_per_core = (int32_t)ppc;
     k->image_gc_high_threshold_percent = (int32_t)hi;
     k->image_gc_low_threshold_percent = (int32_t)lo;
+    k->eviction_max_pod_grace_period = (int32_t)mpg;
     json_object *gp = tlr_json_obj(o, "evictionSoftGracePeriod");
     if (gp != NULL) {
         k->eviction_soft_grace_period =
@@ -411,6 +469,9 @@ int tlr_kubeobj_nodeclass(json_object *o, const tlr_kubeobj_opts *opts,
     }
     if (s != NULL)
         nc->instance_store_policy = TAILOR__V1__INSTANCE_STORE_POLICY__INSTANCE_STORE_POLICY_RAID0;
+    if ((rc = kstr(&c, spec, "amiFamily", "spec.amiFamily", &s)) ||
+        (rc = ami_family(&c, s, nc)))
+        goto out;
     if ((v = tlr_json_obj(o, "status")) != NULL) {
         if ((rc = status_part(&c, v, nc)))
             goto out;

@@ -88,7 +88,7 @@ for f in glob.glob(deploy + "/iam/*.json"):
         need(all("*" not in a for a in acts), f"{f}: no wildcard actions")
 launcher = json.load(open(deploy + "/iam/tailor-launcher-policy.json"))
 acts = {a for st in launcher["Statement"] for a in (st["Action"] if isinstance(st["Action"], list) else [st["Action"]])}
-need({"ec2:CreateFleet", "ec2:TerminateInstances", "ssm:GetParameter", "pricing:GetProducts", "iam:PassRole"} <= acts, "launcher IAM actions")
+need({"ec2:CreateFleet", "ec2:TerminateInstances", "ssm:GetParameter", "pricing:GetProducts", "iam:PassRole", "eks:DescribeCluster", "iam:CreateInstanceProfile", "iam:AddRoleToInstanceProfile"} <= acts, "launcher IAM actions")
 disr = json.load(open(deploy + "/iam/tailor-disruptor-policy.json"))
 acts = {a for st in disr["Statement"] for a in (st["Action"] if isinstance(st["Action"], list) else [st["Action"]])}
 need({"sqs:ReceiveMessage", "sqs:DeleteMessage", "ec2:DescribeImages", "ssm:GetParameter"} <= acts, "disruptor IAM actions")

@@ -9,6 +9,12 @@
  * RunInstances of two instances tagged for a cluster, DescribeInstances
  * finds exactly them by tag, CreateTags, TerminateInstances, and calls
  * signed with a wrong secret or an unknown key are rejected as AUTH.
+ * Then the launcher's managed instance profile (services/launcher/
+ * profile.c) on moto's IAM, signed with the same key: ensure creates the
+ * profile with its tags and role, a second ensure makes no write call, a
+ * role change swaps the role in the same profile, a missing role comes
+ * back as NoSuchEntity, and gc deletes the profile of a class that is gone
+ * and nothing else.
  * Prints "N passed, N failed"; exits non-zero on any failure.
  */
 #include <stdio.h>
@@ -19,6 +25,9 @@
 #include "tlr_awsquery.h"
 #include "tlr_ec2.h"
 #include "tlr_err.h"
+#include "tlr_iam.h"
+
+#include "profile.h"   /* the launcher's instance-profile logic (tailor_launcher_logic) */
 
 static int passed, failed;
 
@@ -120,6 +129,193 @@ static int count_state(const tlr_ec2_instances *l, const char *state)
     return n;
 }
 
+/* --- the managed instance profile ------------------------------------- */
+
+/* lc_iam_ops that count the write calls on their way to the real ones. */
+typedef struct counting {
+    lc_iam_ops real;
+    int writes;
+} counting;
+
+static int c_get(void *a, const char *n, tlr_iam_profile *o, tlr_aws_error *e)
+{
+    counting *c = a;
+    return c->real.get(c->real.arg, n, o, e);
+}
+static int c_create(void *a, const char *n, const char *p, const tlr_ec2_tag *t, size_t nt,
+                    tlr_aws_error *e)
+{
+    counting *c = a;
+    c->writes++;
+    return c->real.create(c->real.arg, n, p, t, nt, e);
+}
+static int c_add(void *a, const char *p, const char *r, tlr_aws_error *e)
+{
+    counting *c = a;
+    c->writes++;
+    return c->real.add_role(c->real.arg, p, r, e);
+}
+static int c_remove(void *a, const char *p, const char *r, tlr_aws_error *e)
+{
+    counting *c = a;
+    c->writes++;
+    return c->real.remove_role(c->real.arg, p, r, e);
+}
+static int c_tag(void *a, const char *p, const tlr_ec2_tag *t, size_t nt, tlr_aws_error *e)
+{
+    counting *c = a;
+    c->writes++;
+    return c->real.tag(c->real.arg, p, t, nt, e);
+}
+static int c_delete(void *a, const char *p, tlr_aws_error *e)
+{
+    counting *c = a;
+    c->writes++;
+    return c->real.delete_profile(c->real.arg, p, e);
+}
+static int c_list(void *a, tlr_iam_profiles *o, tlr_aws_error *e)
+{
+    counting *c = a;
+    return c->real.list(c->real.arg, o, e);
+}
+
+static void create_role(tlr_aws_query *iamq, const char *name)
+{
+    static const char trust[] =
+        "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":"
+        "{\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}";
+    tlr_aws_params *p = NULL;
+    tlr_xml_doc *doc = NULL;
+    tlr_aws_error err = { 0 };
+    int rc;
+
+    tlr_aws_params_create(&p);
+    tlr_aws_params_add(p, "RoleName", name);
+    tlr_aws_params_add(p, "AssumeRolePolicyDocument", trust);
+    rc = tlr_aws_query_call(iamq, "CreateRole", p, &doc, &err);
+    CHECK("iam CreateRole", rc == TLR_OK, "%s %s %s %s", name, tlr_errname(rc), err.code,
+          err.message);
+    tlr_xml_free(doc);
+    tlr_aws_params_free(p);
+}
+
+static const char *role_of(tlr_iam *iam, const char *profile, tlr_iam_profile *p)
+{
+    tlr_aws_error err = { 0 };
+
+    tlr_iam_profile_free(p);
+    if (tlr_iam_get_profile(iam, profile, p, &err) != TLR_OK)
+        return "(no profile)";
+    return p->nroles == 1 ? p->roles[0] : p->nroles == 0 ? "(none)" : "(several)";
+}
+
+static void instance_profiles(const char *endpoint, tlr_aws_creds *creds)
+{
+    tlr_aws_query *iamq = NULL;
+    tlr_iam *iam = NULL;
+    counting cnt = { 0 };
+    lc_iam_ops ops = { .get = c_get, .create = c_create, .add_role = c_add,
+                       .remove_role = c_remove, .tag = c_tag, .delete_profile = c_delete,
+                       .list = c_list, .arg = &cnt };
+    tlr_iam_profile p = { 0 };
+    tlr_aws_error err = { 0 };
+    char *name = NULL, *orphan = NULL, *again = NULL;
+    const char *live[] = { "default" };
+    size_t deleted = 0;
+    int rc;
+
+    tlr_aws_query_create(&(tlr_aws_query_opts){ .service = "iam", .version = TLR_IAM_API_VERSION,
+                                                .endpoint = endpoint, .creds = creds }, &iamq);
+    rc = tlr_iam_create(&(tlr_aws_query_opts){ .endpoint = endpoint, .creds = creds }, &iam);
+    CHECK("tlr_iam_create", rc == TLR_OK, "%s", tlr_errname(rc));
+    if (rc != TLR_OK)
+        goto out;
+    lc_iam_ops_init(&cnt.real, iam);
+    create_role(iamq, "it-node");
+    create_role(iamq, "it-node-2");
+    create_role(iamq, "it-orphan");
+
+    rc = lc_profile_ensure(&ops, "it-cluster", "us-east-1", "default", "it-node", &name, &err);
+    CHECK("ensure creates the profile and adds the role",
+          rc == TLR_OK && cnt.writes == 2 && strcmp(role_of(iam, name, &p), "it-node") == 0,
+          "%s %s %s writes=%d", tlr_errname(rc), err.code, err.message, cnt.writes);
+    if (rc != TLR_OK)
+        goto out;
+    CHECK("the profile carries the five tags, path /",
+          p.ntags == 5 && strcmp(p.path, "/") == 0 &&
+          tlr_ec2_tag_get(p.tags, p.ntags, "kubernetes.io/cluster/it-cluster") != NULL &&
+          strcmp(tlr_ec2_tag_get(p.tags, p.ntags, "karpenter.k8s.aws/ec2nodeclass"),
+                 "default") == 0 &&
+          strcmp(tlr_ec2_tag_get(p.tags, p.ntags, "karpenter.sh/managed-by"), "it-cluster") == 0,
+          "ntags=%zu path=%s", p.ntags, p.path);
+
+    cnt.writes = 0;
+    rc = lc_profile_ensure(&ops, "it-cluster", "us-east-1", "default", "it-node", &again, &err);
+    CHECK("ensure again: same profile, no write call", rc == TLR_OK && cnt.writes == 0 &&
+          again != NULL && strcmp(again, name) == 0,
+          "%s writes=%d", tlr_errname(rc), cnt.writes);
+    free(again);
+    again = NULL;
+
+    cnt.writes = 0;
+    rc = lc_profile_ensure(&ops, "it-cluster", "us-east-1", "default", "it-node-2", &again, &err);
+    CHECK("role change: the new role replaces the old in the same profile",
+          rc == TLR_OK && cnt.writes == 2 && again != NULL && strcmp(again, name) == 0 &&
+          strcmp(role_of(iam, name, &p), "it-node-2") == 0,
+          "%s %s %s writes=%d role=%s", tlr_errname(rc), err.code, err.message, cnt.writes,
+          role_of(iam, name, &p));
+    free(again);
+    again = NULL;
+
+    rc = lc_profile_ensure(&ops, "it-cluster", "us-east-1", "default", "it-no-such-role", NULL,
+                           &err);
+    CHECK("a missing role: NoSuchEntity for the condition", rc == TLR_E_NOTFOUND &&
+          strcmp(err.code, "NoSuchEntity") == 0 && strstr(err.message, "it-no-such-role") != NULL,
+          "%s [%s] %s", tlr_errname(rc), err.code, err.message);
+    printf("  (condition: InstanceProfileReady=False reason=%s message=%s)\n", err.code,
+           err.message);
+    rc = lc_profile_ensure(&ops, "it-cluster", "us-east-1", "default", "it-node-2", NULL, &err);
+    CHECK("fixed role: the next ensure puts it back", rc == TLR_OK &&
+          strcmp(role_of(iam, name, &p), "it-node-2") == 0, "%s %s", tlr_errname(rc), err.code);
+
+    /* An orphan: the profile of a class that no longer exists, with its
+     * role; and a profile of our name pattern we did not make. */
+    rc = lc_profile_ensure(&ops, "it-cluster", "us-east-1", "deleted-class", "it-orphan",
+                           &orphan, &err);
+    CHECK("the orphan-to-be is made", rc == TLR_OK, "%s %s", tlr_errname(rc), err.code);
+    rc = tlr_iam_create_profile(iam, "it-cluster_42", "/", NULL, 0, NULL, &err);
+    CHECK("an untagged profile of our name pattern", rc == TLR_OK, "%s %s", tlr_errname(rc),
+          err.code);
+    if (orphan == NULL)
+        goto out;
+
+    cnt.writes = 0;
+    rc = lc_profile_gc(&ops, &(lc_profile_gc_opts){ .cluster = "it-cluster",
+                                                    .region = "us-east-1", .live = live,
+                                                    .nlive = 1 }, &deleted, &err);
+    CHECK("gc deletes exactly the orphan (role removed, then the profile)",
+          rc == TLR_OK && deleted == 1 && cnt.writes == 2 &&
+          strcmp(role_of(iam, orphan, &p), "(no profile)") == 0,
+          "%s %s %s deleted=%zu writes=%d", tlr_errname(rc), err.code, err.message, deleted,
+          cnt.writes);
+    CHECK("gc keeps the live class's profile and the one it did not make",
+          strcmp(role_of(iam, name, &p), "it-node-2") == 0 &&
+          strcmp(role_of(iam, "it-cluster_42", &p), "(none)") == 0, "%s",
+          role_of(iam, name, &p));
+    cnt.writes = 0;
+    rc = lc_profile_gc(&ops, &(lc_profile_gc_opts){ .cluster = "it-cluster",
+                                                    .region = "us-east-1", .live = live,
+                                                    .nlive = 1 }, &deleted, &err);
+    CHECK("gc again: nothing to do", rc == TLR_OK && deleted == 0 && cnt.writes == 0,
+          "%s deleted=%zu writes=%d", tlr_errname(rc), deleted, cnt.writes);
+out:
+    tlr_iam_profile_free(&p);
+    free(name);
+    free(orphan);
+    tlr_iam_free(iam);
+    tlr_aws_query_free(iamq);
+}
+
 int main(int argc, char **argv)
 {
     const char *endpoint;
@@ -219,6 +415,8 @@ int main(int argc, char **argv)
     rc = tlr_ec2_terminate_instances(ec2, (const char *const[]){ "i-0000000000deadbee" }, 1, &err);
     CHECK("terminating an absent instance is success", rc == TLR_OK, "%s %s", tlr_errname(rc),
           err.code);
+
+    instance_profiles(endpoint, good);
 out:
     tlr_ec2_instances_free(&run);
     tlr_ec2_free(bad);

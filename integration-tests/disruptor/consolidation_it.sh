@@ -43,7 +43,7 @@ apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
 spec:
-  amiSelectorTerms: [{id: ami-12c6146b}]
+  amiSelectorTerms: [{alias: al2023@latest}]
   role: KarpenterNodeRole-it
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
   securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]

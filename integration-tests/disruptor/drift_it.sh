@@ -42,7 +42,7 @@ for r in ec2.describe_instances(Filters=[{"Name": "instance-state-name", "Values
 print(" ".join(sorted(imgs)))
 PY
 }
-OLD=ami-12c6146b NEW=ami-03cf127a
+OLD=ami-760aaa0f NEW=ami-1e749f67   # two Linux images moto has (amzn-ami-hvm, ubuntu)
 ssm_put "$OLD"
 cat >"$STATE_DIR/m.yaml" <<'YAML'
 apiVersion: karpenter.sh/v1
@@ -63,6 +63,7 @@ apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
 spec:
+  amiFamily: AL2023
   amiSelectorTerms: [{ssmParameter: /tailor/it/node-ami}]
   role: KarpenterNodeRole-it
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]

@@ -85,9 +85,12 @@ typedef struct ks_kubelet_ec2_ops {
      * TLR_E_NOTFOUND (deregistered): the name is unknown ("").  May be
      * NULL: every name is unknown. */
     int (*image_name)(void *arg, const char *image_id, char **out);
-    /* The size of the instance's root volume in bytes (*out).  May be
-     * NULL, and any error: 20 GiB. */
-    int (*root_volume_bytes)(void *arg, const char *instance_id, int64_t *out);
+    /* The size in bytes (*out) of the volume the node keeps pods' data on:
+     * device ("/dev/xvdb": Bottlerocket's data volume), or NULL for the
+     * root volume (/dev/xvda or /dev/sda1).  May be NULL, and any error:
+     * 20 GiB. */
+    int (*root_volume_bytes)(void *arg, const char *instance_id, const char *device,
+                             int64_t *out);
     void *arg;   /* borrowed */
 } ks_kubelet_ec2_ops;
 

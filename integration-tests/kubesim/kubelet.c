@@ -62,6 +62,7 @@ struct ks_kubelet {
 typedef struct mnode {
     const char *id;
     const char *name;
+    const ks_obj *obj;
 } mnode;
 
 int ks_kubelet_create(ks_store *s, const ks_kubelet_opts *o, const ks_kubelet_ec2_ops *ops,
@@ -367,11 +368,6 @@ static int read_instance(ks_kubelet *k, const tlr_ec2_instance *in, seen *e)
         else if (rc != TLR_OK)
             return rc;
     }
-    if (e->root_bytes == 0 &&
-        (k->ops.root_volume_bytes == NULL ||
-         k->ops.root_volume_bytes(k->ops.arg, in->id, &e->root_bytes) != TLR_OK ||
-         e->root_bytes <= 0))
-        e->root_bytes = 20 * GIB;
     return TLR_OK;
 }
 
@@ -381,6 +377,23 @@ static bool is_agent_taint(const ks_kubelet *k, const char *key)
         if (strcmp(json_object_get_string(json_object_array_get_idx(k->agent_taints, i)), key) ==
             0)
             return true;
+    return false;
+}
+
+/* Does node o (its compact JSON) carry an agent taint?  A running agent
+ * takes its taint off whenever it appears -- e.g. put back by whoever
+ * syncs startup taints at registration -- not only once. */
+static bool has_agent_taint(const ks_kubelet *k, const ks_obj *o)
+{
+    const char *js = o != NULL ? ks_obj_json(o) : NULL;
+    char pat[300];
+
+    for (size_t i = 0; js != NULL && i < json_object_array_length(k->agent_taints); i++) {
+        snprintf(pat, sizeof(pat), "\"key\":\"%s\"",
+                 json_object_get_string(json_object_array_get_idx(k->agent_taints, i)));
+        if (strstr(js, pat) != NULL)
+            return true;
+    }
     return false;
 }
 
@@ -415,6 +428,15 @@ static int do_register(ks_kubelet *k, const tlr_ec2_instance *in, seen *e)
                  TLR_ERR(rc));
         return TLR_E_CANCELED;
     }
+    /* Pods' data lives on the root volume, or on Bottlerocket's data
+     * volume (xvdb). */
+    if (e->root_bytes == 0 &&
+        (k->ops.root_volume_bytes == NULL ||
+         k->ops.root_volume_bytes(k->ops.arg, in->id,
+                                  cfg.agent == KS_NA_BOTTLEROCKET ? "/dev/xvdb" : NULL,
+                                  &e->root_bytes) != TLR_OK ||
+         e->root_bytes <= 0))
+        e->root_bytes = 20 * GIB;
     snprintf(provider_id, sizeof(provider_id), "aws:///%s/%s", in->zone, in->id);
     node = build_node(k, in, name, provider_id, &cfg, &hw, e->root_bytes);
     rc = ks_store_create_obj(k->s, KS_NODE, NULL, node, KS_W_ALL, NULL, &st);
@@ -434,10 +456,17 @@ static int do_register(ks_kubelet *k, const tlr_ec2_instance *in, seen *e)
         for (size_t i = 0; i < json_object_array_length(cfg.taints); i++)
             if (is_agent_taint(k, tlr_json_str(json_object_array_get_idx(cfg.taints, i), "key")))
                 e->agents_pending = true;
+        /* What the node's agent ran, in order: the user's shell parts and
+         * the NodeConfigs it merged (the tests read it here). */
+        char ran[1024] = "";
+        size_t off = 0;
+        for (size_t i = 0; i < cfg.nran && off < sizeof(ran); i++)
+            off += (size_t)snprintf(ran + off, sizeof(ran) - off, "%s%s", i ? "; " : "",
+                                    cfg.ran[i]);
         TLR_INFO(k->log, "kubelet: node registered", TLR_S("node", name),
                  TLR_S("instance", in->id), TLR_S("type", in->type), TLR_S("zone", in->zone),
                  TLR_S("agent", ks_na_agent_name(cfg.agent)), TLR_S("ami", e->ami_name),
-                 TLR_I("max_pods", cfg.max_pods),
+                 TLR_I("max_pods", cfg.max_pods), TLR_S("ran", ran),
                  TLR_B("known_type", find_type(k->catalog, in->type) != NULL));
     } else {
         TLR_WARN(k->log, "kubelet: node registration failed", TLR_S("node", name),
@@ -542,6 +571,7 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
     for (size_t i = 0; i < nodes.n; i++) {
         mn[nmn].id = ks_obj_label(nodes.items[i], KS_KUBELET_INSTANCE_LABEL);
         mn[nmn].name = ks_obj_name(nodes.items[i]);
+        mn[nmn].obj = nodes.items[i];
         nmn++;
     }
     qsort(mn, nmn, sizeof(*mn), cmp_mnode);
@@ -608,8 +638,13 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
         agents_arg aa = { k, NULL };
         int mrc;
 
-        if (!e->agents_pending || e->node == NULL || mono < e->registered_ms + k->taint_delay_ms)
+        if (e->node == NULL || mono < e->registered_ms + k->taint_delay_ms)
             continue;
+        if (!e->agents_pending) {
+            const mnode *m = find_node(mn, nmn, e->id);
+            if (m == NULL || !has_agent_taint(k, m->obj))
+                continue;
+        }
         aa.ext = e->ext;
         mrc = ks_store_modify(k->s, KS_NODE, NULL, e->node, KS_W_ALL, agents_up, &aa, NULL, &st);
         if (mrc == TLR_OK) {
@@ -755,7 +790,7 @@ static int real_image_name(void *arg, const char *image_id, char **out)
 /* DescribeVolumes of the volumes attached to the instance: the root one
  * (/dev/xvda or /dev/sda1; else the first listed).  moto creates an 8 GiB
  * root volume, or the launch template's size. */
-static int real_root_volume(void *arg, const char *id, int64_t *out)
+static int real_root_volume(void *arg, const char *id, const char *device, int64_t *out)
 {
     kubelet_state *ks = arg;
     tlr_aws_params *p;
@@ -774,8 +809,9 @@ static int real_root_volume(void *arg, const char *id, int64_t *out)
              v = tlr_xml_next_named(v)) {
             const char *dev = tlr_xml_find_text(v, "attachmentSet/item/device");
             const char *size = tlr_xml_find_text(v, "size");
-            bool root = dev != NULL && (strcmp(dev, "/dev/xvda") == 0 ||
-                                        strcmp(dev, "/dev/sda1") == 0);
+            bool root = dev != NULL && (device != NULL ? strcmp(dev, device) == 0
+                                                       : strcmp(dev, "/dev/xvda") == 0 ||
+                                                             strcmp(dev, "/dev/sda1") == 0);
 
             if (size != NULL && (gib == 0 || root))
                 gib = strtoll(size, NULL, 10);

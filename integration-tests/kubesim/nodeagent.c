@@ -107,10 +107,18 @@ static void ran(ks_na_config *c, const char *fmt, ...)
     c->ran[c->nran++] = tlr_strdup(line);
 }
 
-/* The first line of a script, for the ran list. */
+/* The first line of a script after its "#!" line, for the ran list. */
 static void ran_script(ks_na_config *c, const char *what, const char *body, size_t len)
 {
     size_t n = 0;
+
+    if (len >= 2 && body[0] == '#' && body[1] == '!') {
+        const char *nl = memchr(body, '\n', len);
+        if (nl != NULL) {
+            len -= (size_t)(nl + 1 - body);
+            body = nl + 1;
+        }
+    }
 
     while (n < len && body[n] != '\n' && body[n] != '\r' && n < 120)
         n++;

@@ -63,7 +63,7 @@ apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
 spec:
-  amiSelectorTerms: [{id: ami-12c6146b}]
+  amiSelectorTerms: [{alias: al2023@latest}]
   role: KarpenterNodeRole-demo
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
   securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
@@ -99,7 +99,12 @@ check "the first batch launched claims (got ${first:-none})" test "${first:-0}" 
 check "4 later identical batches launched nothing (got $later batches launching)" test "$later" = 0
 check "one NodeClaim per launch, no more ($claims claims, ${first:-0} launched)" test "$claims" = "${first:-x}"
 check "every NodeClaim's Node joined ($nodes nodes)" test "$nodes" = "$claims"
-check "NodeClaim Initialized" sh -c "$K get nodeclaims -o json | grep -q '\"type\": *\"Initialized\"'"
+check "every NodeClaim Initialized=True" sh -c "$K get nodeclaims -o json | /usr/bin/python3 -c '
+import json, sys
+items = json.load(sys.stdin)[\"items\"]
+ok = [c for c in items if any(k[\"type\"] == \"Initialized\" and k[\"status\"] == \"True\"
+                               for k in c.get(\"status\", {}).get(\"conditions\", []))]
+sys.exit(0 if items and len(ok) == len(items) else 1)'"
 PASSED=${PASSED:-0}; FAILED=${FAILED:-0}
 if [ "$FAILED" != 0 ]; then
   echo "--- launcher log (tail)"; tail -n 30 "$STATE_DIR/launcher.log"

@@ -70,8 +70,10 @@ check "moto: two AMI builds and six instances" bash -c "[ -n '$OLD' ] && [ -n '$
 # --- the cluster ------------------------------------------------------------------
 start_kubesim "$kubesim" "$work"
 K=$(kubectl_for 1.33)
-class() {  # class NAME TERMS-YAML
-  printf 'apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: %s}\nspec:\n  role: KarpenterNodeRole-it\n  amiSelectorTerms: %s\n  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: it}}]\n  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: it}}]\n---\n' "$1" "$2"
+class() {  # class NAME TERMS-YAML (amiFamily AL2023 unless the terms are an alias)
+  local fam='  amiFamily: AL2023\n'
+  case "$2" in *alias*) fam='' ;; esac
+  printf "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: %s}\nspec:\n  role: KarpenterNodeRole-it\n$fam  amiSelectorTerms: %s\n  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: it}}]\n  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: it}}]\n---\n" "$1" "$2"
 }
 pool() {  # pool NAME CLASS
   printf 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: %s}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: %s}\n      requirements: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]\n---\n' "$1" "$2"

@@ -31,6 +31,9 @@
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_alloc.h"
 #include "tlr_catalog.h"
+#include "profile.h"
+#include "tlr_eks.h"
+#include "tlr_sigv4.h"
 #include "tlr_err.h"
 #include "tlr_pubsub.h"
 #include "tlr_rep.h"
@@ -64,6 +67,12 @@ struct lc_app {
     tlr_pub *pub;
     tlr_sub *sub;
     tlr_timer_id t_life, t_gc, t_lead;
+    tlr_iam *iam;                        /* instance profiles of classes with a role */
+    /* cluster identity */
+    tlr_eks *eks;
+    tlr_timer_id t_id;
+    bool id_ok;
+    char id_why[1024];
     char why[640];   /* why the dependencies are missing; "" when fine */
 };
 
@@ -235,6 +244,87 @@ static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
     a->t_lead = tlr_loop_add_timer(loop, 2000, on_lead, a);
 }
 
+/* ---- the cluster identity ------------------------------------------------ */
+
+static const char *set_or(const char *v)
+{
+    return v && v[0] ? v : NULL;
+}
+
+/* Settings first; what they leave out from EKS DescribeCluster (endpoint,
+ * CA, service CIDR) and from Service kube-system/kube-dns (DNS IP; absent
+ * = none: the node's default).  Runs on the loop: DescribeCluster is one
+ * short call, made at start and then once a minute until the identity is
+ * complete.  Until then nothing launches and /readyz says why. */
+static void resolve_identity(lc_app *a)
+{
+    lc_app_cfg *cfg = a->cfg;
+    const char *endpoint = set_or(cfg->cluster_endpoint), *ca = set_or(cfg->cluster_ca);
+    const char *cidr = set_or(cfg->cluster_cidr), *dns = set_or(cfg->cluster_dns);
+    tlr_eks_cluster ec = { 0 };
+    tlr_aws_error err = { 0 };
+    char eks_why[700] = "";
+    const char *source = "settings";
+    if (!endpoint || !ca || !cidr) {
+        int rc = TLR_OK;
+        if (!a->eks) {
+            tlr_eks_opts eo = { .region = cfg->region, .endpoint = cfg->endpoint,
+                                .creds = a->creds, .log = a->log, .timeout_ms = 10000,
+                                .max_attempts = 2 };
+            rc = tlr_eks_create(&eo, &a->eks);
+        }
+        if (rc == TLR_OK)
+            rc = tlr_eks_describe_cluster(a->eks, cfg->cluster, &ec, &err);
+        if (rc == TLR_OK) {
+            source = "eks";
+            endpoint = endpoint ? endpoint : set_or(ec.endpoint);
+            ca = ca ? ca : set_or(ec.ca_b64);
+            cidr = cidr ? cidr : set_or(ec.service_cidr_v4) ? ec.service_cidr_v4
+                                                              : set_or(ec.service_cidr_v6);
+        } else {
+            snprintf(eks_why, sizeof(eks_why), "EKS DescribeCluster %.64s: %s %.300s", cfg->cluster,
+                     err.code[0] ? err.code : tlr_strerror(rc), err.message);
+        }
+    }
+    char *dns_found = NULL;
+    lc_kube_ops ko = lc_kube_ops_of(a->kops);
+    if (!dns && ko.service_ip(ko.arg, "kube-system", "kube-dns", &dns_found) == TLR_OK)
+        dns = dns_found;
+    tlr_cluster_identity id = { cfg->cluster, endpoint, ca, cidr, dns };
+    lc_prov_set_identity(a->prov, &id);
+    char why[300];
+    a->id_ok = lc_prov_identity_ok(a->prov, why, sizeof(why));
+    if (a->id_ok) {
+        /* The CA is a public certificate, but a log is no place for it:
+         * its size and digest identify it. */
+        char hex[65];
+        tlr_sigv4_sha256_hex(ca, strlen(ca), hex);
+        TLR_INFO(a->log, "cluster identity", TLR_S("cluster", cfg->cluster),
+                 TLR_S("endpoint", endpoint), TLR_I("ca_bytes", (int64_t)strlen(ca)),
+                 TLR_S("ca_sha256", hex), TLR_S("service_cidr", cidr),
+                 TLR_S("cluster_dns", dns ? dns : "(node default)"), TLR_S("source", source));
+        a->id_why[0] = '\0';
+        tlr_service_set_ready(a->svc, true, NULL);
+    } else {
+        snprintf(a->id_why, sizeof(a->id_why), "%s%s%s", why, eks_why[0] ? "; " : "", eks_why);
+        TLR_WARN(a->log, "not launching until the cluster identity is known",
+                 TLR_S("why", a->id_why));
+        tlr_service_set_ready(a->svc, false, a->id_why);
+    }
+    free(dns_found);
+    tlr_eks_cluster_clear(&ec);
+}
+
+static void on_identity(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    lc_app *a = arg;
+    (void)id;
+    a->t_id = 0;
+    resolve_identity(a);
+    if (!a->id_ok)
+        a->t_id = tlr_loop_add_timer(loop, 60000, on_identity, a);
+}
+
 /* ---- the live catalog --------------------------------------------------- */
 
 static void *fetch_main(void *arg)
@@ -365,8 +455,17 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     }
     a->solver = (lc_solver_client){ a->req, (int)cfg->solve_timeout_ms, a->log };
 
+    tlr_aws_query_opts io = { .region = cfg->region, .endpoint = cfg->endpoint,
+                              .creds = a->creds, .log = a->log, .timeout_ms = 10000,
+                              .max_attempts = 2 };
+    if ((rc = tlr_iam_create(&io, &a->iam))) {
+        snprintf(a->why, sizeof(a->why), "iam client: %s", tlr_strerror(rc));
+        return rc;
+    }
     lc_prov_opts po = { 0 };
     po.cluster = cfg->cluster;
+    po.region = cfg->region;
+    lc_iam_ops_init(&po.iam, a->iam);
     po.clock = &tlr_clock_system;
     po.solver = lc_solver_ops_of(&a->solver);
     po.cloud = lc_cloud_ops_of(a->cloud);
@@ -377,6 +476,7 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     po.default_ami = cfg->default_ami;
     po.k8s_version = cfg->k8s_version;
     po.no_fleet_batching = !cfg->fleet_batching;
+    po.register_ttl_ms = cfg->registration_ttl_ms;
     po.log = a->log;
     po.metrics = tlr_service_metrics(svc);
     po.publish = on_launch_event;
@@ -421,6 +521,7 @@ int lc_app_start(tlr_service *svc, void *arg)
     tlr_service_set_ready(svc, true, NULL);
     if (!a->prov)
         return TLR_OK;
+    on_identity(tlr_service_loop(svc), 0, a);
 
     const char *urls[1] = { cfg->watcher };
     const char *topics[1] = { "pending" };
@@ -461,6 +562,9 @@ void lc_app_stop(tlr_service *svc, void *arg)
         tlr_loop_cancel_timer(loop, a->t_lead);
     if (a->t_cat)
         tlr_loop_cancel_timer(loop, a->t_cat);
+    if (a->t_id)
+        tlr_loop_cancel_timer(loop, a->t_id);
+    tlr_eks_free(a->eks);
     if (a->fetching) {
         pthread_join(a->fetch_th, NULL);   /* at most one AWS call timeout away */
         tlr_catalog_free(a->fetched);
@@ -479,6 +583,7 @@ void lc_app_stop(tlr_service *svc, void *arg)
     lc_kube_free(a->kops);
     tlr_kube_free(a->kube);
     lc_cloud_free(a->cloud);
+    tlr_iam_free(a->iam);
     tlr_aws_creds_free(a->creds);
     if (a->catalog != a->file_catalog)
         tlr_catalog_free(a->catalog);

@@ -34,6 +34,9 @@ typedef struct lc_app_cfg {
     bool fleet_batching;
     bool leader_elect;
     char *lease_namespace;
+    /* cluster identity (empty = discovered: EKS DescribeCluster, kube-dns) */
+    char *cluster_endpoint, *cluster_ca, *cluster_cidr, *cluster_dns;
+    int64_t registration_ttl_ms;
 } lc_app_cfg;
 
 typedef struct lc_app lc_app;

@@ -121,7 +121,7 @@ static const char *op_name(Tailor__V1__SelectorOperator op)
     }
 }
 
-static const char *effect_name(Tailor__V1__TaintEffect e)
+const char *lc_taint_effect_name(Tailor__V1__TaintEffect e)
 {
     switch (e) {
     case TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
@@ -138,10 +138,126 @@ static json_object *taints_json(Tailor__V1__Taint *const *t, size_t n)
         json_object_object_add(o, "key", json_object_new_string(t[i]->key));
         if (t[i]->value[0])
             json_object_object_add(o, "value", json_object_new_string(t[i]->value));
-        json_object_object_add(o, "effect", json_object_new_string(effect_name(t[i]->effect)));
+        json_object_object_add(o, "effect", json_object_new_string(lc_taint_effect_name(t[i]->effect)));
         json_object_array_add(a, o);
     }
     return a;
+}
+
+void lc_claim_label_set(Tailor__V1__NodeClaim *nc, const char *key, const char *value)
+{
+    for (size_t i = 0; i < nc->n_labels; i++)
+        if (strcmp(nc->labels[i]->key, key) == 0) {
+            if (nc->labels[i]->value != protobuf_c_empty_string)
+                free(nc->labels[i]->value);
+            nc->labels[i]->value = tlr_strdup(value);
+            return;
+        }
+    Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
+    tailor__v1__label__init(l);
+    l->key = tlr_strdup(key);
+    l->value = tlr_strdup(value);
+    nc->labels = tlr_realloc(nc->labels, (nc->n_labels + 1) * sizeof(*nc->labels));
+    nc->labels[nc->n_labels++] = l;
+}
+
+const char *lc_claim_label(const Tailor__V1__NodeClaim *nc, const char *key)
+{
+    for (size_t i = 0; i < nc->n_labels; i++)
+        if (strcmp(nc->labels[i]->key, key) == 0)
+            return nc->labels[i]->value;
+    return NULL;
+}
+
+/* Keys in the kubernetes.io and k8s.io domains that a NodeClaim still
+ * carries as labels (Karpenter's WellKnownLabels). */
+static bool restricted_label(const char *key)
+{
+    static const char *const known[] = {
+        "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+        "node.kubernetes.io/instance-type", "kubernetes.io/arch", "kubernetes.io/os",
+        "node.kubernetes.io/windows-build", "topology.k8s.aws/zone-id",
+    };
+    const char *slash = strchr(key, '/');
+    if (!slash)
+        return false;
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(key, known[i]) == 0)
+            return false;
+    size_t dl = (size_t)(slash - key);
+    static const char *const domains[] = { "kubernetes.io", "k8s.io" };
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(domains[i]);
+        if (dl == n && strncmp(key, domains[i], n) == 0)
+            return true;
+        if (dl > n && key[dl - n - 1] == '.' && strncmp(key + dl - n, domains[i], n) == 0)
+            return true;
+    }
+    return false;
+}
+
+void lc_claim_fill_labels(Tailor__V1__NodeClaim *nc)
+{
+    for (size_t i = 0; i < nc->n_requirements; i++) {
+        const Tailor__V1__NodeSelectorRequirement *r = nc->requirements[i];
+        if (r->operator_ != TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN ||
+            r->n_values != 1 || restricted_label(r->key) || lc_claim_label(nc, r->key))
+            continue;
+        lc_claim_label_set(nc, r->key, r->values[0]);
+    }
+    if (nc->nodepool[0])
+        lc_claim_label_set(nc, "karpenter.sh/nodepool", nc->nodepool);
+    if (nc->node_class[0])
+        lc_claim_label_set(nc, "karpenter.k8s.aws/ec2nodeclass", nc->node_class);
+}
+
+void lc_claim_add_instance_labels(Tailor__V1__NodeClaim *nc, const Tailor__V1__InstanceType *it,
+                                  const char *region)
+{
+    const Tailor__V1__NodeClaimStatus *st = nc->status;
+    if (!st)
+        return;
+    for (size_t i = 0; it && i < it->n_requirements; i++) {
+        const Tailor__V1__NodeSelectorRequirement *r = it->requirements[i];
+        if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN &&
+            r->n_values == 1)
+            lc_claim_label_set(nc, r->key, r->values[0]);
+    }
+    if (st->instance_type[0])
+        lc_claim_label_set(nc, "node.kubernetes.io/instance-type", st->instance_type);
+    if (it && it->arch[0])
+        lc_claim_label_set(nc, "kubernetes.io/arch", it->arch);
+    if (!lc_claim_label(nc, "kubernetes.io/os"))
+        lc_claim_label_set(nc, "kubernetes.io/os", "linux");
+    if (st->zone[0]) {
+        lc_claim_label_set(nc, "topology.kubernetes.io/zone", st->zone);
+        char reg[64];
+        if (region && region[0]) {
+            snprintf(reg, sizeof(reg), "%s", region);
+        } else {
+            /* us-east-1a -> us-east-1 */
+            size_t n = strlen(st->zone);
+            snprintf(reg, sizeof(reg), "%.*s", (int)(n > 1 ? n - 1 : n), st->zone);
+        }
+        lc_claim_label_set(nc, "topology.kubernetes.io/region", reg);
+    }
+    lc_claim_label_set(nc, "karpenter.sh/capacity-type",
+                       st->capacity_type == TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
+                           ? "spot" : "on-demand");
+}
+
+char *lc_claim_labels_patch(const Tailor__V1__NodeClaim *nc)
+{
+    json_object *root = json_object_new_object(), *md = json_object_new_object();
+    json_object *labels = json_object_new_object();
+    for (size_t i = 0; i < nc->n_labels; i++)
+        json_object_object_add(labels, nc->labels[i]->key,
+                               json_object_new_string(nc->labels[i]->value));
+    json_object_object_add(md, "labels", labels);
+    json_object_object_add(root, "metadata", md);
+    char *s = tlr_strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+    json_object_put(root);
+    return s;
 }
 
 static void add_qty(json_object *o, const char *key, int64_t v, bool milli)
@@ -286,6 +402,10 @@ char *lc_claim_status_json(const lc_claim *c)
         json_object_object_add(s, "imageID", json_object_new_string(st->image_id));
     if (st && st->node_name[0])
         json_object_object_add(s, "nodeName", json_object_new_string(st->node_name));
+    if (st && st->capacity)
+        json_object_object_add(s, "capacity", resources_json(st->capacity));
+    if (st && st->allocatable)
+        json_object_object_add(s, "allocatable", resources_json(st->allocatable));
     json_object *conds = json_object_new_array();
     add_cond(conds, "Launched", c->launched_ms, "NotLaunched");
     add_cond(conds, "Registered", c->registered_ms, "NotRegistered");

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tailor/v1/instancetype.pb-c.h"
 #include "tailor/v1/nodeclaim.pb-c.h"
 
 typedef struct lc_claim {
@@ -57,11 +58,43 @@ void lc_claim_name(const char *nodepool, uint64_t rnd, char *buf, size_t len);
 char *lc_claim_json(const Tailor__V1__NodeClaim *nc, const char *pool_uid);
 
 /* The full status of c as a merge patch for the status subresource:
- * providerID, imageID, nodeName, and the conditions Launched, Registered,
+ * providerID, imageID, nodeName, capacity and allocatable (when known:
+ * the launched type's), and the conditions Launched, Registered,
  * Initialized (True with their times once reached, else Unknown) --
  * whole, because a merge patch replaces the conditions array.  New text
  * owned by the caller. */
 char *lc_claim_status_json(const lc_claim *c);
+
+/* Kubernetes' spelling of a taint effect: "NoSchedule", ... */
+const char *lc_taint_effect_name(Tailor__V1__TaintEffect e);
+
+/* Set label key=value on nc (replacing a value already there). */
+void lc_claim_label_set(Tailor__V1__NodeClaim *nc, const char *key, const char *value);
+/* The value of label key on nc (borrowed) or NULL. */
+const char *lc_claim_label(const Tailor__V1__NodeClaim *nc, const char *key);
+
+/* The labels a NodeClaim is created with, as Karpenter's
+ * NodeClaimTemplate gives them, added to nc->labels (the NodePool template
+ * labels the solver put there stay): karpenter.sh/nodepool,
+ * karpenter.k8s.aws/ec2nodeclass, and every requirement with operator In
+ * and exactly one value whose key a label may have (restricted
+ * kubernetes.io / k8s.io keys other than the well-known ones are not). */
+void lc_claim_fill_labels(Tailor__V1__NodeClaim *nc);
+
+/* After launch: the labels of the instance claim nc got, added to
+ * nc->labels -- node.kubernetes.io/instance-type, kubernetes.io/arch,
+ * kubernetes.io/os, the single-valued requirements of its catalog entry
+ * it (karpenter.k8s.aws/instance-*; it may be NULL),
+ * topology.kubernetes.io/zone and /region, karpenter.sh/capacity-type --
+ * as the AWS provider's instanceToNodeClaim does.  nc->status must hold
+ * the instance (type, zone, capacity type).  region may be NULL (then
+ * the zone without its letter). */
+void lc_claim_add_instance_labels(Tailor__V1__NodeClaim *nc, const Tailor__V1__InstanceType *it,
+                                  const char *region);
+
+/* {"metadata":{"labels":{...every label of nc...}}}: the merge patch that
+ * writes the claim's labels.  New text owned by the caller. */
+char *lc_claim_labels_patch(const Tailor__V1__NodeClaim *nc);
 
 /* Deep copy of a NodeClaim message (owned by the caller). */
 Tailor__V1__NodeClaim *lc_claim_copy(const Tailor__V1__NodeClaim *nc);

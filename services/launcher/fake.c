@@ -1,6 +1,7 @@
 /* fake.c - recording fakes of the launcher's ops (fake.h). */
 #include "fake.h"
 
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_sigv4.h"
 
 static void record(lc_fake *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void record(lc_fake *f, const char *fmt, ...)
@@ -85,6 +87,7 @@ void lc_fake_clear(lc_fake *f)
     free(f->calls);
     if (f->last_solve)
         protobuf_c_message_free_unpacked(&f->last_solve->base, NULL);
+    free(f->lt_user_data);
     tlr_ec2_instances_free(&f->instances);
     lc_nodes_free(&f->nodes);
     lc_kclaims_free(&f->claims);
@@ -124,6 +127,16 @@ void lc_fake_add_instance(lc_fake *f, const char *id, const char *claim, int64_t
     }
 }
 
+static void node_add_taint(lc_node *n, const char *key, const char *value, const char *effect)
+{
+    n->taint_keys = tlr_realloc(n->taint_keys, (n->ntaints + 1) * sizeof(char *));
+    n->taints = tlr_realloc(n->taints, (n->ntaints + 1) * sizeof(*n->taints));
+    n->taint_keys[n->ntaints] = tlr_strdup(key);
+    n->taints[n->ntaints].key = tlr_strdup(key);
+    n->taints[n->ntaints].value = tlr_strdup(value ? value : "");
+    n->taints[n->ntaints++].effect = tlr_strdup(effect);
+}
+
 void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, bool ready,
                       const char *taint)
 {
@@ -134,11 +147,115 @@ void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, boo
     n->name = tlr_strdup(name);
     n->provider_id = tlr_strdup(provider_id);
     n->ready = ready;
+    n->resource_version = tlr_strdup("1");
     if (taint) {
-        n->taint_keys = tlr_calloc(1, sizeof(char *));
-        n->taint_keys[0] = tlr_strdup(taint);
-        n->ntaints = 1;
+        char key[256];
+        const char *colon = strchr(taint, ':');
+        snprintf(key, sizeof(key), "%.*s", colon ? (int)(colon - taint) : (int)strlen(taint),
+                 taint);
+        const char *eff = colon ? colon + 1
+                          : strcmp(key, "karpenter.sh/unregistered") == 0 ? "NoExecute"
+                                                                          : "NoSchedule";
+        node_add_taint(n, key, "", eff);
     }
+}
+
+lc_node *lc_fake_node(lc_fake *f, const char *name)
+{
+    for (size_t i = 0; i < f->nodes.n; i++)
+        if (strcmp(f->nodes.v[i].name, name) == 0)
+            return &f->nodes.v[i];
+    return NULL;
+}
+
+void lc_fake_node_add_extended(lc_fake *f, const char *name, const char *resource)
+{
+    lc_node *n = lc_fake_node(f, name);
+    if (!n)
+        return;
+    n->extended = tlr_realloc(n->extended, (n->nextended + 1) * sizeof(char *));
+    n->extended[n->nextended++] = tlr_strdup(resource);
+}
+
+static void node_set_label(lc_node *n, const char *k, const char *v)
+{
+    for (size_t i = 0; i < n->nlabels; i++)
+        if (strcmp(n->label_keys[i], k) == 0) {
+            free(n->label_values[i]);
+            n->label_values[i] = tlr_strdup(v);
+            return;
+        }
+    n->label_keys = tlr_realloc(n->label_keys, (n->nlabels + 1) * sizeof(char *));
+    n->label_values = tlr_realloc(n->label_values, (n->nlabels + 1) * sizeof(char *));
+    n->label_keys[n->nlabels] = tlr_strdup(k);
+    n->label_values[n->nlabels++] = tlr_strdup(v);
+}
+
+static int fake_node_patch(void *arg, const char *name, const char *patch)
+{
+    lc_fake *f = arg;
+    record(f, "node_patch %s %s", name, patch);
+    if (f->node_patch_rc) {
+        int rc = f->node_patch_rc;
+        f->node_patch_rc = 0;
+        return rc;
+    }
+    lc_node *n = lc_fake_node(f, name);
+    if (!n)
+        return TLR_E_NOTFOUND;
+    json_object *o = json_tokener_parse(patch), *md = NULL, *x = NULL, *spec = NULL;
+    if (!o)
+        return TLR_E_INVAL;
+    json_object_object_get_ex(o, "metadata", &md);
+    if (md && json_object_object_get_ex(md, "resourceVersion", &x) &&
+        strcmp(json_object_get_string(x), n->resource_version ? n->resource_version : "") != 0) {
+        json_object_put(o);
+        return TLR_E_CONFLICT;
+    }
+    if (md && json_object_object_get_ex(md, "labels", &x)) {
+        json_object_object_foreach(x, k, v) node_set_label(n, k, json_object_get_string(v));
+    }
+    if (json_object_object_get_ex(o, "spec", &spec) &&
+        json_object_object_get_ex(spec, "taints", &x)) {
+        for (size_t i = 0; i < n->ntaints; i++) {
+            free(n->taint_keys[i]);
+            free(n->taints[i].key);
+            free(n->taints[i].value);
+            free(n->taints[i].effect);
+        }
+        n->ntaints = 0;
+        for (size_t i = 0; i < json_object_array_length(x); i++) {
+            json_object *t = json_object_array_get_idx(x, i), *k, *v = NULL, *e;
+            json_object_object_get_ex(t, "key", &k);
+            json_object_object_get_ex(t, "value", &v);
+            json_object_object_get_ex(t, "effect", &e);
+            node_add_taint(n, json_object_get_string(k), v ? json_object_get_string(v) : "",
+                           json_object_get_string(e));
+        }
+    }
+    char rv[32];
+    snprintf(rv, sizeof(rv), "%ld", strtol(n->resource_version ? n->resource_version : "0",
+                                           NULL, 10) + 1);
+    free(n->resource_version);
+    n->resource_version = tlr_strdup(rv);
+    json_object_put(o);
+    return TLR_OK;
+}
+
+static int fake_claim_patch(void *arg, const char *name, const char *patch)
+{
+    record(arg, "claim_patch %s %s", name, patch);
+    return TLR_OK;
+}
+
+static int fake_service_ip(void *arg, const char *ns, const char *name, char **ip)
+{
+    lc_fake *f = arg;
+    record(f, "service_ip %s/%s", ns, name);
+    if (!f->dns_ip)
+        return TLR_E_NOTFOUND;
+    *ip = tlr_strdup(f->dns_ip);
+    return TLR_OK;
 }
 
 /* ---- solver ---- */
@@ -179,7 +296,11 @@ static int fake_lt(void *arg, const Tailor__V1__NodeClass *nc, const char *ami, 
                    tlr_aws_error *err)
 {
     lc_fake *f = arg;
-    record(f, "launch_template %s %s sgs=%zu", nc->name, ami, nc->n_security_groups);
+    char h[65];
+    tlr_sigv4_sha256_hex(nc->user_data, strlen(nc->user_data), h);
+    record(f, "launch_template %s %s sgs=%zu ud=%.8s", nc->name, ami, nc->n_security_groups, h);
+    free(f->lt_user_data);
+    f->lt_user_data = tlr_strdup(nc->user_data);
     if (f->lt_rc) {
         if (err) {
             snprintf(err->code, sizeof(err->code), "%s", f->lt_code ? f->lt_code : "AuthFailure");
@@ -188,7 +309,7 @@ static int fake_lt(void *arg, const Tailor__V1__NodeClass *nc, const char *ami, 
         return f->lt_rc;
     }
     char b[128];
-    snprintf(b, sizeof(b), "lt-%s-%s", nc->name, ami);
+    snprintf(b, sizeof(b), "lt-%s-%s-%.8s", nc->name, ami, h);
     *lt_id = tlr_strdup(b);
     return TLR_OK;
 }
@@ -566,19 +687,40 @@ static int fake_claims_list(void *arg, lc_kclaims *out)
     return TLR_OK;
 }
 
+static char **copy_strs(char *const *v, size_t n)
+{
+    char **c = tlr_calloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        c[i] = tlr_strdup(v[i]);
+    return c;
+}
+
 static int fake_nodes_list(void *arg, lc_nodes *out)
 {
     lc_fake *f = arg;
     lc_nodes l = { tlr_calloc(f->nodes.n + 1, sizeof(lc_node)), f->nodes.n };
     for (size_t i = 0; i < f->nodes.n; i++) {
         const lc_node *n = &f->nodes.v[i];
-        l.v[i].name = tlr_strdup(n->name);
-        l.v[i].provider_id = tlr_strdup(n->provider_id);
-        l.v[i].ready = n->ready;
-        l.v[i].ntaints = n->ntaints;
-        l.v[i].taint_keys = tlr_calloc(n->ntaints + 1, sizeof(char *));
-        for (size_t j = 0; j < n->ntaints; j++)
-            l.v[i].taint_keys[j] = tlr_strdup(n->taint_keys[j]);
+        lc_node *d = &l.v[i];
+        d->name = tlr_strdup(n->name);
+        d->provider_id = tlr_strdup(n->provider_id);
+        d->ready = n->ready;
+        d->ntaints = n->ntaints;
+        d->taint_keys = copy_strs(n->taint_keys, n->ntaints);
+        if (n->taints) {
+            d->taints = tlr_calloc(n->ntaints + 1, sizeof(*d->taints));
+            for (size_t j = 0; j < n->ntaints; j++) {
+                d->taints[j].key = tlr_strdup(n->taints[j].key);
+                d->taints[j].value = tlr_strdup(n->taints[j].value);
+                d->taints[j].effect = tlr_strdup(n->taints[j].effect);
+            }
+        }
+        d->nlabels = n->nlabels;
+        d->label_keys = copy_strs(n->label_keys, n->nlabels);
+        d->label_values = copy_strs(n->label_values, n->nlabels);
+        d->nextended = n->nextended;
+        d->extended = copy_strs(n->extended, n->nextended);
+        d->resource_version = n->resource_version ? tlr_strdup(n->resource_version) : NULL;
     }
     *out = l;
     return TLR_OK;
@@ -650,6 +792,9 @@ lc_kube_ops lc_fake_kube(lc_fake *f)
     o.event = fake_event;
     o.nodeclass_status = fake_nodeclass_status;
     o.nodeclass_get = fake_nodeclass_get;
+    o.claim_patch = fake_claim_patch;
+    o.node_patch = fake_node_patch;
+    o.service_ip = fake_service_ip;
     o.arg = f;
     return o;
 }

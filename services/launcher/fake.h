@@ -26,6 +26,8 @@ typedef struct lc_fake {
     const char *lt_code;                     /* its AWS error code */
     int fleet_rc;                            /* returned by create_fleet (whole call) */
     int describe_rc;                         /* returned by subnets/security_groups/images */
+    int node_patch_rc;                       /* returned once by node_patch, then cleared */
+    const char *dns_ip;                      /* kube-system/kube-dns ClusterIP; NULL = none */
     /* What EC2 holds for node-class resolution: subnets a, b, c (tag
      * karpenter.sh/discovery=demo, b with the most free IPs, plus a
      * second, fuller subnet in a), one security group, AMIs ami-x86
@@ -42,6 +44,7 @@ typedef struct lc_fake {
     char **calls;
     size_t ncalls, capcalls;
     Tailor__V1__SolveRequest *last_solve;    /* packed copy of the last request */
+    char *lt_user_data;                      /* user data of the last launch_template (owned) */
     int64_t now_ms;                          /* fake clock */
     tlr_clock clock;
 } lc_fake;
@@ -55,8 +58,16 @@ lc_kube_ops   lc_fake_kube(lc_fake *f);
 size_t lc_fake_count(const lc_fake *f, const char *prefix);
 /* Add a live instance (copied strings). */
 void lc_fake_add_instance(lc_fake *f, const char *id, const char *claim, int64_t launch_ms);
+/* taint: NULL, "key" (NoSchedule; karpenter.sh/unregistered: NoExecute)
+ * or "key:Effect".  The node gets resourceVersion "1". */
 void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, bool ready,
                       const char *taint);
+/* The node named name (borrowed) or NULL.  node_patch applies merge
+ * patches to it: labels and annotations merged, spec.taints replaced,
+ * resourceVersion bumped (a stale one in the patch: TLR_E_CONFLICT). */
+lc_node *lc_fake_node(lc_fake *f, const char *name);
+/* Node name advertises extended resource (allocatable > 0). */
+void lc_fake_node_add_extended(lc_fake *f, const char *name, const char *resource);
 /* An EC2NodeClass selecting the fake's subnets and security group by tag
  * karpenter.sh/discovery=demo and AMI ami_id (NULL = ami-x86); owned. */
 Tailor__V1__NodeClass *lc_fake_nodeclass(const char *name, const char *ami_id);

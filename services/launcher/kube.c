@@ -79,25 +79,81 @@ void lc_kube_claim_decode(json_object *obj, lc_kclaim *out)
         }
 }
 
+/* Resources every node has; what is left in allocatable is an extended
+ * resource (a device plugin's). */
+static bool basic_resource(const char *name)
+{
+    return strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
+           strcmp(name, "pods") == 0 || strcmp(name, "ephemeral-storage") == 0 ||
+           strncmp(name, "hugepages-", 10) == 0 || strncmp(name, "attachable-volumes-", 19) == 0;
+}
+
+/* A quantity string that is not zero ("0", "0m", "0Gi" are). */
+static bool nonzero_qty(const char *q)
+{
+    for (; q && *q; q++) {
+        if (*q >= '1' && *q <= '9')
+            return true;
+        if (*q != '0' && *q != '.' && *q != '+')
+            return false;   /* the digits are over: a suffix follows */
+    }
+    return false;
+}
+
 void lc_kube_node_decode(json_object *obj, lc_node *out)
 {
     json_object *md = NULL, *spec = NULL, *st = NULL, *taints = NULL, *conds = NULL;
+    json_object *labels = NULL, *alloc = NULL;
     json_object_object_get_ex(obj, "metadata", &md);
     json_object_object_get_ex(obj, "spec", &spec);
     json_object_object_get_ex(obj, "status", &st);
     const char *name = jstr(md, "name", NULL);
     const char *pid = jstr(spec, "providerID", NULL);
+    const char *rv = jstr(md, "resourceVersion", NULL);
     memset(out, 0, sizeof(*out));
     out->name = tlr_strdup(name ? name : "");
     out->provider_id = tlr_strdup(pid ? pid : "");
+    out->resource_version = rv ? tlr_strdup(rv) : NULL;
     if (spec && json_object_object_get_ex(spec, "taints", &taints) &&
         json_object_is_type(taints, json_type_array)) {
         size_t n = json_object_array_length(taints);
         out->taint_keys = tlr_calloc(n + 1, sizeof(char *));
+        out->taints = tlr_calloc(n + 1, sizeof(*out->taints));
         for (size_t i = 0; i < n; i++) {
-            const char *k = jstr(json_object_array_get_idx(taints, i), "key", NULL);
-            if (k)
-                out->taint_keys[out->ntaints++] = tlr_strdup(k);
+            json_object *t = json_object_array_get_idx(taints, i);
+            const char *k = jstr(t, "key", NULL);
+            const char *v = jstr(t, "value", NULL), *e = jstr(t, "effect", NULL);
+            if (!k)
+                continue;
+            out->taints[out->ntaints].key = tlr_strdup(k);
+            out->taints[out->ntaints].value = tlr_strdup(v ? v : "");
+            out->taints[out->ntaints].effect = tlr_strdup(e ? e : "");
+            out->taint_keys[out->ntaints++] = tlr_strdup(k);
+        }
+    }
+    if (md && json_object_object_get_ex(md, "labels", &labels) &&
+        json_object_is_type(labels, json_type_object)) {
+        size_t n = (size_t)json_object_object_length(labels);
+        out->label_keys = tlr_calloc(n + 1, sizeof(char *));
+        out->label_values = tlr_calloc(n + 1, sizeof(char *));
+        json_object_object_foreach(labels, k, v) {
+            if (out->nlabels >= n)
+                break;
+            out->label_keys[out->nlabels] = tlr_strdup(k);
+            out->label_values[out->nlabels++] =
+                tlr_strdup(json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                     : "");
+        }
+    }
+    if (st && json_object_object_get_ex(st, "allocatable", &alloc) &&
+        json_object_is_type(alloc, json_type_object)) {
+        size_t n = (size_t)json_object_object_length(alloc);
+        out->extended = tlr_calloc(n + 1, sizeof(char *));
+        json_object_object_foreach(alloc, k, v) {
+            if (out->nextended >= n)
+                break;
+            if (!basic_resource(k) && nonzero_qty(json_object_get_string(v)))
+                out->extended[out->nextended++] = tlr_strdup(k);
         }
     }
     if (st && json_object_object_get_ex(st, "conditions", &conds) &&
@@ -134,6 +190,36 @@ static int k_claim_delete(void *arg, const char *name)
 {
     lc_kube *k = arg;
     return tlr_kube_delete(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, name, NULL, NULL);
+}
+
+static int k_claim_patch(void *arg, const char *name, const char *patch)
+{
+    lc_kube *k = arg;
+    return tlr_kube_patch(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, name, NULL,
+                          TLR_KUBE_PATCH_MERGE, patch, NULL, NULL);
+}
+
+static int k_node_patch(void *arg, const char *name, const char *patch)
+{
+    lc_kube *k = arg;
+    return tlr_kube_patch(k->kc, &TLR_KUBE_RES_NODES, NULL, name, NULL, TLR_KUBE_PATCH_MERGE,
+                          patch, NULL, NULL);
+}
+
+static int k_service_ip(void *arg, const char *ns, const char *name, char **ip)
+{
+    lc_kube *k = arg;
+    static const tlr_kube_res services = { "", "v1", "services", true };
+    json_object *o = NULL;
+    int rc = tlr_kube_get(k->kc, &services, ns, name, &o, NULL);
+    if (rc)
+        return rc;
+    const char *v = jstr(json_object_object_get(o, "spec"), "clusterIP", NULL);
+    rc = v && v[0] && strcmp(v, "None") != 0 ? TLR_OK : TLR_E_NOTFOUND;
+    if (rc == TLR_OK)
+        *ip = tlr_strdup(v);
+    json_object_put(o);
+    return rc;
 }
 
 static int k_nodeclass_status(void *arg, const char *name, const char *patch)
@@ -411,5 +497,6 @@ lc_kube_ops lc_kube_ops_of(lc_kube *k)
 {
     return (lc_kube_ops){ k_claim_create, k_claim_status, k_claim_delete, k_claims_list,
                           k_nodes_list, k_event, k_claims_create_n, k_claims_status_n,
-                          k_nodeclass_status, k_nodeclass_get, k };
+                          k_nodeclass_status, k_nodeclass_get, k_claim_patch, k_node_patch,
+                          k_service_ip, k };
 }

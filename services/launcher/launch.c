@@ -5,9 +5,12 @@
  * rule.  Launching them one CreateFleet at a time would make the burst
  * wait for the sum of the calls.  So, in order:
  *
- *   1. decide, per claim: its NodeClass (resolved, usable), the AMI for
- *      the architecture of its cheapest option, the launch template, and
- *      the fleet request (fleet.h);
+ *   1. decide, per claim: its NodeClass (resolved, usable), the AMI its
+ *      cheapest option boots (architecture and variant: a GPU type gets
+ *      the NVIDIA AMI), the user data that makes the instance join the
+ *      cluster (tlr_bootstrap.h: the claim's allowed labels, its taints,
+ *      startup taints and karpenter.sh/unregistered), the launch template
+ *      for (AMI, user data), and the fleet request (fleet.h);
  *   2. group: claims whose requests are identical but for the per-claim
  *      tags share one CreateFleet with TotalTargetCapacity = the group's
  *      size (Karpenter's CreateFleet batcher does the same), tagged with
@@ -22,6 +25,15 @@
  *      ICE cache, falling back to other types, zones and on-demand;
  *      other errors fail the claim and pause its NodeClass (nodeclass.h).
  * A failed claim is deleted, so its pods are planned again.
+ *
+ * Max pods: the user data passes max_pods = 0, so the node computes its
+ * own (the AMI's ENI-based default, the same figure the catalog's
+ * eni_max_pods holds).  Karpenter instead groups a claim's instance types
+ * by max pods and passes the figure in one launch template per group;
+ * that matters only when the EC2NodeClass overrides maxPods or
+ * podsPerCore -- and those are kubelet fields tailor's bootstrap writes
+ * from the class itself -- so for a claim the node's own figure and
+ * Karpenter's are the same, with one template instead of several.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +44,7 @@
 #include "fleet.h"
 #include "prov_int.h"
 #include "tlr_alloc.h"
+#include "tlr_bootstrap.h"
 #include "tlr_err.h"
 #include "tlr_sigv4.h"
 
@@ -43,6 +56,7 @@ typedef struct slot {
     const Tailor__V1__Catalog *cat;
     const char *ami, *arch;
     const char *lt;
+    char ud_hash[17];
     lc_fleet f;
     bool built;
     char key[65];
@@ -71,20 +85,17 @@ static const Tailor__V1__InstanceType *first_type(const lc_claim *c,
     return NULL;
 }
 
-/* The AMI for claim c: the class's AMI of the architecture of its
- * cheapest known option, else the first (an AMI of unknown arch). */
+/* The AMI for claim c: the class's AMI for its cheapest known option
+ * (architecture and variant, lc_class_ami_for); NULL when none fits. */
 static const Tailor__V1__ResolvedAmi *ami_for(const lc_class *cls, const lc_claim *c,
                                               const Tailor__V1__Catalog *cat)
 {
-    const Tailor__V1__NodeClass *nc = cls->nc;
     const Tailor__V1__InstanceType *it = first_type(c, cat);
-    for (size_t i = 0; it && i < nc->n_amis; i++)
-        if (strcmp(nc->amis[i]->arch, it->arch) == 0)
-            return nc->amis[i];
-    for (size_t i = 0; i < nc->n_amis; i++)
-        if (!nc->amis[i]->arch[0])
-            return nc->amis[i];
-    return nc->n_amis > 0 ? nc->amis[0] : NULL;
+    const Tailor__V1__ResolvedAmi *ami = lc_class_ami_for(cls, it);
+    /* A type of unknown architecture (a catalog without it): the first AMI. */
+    if (!ami && (!it || !it->arch[0]) && cls->nc && cls->nc->n_amis > 0)
+        ami = cls->nc->amis[0];
+    return ami;
 }
 
 static void fail_item(lc_launch_item *it, int rc, const char *fmt, ...)
@@ -96,6 +107,69 @@ static void fail_item(lc_launch_item *it, int rc, const char *fmt, ...)
     vsnprintf(it->msg, sizeof(it->msg), fmt, ap);
     va_end(ap);
     it->rc = rc;
+}
+
+static bool has_taint(Tailor__V1__Taint *const *v, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i]->key, key) == 0)
+            return true;
+    return false;
+}
+
+/* The user data claim c boots with on class cls.  On TLR_OK *out is new
+ * (owned); else msg says why and *reason is the class condition reason. */
+static int user_data_for(lc_prov *p, const lc_class *cls, const lc_claim *c, char **out,
+                         const char **reason, char *msg, size_t len)
+{
+    const Tailor__V1__NodeClaim *nc = c->nc;
+    const Tailor__V1__NodeClass *ncl = cls->nc;
+    tlr_ami_family fam = tlr_ami_family_of(ncl);
+    /* Karpenter v1 requires amiFamily when no alias names it; tailor takes
+     * the family its own aliases default to rather than refusing. */
+    if (fam == TLR_AMI_FAMILY_UNKNOWN)
+        fam = TLR_AMI_FAMILY_AL2023;
+    const Tailor__V1__Label **labels = tlr_calloc(nc->n_labels + 1, sizeof(*labels));
+    size_t nl = 0;
+    for (size_t i = 0; i < nc->n_labels; i++)
+        if (tlr_bootstrap_label_allowed(nc->labels[i]->key))
+            labels[nl++] = nc->labels[i];
+    size_t nt = 0;
+    const Tailor__V1__Taint **taints =
+        tlr_calloc(nc->n_taints + nc->n_startup_taints + 2, sizeof(*taints));
+    for (size_t i = 0; i < nc->n_taints; i++)
+        taints[nt++] = nc->taints[i];
+    for (size_t i = 0; i < nc->n_startup_taints; i++)
+        taints[nt++] = nc->startup_taints[i];
+    Tailor__V1__Taint unreg = TAILOR__V1__TAINT__INIT;
+    unreg.key = (char *)TLR_TAINT_UNREGISTERED;
+    unreg.effect = TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE;
+    if (!has_taint(nc->taints, nc->n_taints, TLR_TAINT_UNREGISTERED) &&
+        !has_taint(nc->startup_taints, nc->n_startup_taints, TLR_TAINT_UNREGISTERED))
+        taints[nt++] = &unreg;
+    tlr_bootstrap_in in = { 0 };
+    in.family = fam;
+    in.cluster = &p->id;
+    in.kubelet = ncl->kubelet;
+    in.max_pods = 0;   /* the node's own ENI default: see the top of this file */
+    in.labels = labels;
+    in.nlabels = nl;
+    in.taints = taints;
+    in.ntaints = nt;
+    in.user_data = ncl->user_data;
+    in.raid0 = ncl->instance_store_policy ==
+               TAILOR__V1__INSTANCE_STORE_POLICY__INSTANCE_STORE_POLICY_RAID0;
+    char err[400] = "";
+    int rc = tlr_bootstrap_user_data(&in, out, err, sizeof(err));
+    free(labels);
+    free(taints);
+    if (rc) {
+        *reason = rc == TLR_E_UNIMPLEMENTED ? "AMIFamilyUnsupported" : "UserDataInvalid";
+        snprintf(msg, len, "user data for EC2NodeClass %.100s (%.20s): %.300s", ncl->name,
+                 tlr_ami_family_name(fam)[0] ? tlr_ami_family_name(fam) : "unknown family",
+                 err[0] ? err : tlr_strerror(rc));
+    }
+    return rc;
 }
 
 /* Step 1 for one claim.  false: the item failed (rc, msg set). */
@@ -112,29 +186,49 @@ static bool prepare(lc_prov *p, slot *s)
     s->cat = lc_class_catalog(s->cls, p->catalog);
     const Tailor__V1__ResolvedAmi *ami = ami_for(s->cls, c, s->cat);
     if (!ami) {
-        fail_item(s->it, TLR_E_INVAL, "EC2NodeClass %.100s has no AMI", c->nc->node_class);
+        fail_item(s->it, TLR_E_INVAL, "EC2NodeClass %.100s has no AMI for this claim's types",
+                  c->nc->node_class);
         return false;
     }
     s->ami = ami->id;
     s->arch = ami->arch;
-    s->lt = lc_class_lt_get(s->cls, s->ami);
+    char *ud = NULL, msg[512];
+    const char *reason = NULL;
+    int rc = user_data_for(p, s->cls, c, &ud, &reason, msg, sizeof(msg));
+    if (rc) {
+        /* The class is broken, not the claim: pause it so its pools are
+         * out of the next SolveRequests, and say why in its status. */
+        fail_item(s->it, rc, "%s", msg);
+        lc_classes_launch_failed(p->classes, c->nc->node_class, reason, msg);
+        return false;
+    }
+    char hex[65];
+    tlr_sigv4_sha256_hex(ud, strlen(ud), hex);
+    snprintf(s->ud_hash, sizeof(s->ud_hash), "%.16s", hex);
+    s->lt = lc_class_lt_get(s->cls, s->ami, s->ud_hash);
     if (!s->lt) {
+        /* The class as launched: its userData replaced by the bootstrap
+         * user data, which the template carries and its name hashes. */
+        Tailor__V1__NodeClass launched = *s->cls->nc;
+        launched.user_data = ud;
         char *lt = NULL;
         tlr_aws_error err = { 0 };
         int64_t t0 = lc_prov_mono(p);
-        int rc = p->o.cloud.launch_template(p->o.cloud.arg, s->cls->nc, s->ami, &lt, &err);
+        rc = p->o.cloud.launch_template(p->o.cloud.arg, &launched, s->ami, &lt, &err);
         lc_prov_observe(p, "LaunchTemplate", rc, t0);
         if (rc) {
             fail_item(s->it, rc, "launch template for %.64s: %.64s %.300s", c->nc->node_class,
                       err.code, err.message);
             lc_classes_launch_failed(p->classes, c->nc->node_class, err.code,
                                      s->it->msg);
+            free(ud);
             return false;
         }
-        lc_class_lt_put(s->cls, s->ami, lt);
+        lc_class_lt_put(s->cls, s->ami, s->ud_hash, lt);
         free(lt);
-        s->lt = lc_class_lt_get(s->cls, s->ami);
+        s->lt = lc_class_lt_get(s->cls, s->ami, s->ud_hash);
     }
+    free(ud);
     return true;
 }
 
@@ -199,9 +293,26 @@ static bool mark_ice(lc_prov *p, const lc_fleet *f, const tlr_ec2_fleet_result *
     return capacity;
 }
 
-/* Claim c got instance fi from fleet f: fill its status. */
+static Tailor__V1__ResourceList *rl_copy(const Tailor__V1__ResourceList *r)
+{
+    if (!r)
+        return NULL;
+    size_t n = protobuf_c_message_get_packed_size(&r->base);
+    uint8_t *b = tlr_malloc(n ? n : 1);
+    protobuf_c_message_pack(&r->base, b);
+    Tailor__V1__ResourceList *c = tailor__v1__resource_list__unpack(NULL, n, b);
+    free(b);
+    if (!c)
+        abort();   /* we packed it: a failure is a bug */
+    return c;
+}
+
+/* Claim c got instance fi from fleet f: fill its status, capacity and
+ * allocatable (the launched type's entry in the class's catalog cat) and
+ * its instance labels (written after the launch pass). */
 static void got_instance(lc_prov *p, lc_claim *c, const lc_fleet *f,
-                         const tlr_ec2_fleet_instance *fi, const char *ami)
+                         const tlr_ec2_fleet_instance *fi, const char *ami,
+                         const Tailor__V1__Catalog *cat)
 {
     const char *zone = fi->zone[0] ? fi->zone : NULL;
     /* moto and EC2 may leave the zone out: take the override's. */
@@ -218,6 +329,12 @@ static void got_instance(lc_prov *p, lc_claim *c, const lc_fleet *f,
     st->capacity_type = f->capacity_type;
     st->price_per_hour = lc_fleet_price(f, fi->instance_type, zone);
     st->image_id = tlr_strdup(ami);
+    const Tailor__V1__InstanceType *it = cat ? lc_catalog_find(cat, fi->instance_type) : NULL;
+    if (it) {
+        st->capacity = rl_copy(it->capacity);
+        st->allocatable = rl_copy(it->allocatable);
+    }
+    lc_claim_add_instance_labels(c->nc, it, cat && cat->region[0] ? cat->region : NULL);
     c->launched_ms = lc_prov_now(p);
 }
 
@@ -265,7 +382,7 @@ static size_t launch_single(lc_prov *p, slot *s)
             char ignored[64];
             if (res.nerrors > 0)
                 mark_ice(p, &s->f, &res, it->r, ignored, sizeof(ignored));
-            got_instance(p, it->c, &s->f, &res.instances[0], s->ami);
+            got_instance(p, it->c, &s->f, &res.instances[0], s->ami, s->cat);
             tlr_ec2_fleet_result_free(&res);
             it->rc = TLR_OK;
             return calls;
@@ -388,7 +505,7 @@ size_t lc_launch_claims(lc_prov *p, lc_launch_item *items, size_t n)
         if (rcs[g] == TLR_OK)
             for (; given < gr->n && given < outs[g].ninstances; given++) {
                 slot *s = &slots[gr->members[given]];
-                got_instance(p, s->it->c, &s->f, &outs[g].instances[given], s->ami);
+                got_instance(p, s->it->c, &s->f, &outs[g].instances[given], s->ami, s->cat);
                 s->it->batched = gr->n > 1;
             }
         if (given == gr->n)
@@ -495,6 +612,18 @@ size_t lc_launch_claims(lc_prov *p, lc_launch_item *items, size_t n)
                 TLR_WARN(p->o.log, "nodeclaim status update failed", TLR_S("nodeclaim", names[j]),
                          TLR_ERR(src[j]));
             free(patches[j]);
+        }
+        /* The instance's labels on the claim (kubectl get nodeclaims shows
+         * type, zone, capacity type from them). */
+        for (size_t i = 0; i < n && p->o.kube.claim_patch; i++) {
+            if (items[i].rc != TLR_OK || !items[i].c)
+                continue;
+            char *lp = lc_claim_labels_patch(items[i].c->nc);
+            int lrc = p->o.kube.claim_patch(p->o.kube.arg, items[i].c->nc->name, lp);
+            if (lrc)
+                TLR_WARN(p->o.log, "nodeclaim labels not written",
+                         TLR_S("nodeclaim", items[i].c->nc->name), TLR_ERR(lrc));
+            free(lp);
         }
         free(names);
         free(patches);

@@ -11,53 +11,8 @@
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_nodeshape.h"
 #include "tlr_sigv4.h"
-
-const char *lc_lt_direct_ami(const Tailor__V1__NodeClass *nc)
-{
-    if (nc->n_amis > 0 && nc->amis[0]->id[0])
-        return nc->amis[0]->id;
-    for (size_t i = 0; i < nc->n_ami_selector_terms; i++)
-        if (nc->ami_selector_terms[i]->id[0])
-            return nc->ami_selector_terms[i]->id;
-    return NULL;
-}
-
-char *lc_lt_ssm_parameter(const Tailor__V1__NodeClass *nc, const char *k8s, const char *arch)
-{
-    for (size_t i = 0; i < nc->n_ami_selector_terms; i++) {
-        const Tailor__V1__AmiSelectorTerm *t = nc->ami_selector_terms[i];
-        if (t->ssm_parameter[0])
-            return tlr_strdup(t->ssm_parameter);
-        if (!t->alias[0] || !k8s || !k8s[0])
-            continue;
-        char fam[64], ver[64] = "latest", out[512];
-        const char *at = strchr(t->alias, '@');
-        size_t flen = at ? (size_t)(at - t->alias) : strlen(t->alias);
-        snprintf(fam, sizeof(fam), "%.*s", (int)flen, t->alias);
-        if (at)
-            snprintf(ver, sizeof(ver), "%s", at + 1);
-        if (strcmp(fam, "al2023") == 0) {
-            /* Karpenter: latest -> recommended; a pinned version names a release. */
-            if (strcmp(ver, "latest") == 0)
-                snprintf(out, sizeof(out),
-                         "/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/"
-                         "recommended/image_id", k8s, arch);
-            else
-                snprintf(out, sizeof(out),
-                         "/aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/standard/"
-                         "amazon-eks-node-al2023-%s-standard-%s-%s/image_id",
-                         k8s, arch, arch, k8s, ver);
-            return tlr_strdup(out);
-        }
-        if (strcmp(fam, "bottlerocket") == 0) {
-            snprintf(out, sizeof(out), "/aws/service/bottlerocket/aws-k8s-%s/%s/%s/image_id",
-                     k8s, arch, strcmp(ver, "latest") == 0 ? "latest" : ver);
-            return tlr_strdup(out);
-        }
-    }
-    return NULL;
-}
 
 /* The configuration that makes two templates the same, as canonical text. */
 static void config_text(const Tailor__V1__NodeClass *nc, const lc_lt_opts *o, tlr_buf *b)
@@ -67,6 +22,10 @@ static void config_text(const Tailor__V1__NodeClass *nc, const lc_lt_opts *o, tl
                  nc->has_associate_public_ip_address, nc->associate_public_ip_address);
     for (size_t i = 0; i < nc->n_security_groups; i++)
         tlr_buf_printf(b, "sg=%s\n", nc->security_groups[i]->id);
+    const tlr_default_bdm *d;
+    size_t nd = nc->n_block_device_mappings ? 0 : tlr_node_shape_default_bdms(nc->ami_family, &d);
+    for (size_t i = 0; i < nd; i++)
+        tlr_buf_printf(b, "bdm-default=%s:%lld\n", d[i].device, (long long)d[i].size_bytes);
     for (size_t i = 0; i < nc->n_block_device_mappings; i++) {
         const Tailor__V1__BlockDeviceMapping *m = nc->block_device_mappings[i];
         const Tailor__V1__EbsVolume *e = m->ebs;
@@ -176,6 +135,20 @@ int lc_lt_params(const Tailor__V1__NodeClass *nc, const lc_lt_opts *o, const cha
         kv(p, !e->has_delete_on_termination || e->delete_on_termination
                                    ? "true" : "false",
                             "%s.BlockDeviceMapping.%zu.Ebs.DeleteOnTermination", D, k);
+    }
+    /* No blockDeviceMappings: the family's default volumes, as Karpenter
+     * launches them (the AMI's own sizes are not what the node model and
+     * the bootstrap assume). */
+    const tlr_default_bdm *d;
+    size_t nd = nc->n_block_device_mappings ? 0 : tlr_node_shape_default_bdms(nc->ami_family, &d);
+    for (size_t i = 0; i < nd; i++) {
+        size_t k = i + 1;
+        kv(p, d[i].device, "%s.BlockDeviceMapping.%zu.DeviceName", D, k);
+        snprintf(num, sizeof(num), "%lld", (long long)(d[i].size_bytes >> 30));
+        kv(p, num, "%s.BlockDeviceMapping.%zu.Ebs.VolumeSize", D, k);
+        kv(p, "gp3", "%s.BlockDeviceMapping.%zu.Ebs.VolumeType", D, k);
+        kv(p, "true", "%s.BlockDeviceMapping.%zu.Ebs.Encrypted", D, k);
+        kv(p, "true", "%s.BlockDeviceMapping.%zu.Ebs.DeleteOnTermination", D, k);
     }
     for (size_t i = 0; i < nc->n_security_groups; i++)
         kv(p, nc->security_groups[i]->id, "%s.SecurityGroupId.%zu", D, i + 1);

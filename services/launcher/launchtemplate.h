@@ -10,13 +10,11 @@
  * NodeClass gets a new template (the old one is left for GC; drift
  * replaces its nodes).  Pure: this file builds parameters; cloud.c calls.
  *
- * AMI: the first resolved AMI of the NodeClass (the watcher's
- * status.amis), else the first amiSelectorTerm with an id, else an
- * ssmParameter term (resolved by the caller through SSM GetParameter and
- * passed as ami_override), else the launcher's --default-ami.  Aliases
- * ("al2023@latest") need the cluster's Kubernetes version to pick the SSM
- * parameter and are resolved only when the caller maps them to a
- * parameter (see lc_lt_alias_parameter).
+ * AMI: the one the caller resolved for the claim's instance type
+ * (nodeclass.h, lc_class_ami_for); user data: the bootstrap the caller
+ * wrote for the claim (common/bootstrap), carried in nc->user_data; block
+ * devices: the class's, else its AMI family's defaults
+ * (tlr_node_shape_default_bdms).
  */
 #ifndef LC_LAUNCHTEMPLATE_H
 #define LC_LAUNCHTEMPLATE_H
@@ -28,14 +26,6 @@ typedef struct lc_lt_opts {
     const char *cluster;        /* borrowed */
     const char *ami;            /* borrowed; the resolved AMI id (required) */
 } lc_lt_opts;
-
-/* The AMI id the NodeClass names directly (status.amis[0], or a term
- * with an id), or NULL (borrowed from nc). */
-const char *lc_lt_direct_ami(const Tailor__V1__NodeClass *nc);
-/* The SSM parameter to resolve for nc's AMI, or NULL: an ssmParameter
- * term as is, or an alias "<family>@<version>" mapped with the Kubernetes
- * version k8s (e.g. "1.31") and arch "x86_64"/"arm64".  New text (free()). */
-char *lc_lt_ssm_parameter(const Tailor__V1__NodeClass *nc, const char *k8s, const char *arch);
 
 /* The template name for nc under o: "tailor/<cluster>/<16 hex>".
  * buf >= 128 bytes. */

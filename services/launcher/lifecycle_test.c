@@ -8,7 +8,9 @@
 #include <cmocka.h>
 
 #include "lifecycle.h"
+#include "provision.h"
 #include "testkit.h"
+#include "tlr_err.h"
 
 #define MIN (60 * 1000)
 
@@ -51,7 +53,7 @@ static void test_decide(void **state)
         char *tk[1] = { (char *)cases[i].taint };
         lc_node n = { "ip-10-0-0-1", "aws:///us-east-1a/i-1", cases[i].ready, tk,
                       cases[i].taint ? 1u : 0u };
-        lc_life_action got = lc_lifecycle_decide(&c, cases[i].has_node ? &n : NULL,
+        lc_life_action got = lc_lifecycle_decide(&c, cases[i].has_node ? &n : NULL, NULL, 0,
                                                  t0 + cases[i].now);
         if (got != cases[i].want)
             fail_msg("%s: got %d want %d", cases[i].name, got, cases[i].want);
@@ -72,11 +74,199 @@ static void test_node_for_instance(void **state)
     assert_null(lc_node_for_instance(&nodes, ""));
 }
 
+static Tailor__V1__Taint *taint(const char *key, Tailor__V1__TaintEffect e)
+{
+    Tailor__V1__Taint *t = tlr_malloc(sizeof(*t));
+    tailor__v1__taint__init(t);
+    t->key = tlr_strdup(key);
+    t->effect = e;
+    return t;
+}
+
+static Tailor__V1__Label *label(const char *k, const char *v)
+{
+    Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
+    tailor__v1__label__init(l);
+    l->key = tlr_strdup(k);
+    l->value = tlr_strdup(v);
+    return l;
+}
+
+#define NOSCHED TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE
+
+/* The registration patch: labels and annotations synced, the claim's
+ * taints and (the first time) startup taints added, the unregistered
+ * taint removed, other taints kept, with the Node's resourceVersion. */
+static void test_registration_patch(void **state)
+{
+    (void)state;
+    lc_fake f;
+    lc_fake_init(&f);
+    lc_fake_add_node(&f, "n1", "aws:///us-east-1a/i-1", true, "karpenter.sh/unregistered");
+    lc_node *n = lc_fake_node(&f, "n1");
+    free(n->resource_version);
+    n->resource_version = tlr_strdup("42");
+    lc_claim c = { 0 };
+    c.nc = tk_claim("np-abcde", 1, "m5.large", NULL, NULL);
+    TK_PUSH(c.nc->labels, c.nc->n_labels, label("team", "a"));
+    TK_PUSH(c.nc->labels, c.nc->n_labels, label("node.kubernetes.io/instance-type", "m5.large"));
+    TK_PUSH(c.nc->annotations, c.nc->n_annotations, label("example.com/owner", "me"));
+    TK_PUSH(c.nc->taints, c.nc->n_taints, taint("dedicated", NOSCHED));
+    TK_PUSH(c.nc->startup_taints, c.nc->n_startup_taints, taint("agent-not-ready", NOSCHED));
+    char *p = lc_registration_patch(&c, n);
+    const char *want[] = {
+        "\"resourceVersion\":\"42\"",
+        "\"team\":\"a\"",
+        "\"node.kubernetes.io\\/instance-type\":\"m5.large\"",
+        "\"karpenter.sh\\/nodepool\":\"default\"",
+        "\"karpenter.sh\\/registered\":\"true\"",
+        "\"annotations\":{\"example.com\\/owner\":\"me\"}",
+        "\"taints\":[{\"key\":\"dedicated\",\"effect\":\"NoSchedule\"},"
+        "{\"key\":\"agent-not-ready\",\"effect\":\"NoSchedule\"}]",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (!strstr(p, want[i]))
+            fail_msg("patch %s: want %s", p, want[i]);
+    if (strstr(p, "unregistered"))
+        fail_msg("patch keeps the unregistered taint: %s", p);
+    free(p);
+    /* Applied, then again: registered already -> the startup taint (since
+     * removed by its agent) does not come back, the claim taint stays once. */
+    lc_kube_ops k = lc_fake_kube(&f);
+    p = lc_registration_patch(&c, n);
+    assert_int_equal(k.node_patch(k.arg, "n1", p), TLR_OK);
+    free(p);
+    assert_int_equal(k.node_patch(k.arg, "n1", "{\"metadata\":{\"resourceVersion\":\"42\"}}"),
+                     TLR_E_CONFLICT);   /* stale: the fake bumped it */
+    assert_int_equal(n->ntaints, 2);
+    assert_int_equal(k.node_patch(k.arg, "n1", "{\"spec\":{\"taints\":[{\"key\":\"dedicated\","
+                                               "\"effect\":\"NoSchedule\"}]}}"), TLR_OK);
+    p = lc_registration_patch(&c, n);
+    if (!strstr(p, "\"taints\":[{\"key\":\"dedicated\",\"effect\":\"NoSchedule\"}]}"))
+        fail_msg("second patch: %s", p);
+    free(p);
+    protobuf_c_message_free_unpacked(&c.nc->base, NULL);
+    lc_fake_clear(&f);
+}
+
+/* Initialized waits for the launched type's GPUs and the startup taints. */
+static void test_initialized_waits(void **state)
+{
+    (void)state;
+    const int64_t t0 = 1000000000;
+    lc_claim c = { 0 };
+    c.nc = tk_claim("np-abcde", 1, "p3.2xlarge", NULL, NULL);
+    TK_PUSH(c.nc->startup_taints, c.nc->n_startup_taints, taint("agent-not-ready", NOSCHED));
+    c.created_ms = c.launched_ms = t0;
+    c.registered_ms = t0 + MIN;
+    Tailor__V1__InstanceType *it = tlr_malloc(sizeof(*it));
+    tailor__v1__instance_type__init(it);
+    it->capacity = tlr_malloc(sizeof(*it->capacity));
+    tailor__v1__resource_list__init(it->capacity);
+    Tailor__V1__ExtendedResource *gpu = tlr_malloc(sizeof(*gpu));
+    tailor__v1__extended_resource__init(gpu);
+    gpu->name = tlr_strdup("nvidia.com/gpu");
+    gpu->value = 1;
+    TK_PUSH(it->capacity->extended, it->capacity->n_extended, gpu);
+    lc_fake f;
+    lc_fake_init(&f);
+    lc_fake_add_node(&f, "n1", "aws:///us-east-1a/i-1", true, "agent-not-ready");
+    lc_node *n = lc_fake_node(&f, "n1");
+    char buf[128];
+    assert_int_equal(lc_lifecycle_decide(&c, n, it, 0, t0 + 2 * MIN), LC_LIFE_NONE);
+    assert_string_equal(lc_lifecycle_waiting(&c, n, it, buf, sizeof(buf)),
+                        "StartupTaintsExist agent-not-ready");
+    n->ntaints = 0;   /* the agent removed it (the fake frees on clear) */
+    free(n->taint_keys[0]);
+    free(n->taints[0].key);
+    free(n->taints[0].value);
+    free(n->taints[0].effect);
+    assert_int_equal(lc_lifecycle_decide(&c, n, it, 0, t0 + 2 * MIN), LC_LIFE_NONE);
+    assert_string_equal(lc_lifecycle_waiting(&c, n, it, buf, sizeof(buf)),
+                        "ResourceNotRegistered nvidia.com/gpu");
+    assert_int_equal(lc_lifecycle_decide(&c, n, NULL, 0, t0 + 2 * MIN), LC_LIFE_INITIALIZED);
+    lc_fake_node_add_extended(&f, "n1", "nvidia.com/gpu");
+    assert_int_equal(lc_lifecycle_decide(&c, n, it, 0, t0 + 2 * MIN), LC_LIFE_INITIALIZED);
+    protobuf_c_message_free_unpacked(&it->base, NULL);
+    protobuf_c_message_free_unpacked(&c.nc->base, NULL);
+    lc_fake_clear(&f);
+}
+
+/* Through the provisioner: launch, the Node registers with the
+ * unregistered taint, one patch syncs it (a 409 retried next pass), then
+ * Initialized labels it; a claim whose Node never comes is deleted at the
+ * registration TTL with an Event that says why. */
+static void test_prov_registration(void **state)
+{
+    (void)state;
+    lc_fake f;
+    lc_fake_init(&f);
+    Tailor__V1__Catalog *cat = tk_catalog();
+    static const tlr_cluster_identity id = { "prod", "https://api.prod.example", "Q0EK",
+                                             "10.100.0.0/16", NULL };
+    lc_prov_opts o = { 0 };
+    o.cluster = "prod";
+    o.clock = &f.clock;
+    o.solver = lc_fake_solver(&f);
+    o.cloud = lc_fake_cloud(&f);
+    o.kube = lc_fake_kube(&f);
+    o.catalog = cat;
+    o.identity = &id;
+    o.register_ttl_ms = 60000;
+    lc_prov *p;
+    lc_prov_create(&o, &p);
+    f.solve_q[f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    f.solve_q[f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "r5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_prov_batch(p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_claims_count(lc_prov_claims(p)), 2);
+    lc_fake_add_node(&f, "n1", "aws:///us-east-1a/i-00001", true, "karpenter.sh/unregistered");
+    f.node_patch_rc = TLR_E_CONFLICT;
+    f.now_ms += 30000;
+    lc_prov_lifecycle(p);
+    if (lc_fake_count(&f, "node_patch n1") != 1) {
+        for (size_t i = 0; i < f.ncalls; i++)
+            print_message("  %.200s\n", f.calls[i]);
+        fail_msg("want one node_patch");
+    }
+    assert_int_equal(lc_fake_count(&f, "claim_status default-"), 2);   /* launch only */
+    lc_prov_lifecycle(p);   /* retried: registered */
+    assert_int_equal(lc_fake_count(&f, "node_patch n1 {\"metadata\":{\"resourceVersion\":\"1\""),
+                     2);
+    assert_int_equal(lc_fake_count(&f, "node_patch n1 " LC_INITIALIZED_PATCH), 0);
+    lc_prov_lifecycle(p);   /* ready, no taint left: initialized */
+    assert_int_equal(lc_fake_count(&f, "node_patch n1 " LC_INITIALIZED_PATCH), 1);
+    /* the second claim's node never comes: deleted at 60 s, with why */
+    f.now_ms += 31000;
+    lc_prov_lifecycle(p);
+    assert_int_equal(lc_fake_count(&f, "terminate i-00002"), 1);
+    assert_int_equal(lc_fake_count(&f, "claim_delete default-"), 1);
+    const char *want = "Warning RegistrationTimeout instance i-00002 launched 1m1s ago but no "
+                       "Node registered with providerID aws:///us-east-1c/i-00002; check the "
+                       "node's bootstrap (cluster endpoint https://api.prod.example, CA, "
+                       "security groups)";
+    bool found = false;
+    for (size_t i = 0; i < f.ncalls; i++)
+        found |= strstr(f.calls[i], want) != NULL;
+    if (!found) {
+        for (size_t i = 0; i < f.ncalls; i++)
+            print_message("  %.300s\n", f.calls[i]);
+        fail_msg("no event [%s]", want);
+    }
+    assert_int_equal(lc_claims_count(lc_prov_claims(p)), 1);
+    lc_prov_free(p);
+    protobuf_c_message_free_unpacked(&cat->base, NULL);
+    lc_fake_clear(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decide),
         cmocka_unit_test(test_node_for_instance),
+        cmocka_unit_test(test_registration_patch),
+        cmocka_unit_test(test_initialized_waits),
+        cmocka_unit_test(test_prov_registration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

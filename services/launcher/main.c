@@ -86,6 +86,23 @@ static const tlr_setting settings[] = {
       "launch identical NodeClaims with one CreateFleet (TotalTargetCapacity = their count)" },
     { "leader-elect", "TAILOR_LEADER_ELECT", TLR_SET_BOOL, offsetof(lc_app_cfg, leader_elect),
       "true", "hold a coordination.k8s.io Lease; only the holder launches" },
+    { "cluster-endpoint", "TAILOR_CLUSTER_ENDPOINT", TLR_SET_STR,
+      offsetof(lc_app_cfg, cluster_endpoint), NULL,
+      "API server URL nodes join (default: EKS DescribeCluster of --cluster-name)" },
+    /* Not a secret, but kilobytes of base64: kept out of the settings line
+     * (the log names its size and SHA-256 when the identity is resolved). */
+    { "cluster-ca-bundle", "TAILOR_CLUSTER_CA_BUNDLE", TLR_SET_SECRET,
+      offsetof(lc_app_cfg, cluster_ca), NULL,
+      "the cluster CA (PEM), base64-encoded as EKS gives it (default: DescribeCluster)" },
+    { "cluster-cidr", "TAILOR_CLUSTER_CIDR", TLR_SET_STR, offsetof(lc_app_cfg, cluster_cidr),
+      NULL, "the cluster's service CIDR, e.g. 10.100.0.0/16 (default: DescribeCluster)" },
+    { "cluster-dns", "TAILOR_CLUSTER_DNS", TLR_SET_STR, offsetof(lc_app_cfg, cluster_dns), NULL,
+      "cluster DNS IP for the kubelet (default: the ClusterIP of kube-system/kube-dns; "
+      "none: the node's default)" },
+    { "registration-ttl", "TAILOR_REGISTRATION_TTL", TLR_SET_DURATION,
+      offsetof(lc_app_cfg, registration_ttl_ms), "15m",
+      "a launched NodeClaim whose Node has not registered by then is deleted and its "
+      "instance terminated", .min = 1000, .max = 24LL * 3600 * 1000 },
     { "lease-namespace", "TAILOR_LEASE_NAMESPACE", TLR_SET_STR,
       offsetof(lc_app_cfg, lease_namespace), NULL, "namespace of the Lease (default: the config's)" },
 };

@@ -9,17 +9,21 @@
 
 #include "launchtemplate.h"
 #include "tlr_alloc.h"
+#include "tlr_ami.h"
 #include "tlr_catalog.h"
+#include "tlr_nodeshape.h"
 #include "tlr_err.h"
 #include "tlr_sigv4.h"
 
-enum { C_SUBNETS, C_SGS, C_AMIS, C_VALID, C_READY, NCONDS };
+enum { C_SUBNETS, C_SGS, C_AMIS, C_PROFILE, C_VALID, C_READY, NCONDS };
 static const char *const cond_type[NCONDS] = { "SubnetsReady", "SecurityGroupsReady",
-                                               "AMIsReady", "ValidationSucceeded", "Ready" };
+                                               "AMIsReady", "InstanceProfileReady",
+                                               "ValidationSucceeded", "Ready" };
 
 struct lc_classes {
     lc_classes_opts o;
-    char *default_ami, *k8s;
+    char *default_ami, *k8s, *cluster, *region;
+    int64_t profile_gc_ms;           /* next instance-profile GC (wall) */
     lc_class **v;
     size_t n, cap;
 };
@@ -123,6 +127,10 @@ void lc_classes_create(const lc_classes_opts *o, lc_classes **out)
     cs->k8s = tlr_strdup(o->k8s_version);
     cs->o.default_ami = cs->default_ami;
     cs->o.k8s_version = cs->k8s;
+    cs->cluster = tlr_strdup(o->cluster ? o->cluster : "");
+    cs->region = tlr_strdup(o->region ? o->region : "");
+    cs->o.cluster = cs->cluster;
+    cs->o.region = cs->region;
     *out = cs;
 }
 
@@ -154,6 +162,8 @@ void lc_classes_free(lc_classes *cs)
     free(cs->v);
     free(cs->default_ami);
     free(cs->k8s);
+    free(cs->cluster);
+    free(cs->region);
     free(cs);
 }
 
@@ -241,19 +251,32 @@ char *lc_class_status_json(const lc_class *c)
         json_object_object_add(o, "id", json_object_new_string(m->id));
         if (m->name[0])
             json_object_object_add(o, "name", json_object_new_string(m->name));
-        if (m->arch[0]) {
-            json_object *req = json_object_new_object(), *vals = json_object_new_array();
-            json_object_object_add(req, "key", json_object_new_string("kubernetes.io/arch"));
-            json_object_object_add(req, "operator", json_object_new_string("In"));
-            json_object_array_add(vals, json_object_new_string(m->arch));
-            json_object_object_add(req, "values", vals);
+        if (m->n_requirements > 0) {
+            static const char *const ops[] = { "", "In", "NotIn", "Exists", "DoesNotExist",
+                                               "Gt", "Lt", "Gte", "Lte" };
             json_object *reqs = json_object_new_array();
-            json_object_array_add(reqs, req);
+            for (size_t k = 0; k < m->n_requirements; k++) {
+                const Tailor__V1__NodeSelectorRequirement *r = m->requirements[k];
+                json_object *req = json_object_new_object();
+                json_object_object_add(req, "key", json_object_new_string(r->key));
+                json_object_object_add(req, "operator",
+                                       json_object_new_string((unsigned)r->operator_ < 9
+                                                                  ? ops[r->operator_] : ""));
+                if (r->n_values > 0) {
+                    json_object *vals = json_object_new_array();
+                    for (size_t v = 0; v < r->n_values; v++)
+                        json_object_array_add(vals, json_object_new_string(r->values[v]));
+                    json_object_object_add(req, "values", vals);
+                }
+                json_object_array_add(reqs, req);
+            }
             json_object_object_add(o, "requirements", reqs);
         }
         json_object_array_add(a, o);
     }
     json_object_object_add(st, "amis", a);
+    if (nc && nc->role[0] && nc->instance_profile[0])
+        json_object_object_add(st, "instanceProfile", json_object_new_string(nc->instance_profile));
     a = json_object_new_array();
     for (int i = 0; i < NCONDS; i++) {
         const struct lc_cond *k = &c->conds[i];
@@ -348,24 +371,50 @@ static void push_sg(Tailor__V1__NodeClass *nc, const tlr_ec2_security_group *g)
     nc->security_groups[nc->n_security_groups++] = r;
 }
 
-static const char *k8s_arch(const char *ec2_arch)
+/* The variant an AMI serves, as Karpenter's requirements say it:
+ * standard - no GPU, no accelerator; nvidia - a GPU; neuron - an
+ * accelerator (Inferentia, Trainium).  "" = any type of its arch. */
+static const char *const VARIANT_KEYS[] = { "karpenter.k8s.aws/instance-gpu-count",
+                                            "karpenter.k8s.aws/instance-accelerator-count" };
+
+static void add_req(Tailor__V1__ResolvedAmi *m, const char *key,
+                    Tailor__V1__SelectorOperator op, const char *value)
 {
-    if (strcmp(ec2_arch, "x86_64") == 0)
-        return "amd64";
-    if (strcmp(ec2_arch, "arm64") == 0)
-        return "arm64";
+    Tailor__V1__NodeSelectorRequirement *r = tlr_malloc(sizeof(*r));
+    tailor__v1__node_selector_requirement__init(r);
+    r->key = tlr_strdup(key);
+    r->operator_ = op;
+    if (value) {
+        r->values = tlr_calloc(1, sizeof(*r->values));
+        r->values[r->n_values++] = tlr_strdup(value);
+    }
+    m->requirements = tlr_realloc(m->requirements, (m->n_requirements + 1) * sizeof(r));
+    m->requirements[m->n_requirements++] = r;
+}
+
+/* The variant of a resolved AMI, read back from its requirements. */
+static const char *ami_variant(const Tailor__V1__ResolvedAmi *m)
+{
+    for (size_t i = 0; i < m->n_requirements; i++) {
+        const Tailor__V1__NodeSelectorRequirement *r = m->requirements[i];
+        if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_EXISTS)
+            return strcmp(r->key, VARIANT_KEYS[0]) == 0 ? "nvidia" : "neuron";
+        if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST)
+            return "standard";
+    }
     return "";
 }
 
-/* Keep the newest image per architecture (Karpenter: the newest wins). */
+/* Keep the newest image per architecture and variant (Karpenter: the
+ * newest wins). */
 static void push_ami(Tailor__V1__NodeClass *nc, const char *id, const char *name,
-                     const char *arch, int64_t created)
+                     const char *arch, const char *variant, int64_t created)
 {
     for (size_t i = 0; i < nc->n_amis; i++) {
         Tailor__V1__ResolvedAmi *m = nc->amis[i];
-        if (strcmp(m->id, id) == 0)
+        if (strcmp(m->id, id) == 0 && strcmp(ami_variant(m), variant) == 0)
             return;
-        if (strcmp(m->arch, arch) == 0) {
+        if (strcmp(m->arch, arch) == 0 && strcmp(ami_variant(m), variant) == 0) {
             if (created > m->creation_unix_ms) {
                 free(m->id);
                 free(m->name);
@@ -382,6 +431,18 @@ static void push_ami(Tailor__V1__NodeClass *nc, const char *id, const char *name
     m->name = tlr_strdup(name);
     m->arch = tlr_strdup(arch);
     m->creation_unix_ms = created;
+    if (arch[0])
+        add_req(m, "kubernetes.io/arch", TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, arch);
+    if (strcmp(variant, "standard") == 0) {
+        add_req(m, VARIANT_KEYS[0], TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST,
+                NULL);
+        add_req(m, VARIANT_KEYS[1], TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST,
+                NULL);
+    } else if (strcmp(variant, "nvidia") == 0) {
+        add_req(m, VARIANT_KEYS[0], TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_EXISTS, NULL);
+    } else if (strcmp(variant, "neuron") == 0) {
+        add_req(m, VARIANT_KEYS[1], TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_EXISTS, NULL);
+    }
     nc->amis = tlr_realloc(nc->amis, (nc->n_amis + 1) * sizeof(m));
     nc->amis[nc->n_amis++] = m;
 }
@@ -474,74 +535,98 @@ static void resolve_sgs(lc_classes *cs, Tailor__V1__NodeClass *nc, failure *w)
              "SecurityGroupSelector did not match any SecurityGroups");
 }
 
-static void images(lc_classes *cs, Tailor__V1__NodeClass *nc, const lc_nc_filters *f, failure *w)
+/* tlr_ami_ops over the launcher's cloud ops, so the launcher resolves
+ * amiSelectorTerms with the same rules (aliases of every family, per
+ * architecture and variant) as the rest of tailor (common/aws/ami.c). */
+static int ami_ssm_get(void *arg, const char *name, char **value, tlr_aws_error *err)
 {
-    tlr_ec2_images l = { 0 };
-    tlr_aws_error e = { 0 };
-    int rc = cs->o.cloud.images(cs->o.cloud.arg, f->f, f->n, &l, &e);
-    if (rc) {
-        fail(w, rc, "AMIsNotResolved", &e, tlr_strerror(rc));
-        return;
+    const lc_classes *cs = arg;
+    return cs->o.cloud.ssm_ami(cs->o.cloud.arg, name, value, err);
+}
+
+static int ami_describe(void *arg, const tlr_ec2_filter *f, size_t nf, const char *const *ids,
+                        size_t nids, const char *const *owners, size_t nowners,
+                        tlr_ec2_images *out, tlr_aws_error *err)
+{
+    const lc_classes *cs = arg;
+    tlr_ec2_filter all[LC_NC_MAX_FILTERS + 2];
+    size_t n = 0;
+    for (size_t i = 0; i < nf && n < LC_NC_MAX_FILTERS; i++)
+        all[n++] = f[i];
+    if (nids > 0)
+        all[n++] = (tlr_ec2_filter){ "image-id", ids, nids };
+    if (nowners > 0) {
+        /* An account id is owner-id; "self", "amazon"... are owner-alias. */
+        bool id = strspn(owners[0], "0123456789") == strlen(owners[0]);
+        all[n++] = (tlr_ec2_filter){ id ? "owner-id" : "owner-alias", owners, nowners };
     }
-    for (size_t j = 0; j < l.n; j++)
-        if (l.v[j].deprecation_ms == 0 || l.v[j].deprecation_ms > now_ms(cs))
-            push_ami(nc, l.v[j].id, l.v[j].name, k8s_arch(l.v[j].arch), l.v[j].creation_ms);
-    tlr_ec2_images_free(&l);
+    return cs->o.cloud.images(cs->o.cloud.arg, all, n, out, err);
 }
 
 static void resolve_amis(lc_classes *cs, Tailor__V1__NodeClass *nc, failure *w)
 {
-    bool via_ssm = false;
-    for (size_t i = 0; i < nc->n_ami_selector_terms && !w->rc; i++) {
-        const Tailor__V1__AmiSelectorTerm *t = nc->ami_selector_terms[i];
-        if (t->alias[0] || t->ssm_parameter[0]) {
-            via_ssm = true;
-            /* One parameter per architecture for an alias. */
-            static const char *const arches[] = { "x86_64", "arm64" };
-            for (size_t a = 0; a < (t->alias[0] ? 2u : 1u); a++) {
-                Tailor__V1__NodeClass one = TAILOR__V1__NODE_CLASS__INIT;
-                Tailor__V1__AmiSelectorTerm *terms[1] = { (Tailor__V1__AmiSelectorTerm *)t };
-                one.ami_selector_terms = terms;
-                one.n_ami_selector_terms = 1;
-                char *param = lc_lt_ssm_parameter(&one, cs->k8s, arches[a]);
-                if (!param)
-                    continue;
-                char *ami = NULL;
-                tlr_aws_error e = { 0 };
-                int rc = cs->o.cloud.ssm_ami(cs->o.cloud.arg, param, &ami, &e);
-                if (rc == TLR_OK) {
-                    lc_nc_filters f = { 0 };
-                    add_filter(&f, "image-id", NULL, ami);
-                    size_t before = nc->n_amis;
-                    images(cs, nc, &f, w);
-                    lc_nc_filters_clear(&f);
-                    /* Known to SSM but not described: keep it, arch from the alias. */
-                    if (!w->rc && nc->n_amis == before)
-                        push_ami(nc, ami, param, k8s_arch(arches[a]), 0);
-                } else if (cs->o.log) {
-                    TLR_WARN(cs->o.log, "AMI SSM parameter not resolved",
-                             TLR_S("ec2nodeclass", nc->name), TLR_S("parameter", param),
-                             TLR_S("aws_code", e.code), TLR_ERR(rc));
-                }
-                free(ami);
-                free(param);
-            }
-            continue;
-        }
-        lc_nc_filters f;
-        if (lc_nc_ami_filters(t, &f)) {
-            fail(w, TLR_E_INVAL, "AMINotFound", NULL, "an amiSelectorTerm selects nothing");
-            return;
-        }
-        images(cs, nc, &f, w);
-        lc_nc_filters_clear(&f);
+    /* A Windows node would need a Windows bootstrap tailor does not
+     * write: refuse the class rather than launch half-configured nodes. */
+    if (strncmp(nc->ami_family, "Windows", 7) == 0) {
+        char m[160];
+        snprintf(m, sizeof(m), "amiFamily %s is not supported by tailor (Linux nodes only: "
+                 "AL2023, AL2, Bottlerocket, Custom)", nc->ami_family);
+        fail(w, TLR_E_UNIMPLEMENTED, "AMIFamilyNotSupported", NULL, m);
+        return;
     }
-    /* The documented local fallback: an alias SSM cannot resolve (moto has
-     * no EKS parameters) uses --default-ami. */
-    if (!w->rc && nc->n_amis == 0 && via_ssm && cs->default_ami)
-        push_ami(nc, cs->default_ami, "default-ami", "", 0);
-    if (!w->rc && nc->n_amis == 0)
-        fail(w, TLR_E_NOTFOUND, "AMINotFound", NULL, "AMISelector did not match any AMIs");
+    tlr_ami_ops ops = { ami_ssm_get, ami_describe, cs };
+    tlr_amis a = { 0 };
+    char err[512] = "";
+    bool via_ssm = false;
+    for (size_t i = 0; i < nc->n_ami_selector_terms; i++)
+        via_ssm |= nc->ami_selector_terms[i]->alias[0] || nc->ami_selector_terms[i]->ssm_parameter[0];
+    int rc = tlr_ami_resolve(nc->ami_selector_terms, nc->n_ami_selector_terms, cs->k8s, &ops,
+                             &a, err, sizeof(err));
+    if (rc == TLR_E_NOTFOUND && via_ssm && cs->default_ami) {
+        /* The documented fallback: aliases SSM cannot resolve use
+         * --default-ami (of unknown architecture and variant). */
+        push_ami(nc, cs->default_ami, "default-ami", "", "", 0);
+        return;
+    }
+    if (rc == TLR_E_NOTFOUND) {
+        char m[500];
+        snprintf(m, sizeof(m), "AMISelector did not match any AMIs%s%.400s", err[0] ? ": " : "",
+                 err);
+        fail(w, rc, "AMINotFound", NULL, m);
+        return;
+    }
+    if (rc != TLR_OK) {
+        fail(w, rc, rc == TLR_E_INVAL ? "AMISelectorInvalid" : "AMIsNotResolved", NULL, err);
+        return;
+    }
+    int64_t now = now_ms(cs);
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].deprecation_ms == 0 || a.v[i].deprecation_ms > now)
+            push_ami(nc, a.v[i].id, a.v[i].name, a.v[i].arch, a.v[i].variant, a.v[i].creation_ms);
+    /* Deprecated images are used only when nothing else is left. */
+    for (size_t i = 0; nc->n_amis == 0 && i < a.n; i++)
+        push_ami(nc, a.v[i].id, a.v[i].name, a.v[i].arch, a.v[i].variant, a.v[i].creation_ms);
+    tlr_amis_free(&a);
+}
+
+/* spec.role: the class's instance profile, made or reused (profile.h);
+ * the resolved copy carries its name for the launch template and the
+ * status.  A class that names spec.instanceProfile keeps it. */
+static void resolve_profile(lc_classes *cs, Tailor__V1__NodeClass *nc, failure *w)
+{
+    if (!nc->role[0] || !cs->o.iam.get)
+        return;
+    char *name = NULL;
+    tlr_aws_error e = { 0 };
+    int rc = lc_profile_ensure(&cs->o.iam, cs->o.cluster, cs->o.region, nc->name, nc->role,
+                               &name, &e);
+    if (rc) {
+        fail(w, rc, e.code[0] ? e.code : tlr_errname(rc), &e, tlr_strerror(rc));
+        return;
+    }
+    if (nc->instance_profile != protobuf_c_empty_string)
+        free(nc->instance_profile);
+    nc->instance_profile = name;
 }
 
 static void resolve(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in)
@@ -550,16 +635,17 @@ static void resolve(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in
     bool was_ready = c->conds[C_READY].status == 1, first = c->status_written == NULL;
     Tailor__V1__NodeClass *nc = nc_copy(in);
     clear_resolved(nc);
-    failure w[3] = { { 0 }, { 0 }, { 0 } };
+    failure w[4] = { { 0 }, { 0 }, { 0 }, { 0 } };
     resolve_subnets(cs, nc, &w[0]);
     resolve_sgs(cs, nc, &w[1]);
     resolve_amis(cs, nc, &w[2]);
+    resolve_profile(cs, nc, &w[3]);
     if (c->nc)
         protobuf_c_message_free_unpacked(&c->nc->base, NULL);
     c->nc = nc;
     c->reason[0] = c->message[0] = '\0';
     bool failed_call = false;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         set_cond(c, i, w[i].rc == 0, w[i].rc ? w[i].reason : cond_type[i], now);
         if (w[i].rc && !c->reason[0]) {
             snprintf(c->reason, sizeof(c->reason), "%s", w[i].reason);
@@ -568,7 +654,7 @@ static void resolve(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in
         failed_call |= w[i].rc != 0;
     }
     recompute(c, now);
-    c->ready = w[0].rc == 0 && w[1].rc == 0 && w[2].rc == 0;
+    c->ready = w[0].rc == 0 && w[1].rc == 0 && w[2].rc == 0 && w[3].rc == 0;
     c->resolved_ms = now;
     if (c->ready) {
         c->resolve_failures = 0;
@@ -588,6 +674,10 @@ static void spec_key_of(const Tailor__V1__NodeClass *nc, char *hex)
 {
     Tailor__V1__NodeClass *k = nc_copy(nc);
     clear_resolved(k);
+    if (k->role[0] && k->instance_profile != protobuf_c_empty_string) {
+        free(k->instance_profile);   /* read back from our own status */
+        k->instance_profile = (char *)protobuf_c_empty_string;
+    }
     for (size_t i = 0; i < k->n_conditions; i++)
         tailor__v1__condition__free_unpacked(k->conditions[i], NULL);
     free(k->conditions);
@@ -603,6 +693,29 @@ static void spec_key_of(const Tailor__V1__NodeClass *nc, char *hex)
     tlr_sigv4_sha256_hex(buf, n, hex);
     free(buf);
     protobuf_c_message_free_unpacked(&k->base, NULL);
+}
+
+/* Instance profiles this cluster made for classes that no longer exist
+ * are deleted, every LC_NC_PROFILE_GC_MS, never younger than that (a
+ * class created a moment ago may not be in st yet). */
+static void profile_gc(lc_classes *cs, const Tailor__V1__ClusterState *st, int64_t now)
+{
+    if (!cs->o.iam.list || !st || now < cs->profile_gc_ms)
+        return;
+    cs->profile_gc_ms = now + LC_NC_PROFILE_GC_MS;
+    const char **live = tlr_calloc(st->n_node_classes + 1, sizeof(*live));
+    for (size_t i = 0; i < st->n_node_classes; i++)
+        live[i] = st->node_classes[i]->name;
+    lc_profile_gc_opts g = { cs->o.cluster, cs->o.region, live, st->n_node_classes, now,
+                             LC_NC_PROFILE_GC_MS };
+    size_t deleted = 0;
+    tlr_aws_error e = { 0 };
+    int rc = lc_profile_gc(&cs->o.iam, &g, &deleted, &e);
+    if (cs->o.log && (rc || deleted))
+        TLR_INFO(cs->o.log, "instance profiles of deleted EC2NodeClasses collected",
+                 TLR_I("deleted", (int64_t)deleted), TLR_S("aws_code", e.code),
+                 TLR_S("aws_message", e.message), TLR_ERR(rc));
+    free(live);
 }
 
 static lc_class *class_new(lc_classes *cs, const char *name)
@@ -647,6 +760,7 @@ void lc_classes_sync(lc_classes *cs, const Tailor__V1__ClusterState *st)
             c->resolve_failures = 0;
         resolve(cs, c, in);
     }
+    profile_gc(cs, st, now);
 }
 
 lc_class *lc_classes_ensure(lc_classes *cs, const char *name)
@@ -722,7 +836,13 @@ void lc_classes_launch_ok(lc_classes *cs, const char *name)
 
 const Tailor__V1__Catalog *lc_class_catalog(lc_class *c, const Tailor__V1__Catalog *base)
 {
-    if (!c || !c->nc || c->nc->n_subnets == 0)
+    if (!c || !c->nc)
+        return base;
+    /* What a node holds depends on the class's kubelet settings, AMI
+     * family and disks: a class that changes them gets its own catalog. */
+    tlr_node_shape shape = tlr_node_shape_of(c->nc);
+    bool shaped = !tlr_node_shape_is_default(&shape);
+    if (c->nc->n_subnets == 0 && !shaped)
         return base;
     /* The zone set, sorted and unique, is the view's identity. */
     const char *zones[64];
@@ -738,8 +858,11 @@ const Tailor__V1__Catalog *lc_class_catalog(lc_class *c, const Tailor__V1__Catal
         zones[k] = z;
         nz++;
     }
-    char key[1024];
-    size_t off = (size_t)snprintf(key, sizeof(key), "%s", base->hash);
+    /* base hash, shape, zones: the shape before the zones, which may be
+     * cut short by the buffer. */
+    char key[1024], skey[TLR_NODE_SHAPE_KEY_LEN];
+    tlr_node_shape_key(&shape, skey);
+    size_t off = (size_t)snprintf(key, sizeof(key), "%s,%s", base->hash, skey);
     for (size_t i = 0; i < nz && off < sizeof(key); i++)
         off += (size_t)snprintf(key + off, sizeof(key) - off, ",%s", zones[i]);
     if (c->view_key && strcmp(c->view_key, key) == 0)
@@ -760,22 +883,72 @@ const Tailor__V1__Catalog *lc_class_catalog(lc_class *c, const Tailor__V1__Catal
             cut = !in;
         }
     }
-    if (cut)
-        c->view = tlr_catalog_restrict_zones(base, zones, nz);
+    Tailor__V1__Catalog *v = cut ? tlr_catalog_restrict_zones(base, zones, nz) : NULL;
+    if (shaped) {
+        Tailor__V1__Catalog *s = tlr_catalog_shaped(v ? v : base, &shape);
+        tlr_catalog_free(v);
+        v = s;
+    }
+    c->view = v;
     return c->view ? c->view : base;
 }
 
-const char *lc_class_lt_get(const lc_class *c, const char *ami)
+/* The variant instance type it needs: any GPU -> nvidia (Karpenter's
+ * standard variant requires no gpu-count label at all), an accelerator
+ * (Neuron) -> neuron, else standard. */
+static const char *type_variant(const Tailor__V1__InstanceType *it)
+{
+    if (it->gpu_count > 0)
+        return "nvidia";
+    for (size_t i = 0; i < it->n_accelerators; i++)
+        if (it->accelerators[i]->count > 0)
+            return "neuron";
+    return "standard";
+}
+
+const Tailor__V1__ResolvedAmi *lc_class_ami_for(const lc_class *c,
+                                                const Tailor__V1__InstanceType *it)
+{
+    const Tailor__V1__NodeClass *nc = c ? c->nc : NULL;
+    const Tailor__V1__ResolvedAmi *best = NULL;
+    if (!nc || nc->n_amis == 0)
+        return NULL;
+    if (!it)
+        return nc->amis[0];
+    const char *want = type_variant(it);
+    for (size_t i = 0; i < nc->n_amis; i++) {
+        const Tailor__V1__ResolvedAmi *m = nc->amis[i];
+        const char *v = ami_variant(m);
+        if ((m->arch[0] && strcmp(m->arch, it->arch) != 0) || (v[0] && strcmp(v, want) != 0))
+            continue;
+        /* A variant match beats an AMI for any type; then the newest. */
+        if (!best || (v[0] && !ami_variant(best)[0]) ||
+            (!v[0] == !ami_variant(best)[0] && m->creation_unix_ms > best->creation_unix_ms))
+            best = m;
+    }
+    return best;
+}
+
+/* The cache key: "<ami>/<user-data hash>" in the entry's ami field. */
+static bool lt_key_is(const char *key, const char *ami, const char *ud_hash)
+{
+    size_t n = strlen(ami);
+    return strncmp(key, ami, n) == 0 && key[n] == '/' && strcmp(key + n + 1, ud_hash) == 0;
+}
+
+const char *lc_class_lt_get(const lc_class *c, const char *ami, const char *ud_hash)
 {
     for (size_t i = 0; c && i < c->nlts; i++)
-        if (strcmp(c->lts[i].ami, ami) == 0)
+        if (lt_key_is(c->lts[i].ami, ami, ud_hash ? ud_hash : ""))
             return c->lts[i].id;
     return NULL;
 }
 
-void lc_class_lt_put(lc_class *c, const char *ami, const char *lt_id)
+void lc_class_lt_put(lc_class *c, const char *ami, const char *ud_hash, const char *lt_id)
 {
+    size_t n = strlen(ami) + (ud_hash ? strlen(ud_hash) : 0) + 2;
     TLR_GROW(c->lts, c->caplts, c->nlts + 1);
-    c->lts[c->nlts].ami = tlr_strdup(ami);
+    c->lts[c->nlts].ami = tlr_malloc(n);
+    snprintf(c->lts[c->nlts].ami, n, "%s/%s", ami, ud_hash ? ud_hash : "");
     c->lts[c->nlts++].id = tlr_strdup(lt_id);
 }

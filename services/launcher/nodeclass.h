@@ -13,9 +13,15 @@
  *     (then DescribeImages for the AMI's architecture), id / name / tags /
  *     owner through DescribeImages; the newest available image per
  *     architecture is kept;
- *   - the class is Ready when all three resolved to something; otherwise
- *     the failing condition (SubnetsReady, SecurityGroupsReady, AMIsReady)
- *     says why, as Karpenter v1's conditions do.
+ *   - role: the class's instance profile is ensured (profile.h: made,
+ *     tagged, its role set; one GetInstanceProfile when all is right) and
+ *     its name goes to status.instanceProfile; profiles of classes that
+ *     are gone are deleted (LC_NC_PROFILE_GC_MS apart);
+ *   - the class is Ready when all four resolved; otherwise the failing
+ *     condition (SubnetsReady, SecurityGroupsReady, AMIsReady,
+ *     InstanceProfileReady) says why, as Karpenter v1's conditions do;
+ *     an amiFamily tailor cannot bootstrap (Windows) fails AMIsReady with
+ *     reason AMIFamilyNotSupported, so nothing half-configured launches.
  * The outcome goes to the EC2NodeClass's status (subnets, securityGroups,
  * amis, conditions) -- written only when it changed -- and to an Event on
  * the class when readiness changes.  Resolution runs again after
@@ -43,6 +49,7 @@
 #include <stdint.h>
 
 #include "ops.h"
+#include "profile.h"
 #include "tailor/v1/cluster.pb-c.h"
 #include "tailor/v1/instancetype.pb-c.h"
 #include "tailor/v1/nodepool.pb-c.h"
@@ -53,6 +60,7 @@
 #define LC_NC_BACKOFF_MIN_MS (10 * 1000)
 #define LC_NC_BACKOFF_MAX_MS (5 * 60 * 1000)
 #define LC_NC_MAX_FILTERS 24
+#define LC_NC_PROFILE_GC_MS (10 * 60 * 1000)       /* profile GC period, and the youngest it deletes */
 
 /* ---- pure: selector terms -> EC2 filters ------------------------------ */
 
@@ -92,11 +100,11 @@ typedef struct lc_class {
     char block_reason[96], block_message[512];
     char *spec_key;                  /* hash of the spec last resolved */
     char *status_written;            /* last status patch written; NULL = none */
-    struct lc_cond { char type[32]; int status; char reason[96]; int64_t since_ms; } conds[5];
+    struct lc_cond { char type[32]; int status; char reason[96]; int64_t since_ms; } conds[6];
     /* catalog view */
     Tailor__V1__Catalog *view;
-    char *view_key;                  /* base hash + zones */
-    /* launch templates by AMI */
+    char *view_key;                  /* base hash + node shape key + zones */
+    /* launch templates by AMI and user data ("<ami>/<hash>" in ami) */
     struct lc_class_lt { char *ami, *id; } *lts;
     size_t nlts, caplts;
 } lc_class;
@@ -109,6 +117,11 @@ typedef struct lc_classes_opts {
     const char *default_ami;         /* used when AMI terms resolve to none; may be NULL */
     const char *k8s_version;         /* for aliases; may be NULL */
     int64_t resolve_ttl_ms;          /* 0 = LC_NC_RESOLVE_TTL_MS */
+    /* Instance profiles for classes that name a role (profile.h): made,
+     * reused and collected with these.  iam.get NULL = not managed (the
+     * class's status.instanceProfile, if any, is used as it is). */
+    lc_iam_ops iam;
+    const char *cluster, *region;    /* borrowed; for the profiles' names and tags */
 } lc_classes_opts;
 
 typedef struct lc_classes lc_classes;
@@ -140,13 +153,29 @@ void lc_classes_launch_failed(lc_classes *cs, const char *name, const char *code
 void lc_classes_launch_ok(lc_classes *cs, const char *name);
 
 /* The catalog class c buys from: base restricted to the zones of its
- * subnets (base itself when it has none resolved).  Borrowed: valid until
- * the next call for c or until base changes. */
+ * subnets (none resolved: all), then shaped by the class's kubelet
+ * settings, AMI family and block devices (tlr_nodeshape.h); base itself
+ * when neither changes anything.  Borrowed: valid until the next call for
+ * c or until base changes. */
 const Tailor__V1__Catalog *lc_class_catalog(lc_class *c, const Tailor__V1__Catalog *base);
 
-/* Launch template cache of class c per AMI id.  get: borrowed or NULL. */
-const char *lc_class_lt_get(const lc_class *c, const char *ami);
-void        lc_class_lt_put(lc_class *c, const char *ami, const char *lt_id);
+/* The resolved AMI (borrowed from c->nc->amis) an instance of type it
+ * boots: the newest one whose requirements the type meets -- its
+ * architecture, and the variant: an NVIDIA GPU type takes the nvidia AMI,
+ * a Neuron/Inferentia/Trainium type the neuron AMI, any other type the
+ * standard one (Karpenter's Variant requirements).  An AMI without
+ * requirements serves every type of its architecture (or of any, when
+ * its architecture is unknown).  NULL when none fits; it NULL = the
+ * first AMI. */
+const Tailor__V1__ResolvedAmi *lc_class_ami_for(const lc_class *c,
+                                                const Tailor__V1__InstanceType *it);
+
+/* Launch template cache of class c per (AMI id, hash of the user data the
+ * template carries: claims of different pools boot with different labels
+ * and taints).  get: borrowed or NULL. */
+const char *lc_class_lt_get(const lc_class *c, const char *ami, const char *ud_hash);
+void        lc_class_lt_put(lc_class *c, const char *ami, const char *ud_hash,
+                            const char *lt_id);
 
 /* The status merge patch for c as it stands (new text, owned).  Exposed
  * for tests. */

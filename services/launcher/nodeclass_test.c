@@ -1,6 +1,7 @@
 /* nodeclass_test.c - selector terms as EC2 filters, the catalog a class
  * buys from, and launch back-off on the class. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -160,6 +161,52 @@ static void test_catalog_view(void **state)
     protobuf_c_message_free_unpacked(&cat->base, NULL);
 }
 
+/* kubelet.maxPods 5: the class gets a catalog of its own (another hash)
+ * whose every type holds 5 pods; a spec change rebuilds it, and a class
+ * back to the defaults buys from the launcher's catalog again. */
+static void test_catalog_shaped(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__Catalog *cat = tk_catalog();
+    for (size_t i = 0; i < cat->n_instance_types; i++) {
+        Tailor__V1__InstanceType *it = cat->instance_types[i];
+        it->vcpu = 2;
+        it->memory_mib = 8192;
+        it->eni_max_pods = it->max_pods = 29;
+    }
+    Tailor__V1__KubeletConfig *k = tlr_malloc(sizeof(*k));
+    tailor__v1__kubelet_config__init(k);
+    k->max_pods = 5;
+    x->nc->kubelet = k;
+    lc_classes_sync(x->cs, &x->st);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    assert_true(c->ready);
+    const Tailor__V1__Catalog *v = lc_class_catalog(c, cat);
+    assert_ptr_not_equal(v, cat);
+    assert_string_not_equal(v->hash, cat->hash);
+    assert_int_equal(v->n_instance_types, cat->n_instance_types);   /* every zone resolved */
+    for (size_t i = 0; i < v->n_instance_types; i++) {
+        printf("%s: pods %lld\n", v->instance_types[i]->name,
+               (long long)v->instance_types[i]->allocatable->pods);
+        assert_int_equal(v->instance_types[i]->allocatable->pods, 5);
+        assert_int_equal(v->instance_types[i]->max_pods, 5);
+    }
+    char *h5 = tlr_strdup(v->hash);
+    assert_ptr_equal(lc_class_catalog(c, cat), v);   /* cached */
+
+    k->max_pods = 7;   /* a spec change: resolved again, the view rebuilt */
+    lc_classes_sync(x->cs, &x->st);
+    v = lc_class_catalog(c, cat);
+    assert_string_not_equal(v->hash, h5);
+    assert_int_equal(v->instance_types[0]->allocatable->pods, 7);
+
+    k->max_pods = 0;   /* nothing set: the base catalog itself */
+    lc_classes_sync(x->cs, &x->st);
+    assert_ptr_equal(lc_class_catalog(c, cat), cat);
+    free(h5);
+    protobuf_c_message_free_unpacked(&cat->base, NULL);
+}
+
 /* Launch back-off: 10 s, then 20 s; a success clears it. */
 static void test_launch_backoff(void **state)
 {
@@ -198,6 +245,8 @@ static void test_spec_change(void **state)
 }
 
 /* An alias is two SSM parameters (x86_64, arm64), one AMI each. */
+/* An alias resolves through the SSM parameters of every architecture and
+ * variant Karpenter reads; each instance type then boots its variant. */
 static void test_alias(void **state)
 {
     fx *x = *state;
@@ -205,11 +254,164 @@ static void test_alias(void **state)
     x->nc->ami_selector_terms[0]->id = (char *)protobuf_c_empty_string;
     x->nc->ami_selector_terms[0]->alias = tlr_strdup("al2023@latest");
     lc_classes_sync(x->cs, &x->st);
-    assert_int_equal(lc_fake_count(&x->f, "ssm /aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/"), 1);
-    assert_int_equal(lc_fake_count(&x->f, "ssm /aws/service/eks/optimized-ami/1.31/amazon-linux-2023/arm64/"), 1);
+    assert_int_equal(lc_fake_count(&x->f, "ssm /aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/"), 3);
+    assert_int_equal(lc_fake_count(&x->f, "ssm /aws/service/eks/optimized-ami/1.31/amazon-linux-2023/arm64/"), 2);
+    assert_int_equal(lc_fake_count(&x->f, "ssm /aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/nvidia/recommended/image_id"), 1);
     lc_class *c = lc_classes_get(x->cs, "default");
-    assert_int_equal(c->nc->n_amis, 2);
+    assert_int_equal(c->nc->n_amis, 5);
     assert_true(c->ready);
+
+    /* Which AMI each type boots: by architecture and variant. */
+    Tailor__V1__InstanceType m5 = TAILOR__V1__INSTANCE_TYPE__INIT, g5 = m5, m6g = m5, inf2 = m5;
+    m5.name = "m5.large", m5.arch = "amd64";
+    g5.name = "g5.xlarge", g5.arch = "amd64", g5.gpu_count = 1;
+    m6g.name = "m6g.large", m6g.arch = "arm64";
+    Tailor__V1__Accelerator acc = TAILOR__V1__ACCELERATOR__INIT, *accs[1] = { &acc };
+    acc.count = 1;
+    inf2.name = "inf2.xlarge", inf2.arch = "amd64", inf2.accelerators = accs;
+    inf2.n_accelerators = 1;
+    struct { const Tailor__V1__InstanceType *it; const char *arch, *req_key; int op; } want[] = {
+        { &m5, "amd64", "karpenter.k8s.aws/instance-gpu-count",
+          TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST },
+        { &g5, "amd64", "karpenter.k8s.aws/instance-gpu-count",
+          TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_EXISTS },
+        { &m6g, "arm64", "karpenter.k8s.aws/instance-gpu-count",
+          TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST },
+        { &inf2, "amd64", "karpenter.k8s.aws/instance-accelerator-count",
+          TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_EXISTS },
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const Tailor__V1__ResolvedAmi *a = lc_class_ami_for(c, want[i].it);
+        assert_non_null(a);
+        bool found = false;
+        for (size_t k = 0; k < a->n_requirements; k++)
+            found |= strcmp(a->requirements[k]->key, want[i].req_key) == 0 &&
+                     (int)a->requirements[k]->operator_ == want[i].op;
+        if (strcmp(a->arch, want[i].arch) != 0 || !found)
+            fail_msg("%s: got AMI %s (%s), want arch %s with %s op %d", want[i].it->name, a->id,
+                     a->name, want[i].arch, want[i].req_key, want[i].op);
+    }
+    /* The status says the variant as Karpenter's does. */
+    char *js = lc_class_status_json(c);
+    assert_non_null(strstr(js, "instance-gpu-count\",\"operator\":\"Exists\""));
+    free(js);
+}
+
+/* A scripted IAM: the profile exists after a create; refuse = the
+ * AWS code every write answers with ("" = none). */
+typedef struct fake_iam {
+    bool exists;
+    char role[64];
+    const char *refuse;
+    int writes;
+} fake_iam;
+
+static int fi_get(void *arg, const char *name, tlr_iam_profile *out, tlr_aws_error *err)
+{
+    fake_iam *f = arg;
+    (void)err;
+    if (!f->exists)
+        return TLR_E_NOTFOUND;
+    memset(out, 0, sizeof(*out));
+    out->name = tlr_strdup(name);
+    out->path = tlr_strdup("/");
+    if (f->role[0]) {
+        out->roles = tlr_calloc(1, sizeof(*out->roles));
+        out->roles[out->nroles++] = tlr_strdup(f->role);
+    }
+    return TLR_OK;
+}
+
+static int fi_write(fake_iam *f, tlr_aws_error *err)
+{
+    f->writes++;
+    if (f->refuse[0]) {
+        snprintf(err->code, sizeof(err->code), "%s", f->refuse);
+        snprintf(err->message, sizeof(err->message), "not allowed");
+        return TLR_E_AUTH;
+    }
+    return TLR_OK;
+}
+
+static int fi_create(void *arg, const char *name, const char *path, const tlr_ec2_tag *tags,
+                     size_t ntags, tlr_aws_error *err)
+{
+    fake_iam *f = arg;
+    (void)name, (void)path, (void)tags, (void)ntags;
+    int rc = fi_write(f, err);
+    f->exists |= rc == TLR_OK;
+    return rc;
+}
+
+static int fi_add_role(void *arg, const char *profile, const char *role, tlr_aws_error *err)
+{
+    fake_iam *f = arg;
+    (void)profile;
+    int rc = fi_write(f, err);
+    if (rc == TLR_OK)
+        snprintf(f->role, sizeof(f->role), "%s", role);
+    return rc;
+}
+
+static int fi_tag(void *arg, const char *profile, const tlr_ec2_tag *tags, size_t ntags,
+                  tlr_aws_error *err)
+{
+    (void)profile, (void)tags, (void)ntags;
+    return fi_write(arg, err);
+}
+
+/* spec.role: the class gets a managed instance profile (status and the
+ * resolved class carry its name); IAM refusing makes the class not Ready
+ * with the AWS code as InstanceProfileReady's reason. */
+static void test_instance_profile(void **state)
+{
+    fx *x = *state;
+    fake_iam iam = { .refuse = "AccessDenied" };
+    lc_classes_free(x->cs);
+    lc_classes_opts o = { lc_fake_cloud(&x->f), lc_fake_kube(&x->f), &x->f.clock, NULL, NULL,
+                          "1.31", 0, { 0 }, "c1", "us-east-1" };
+    o.iam.get = fi_get, o.iam.create = fi_create, o.iam.add_role = fi_add_role;
+    o.iam.tag = fi_tag, o.iam.arg = &iam;
+    lc_classes_create(&o, &x->cs);
+    x->nc->role = tlr_strdup("KarpenterNodeRole-c1");
+    lc_classes_sync(x->cs, &x->st);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    assert_false(c->ready);
+    char *js = lc_class_status_json(c);
+    if (!strstr(js, "\"type\":\"InstanceProfileReady\",\"status\":\"False\"") ||
+        !strstr(js, "AccessDenied"))
+        fail_msg("status %s: want InstanceProfileReady False, AccessDenied", js);
+    free(js);
+
+    iam.refuse = "";
+    x->f.now_ms += 60 * 60 * 1000;   /* past the back-off */
+    lc_classes_sync(x->cs, &x->st);
+    c = lc_classes_get(x->cs, "default");
+    assert_true(c->ready);
+    assert_string_equal(iam.role, "KarpenterNodeRole-c1");
+    assert_true(strncmp(c->nc->instance_profile, "c1_", 3) == 0);
+    js = lc_class_status_json(c);
+    char want[160];
+    snprintf(want, sizeof(want), "\"instanceProfile\":\"%s\"", c->nc->instance_profile);
+    if (!strstr(js, want))
+        fail_msg("status %s lacks %s", js, want);
+    free(js);
+}
+
+/* Windows families are refused with a condition, never launched. */
+static void test_windows_refused(void **state)
+{
+    fx *x = *state;
+    if (x->nc->ami_family != protobuf_c_empty_string)
+        free(x->nc->ami_family);
+    x->nc->ami_family = tlr_strdup("Windows2022");
+    lc_classes_sync(x->cs, &x->st);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    assert_false(c->ready);
+    char *js = lc_class_status_json(c);
+    if (!strstr(js, "AMIFamilyNotSupported"))
+        fail_msg("status %s lacks AMIFamilyNotSupported", js);
+    free(js);
 }
 
 int main(void)
@@ -218,9 +420,12 @@ int main(void)
         cmocka_unit_test(test_term_filters),
         cmocka_unit_test(test_ami_filters),
         cmocka_unit_test_setup_teardown(test_catalog_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catalog_shaped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spec_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alias, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_instance_profile, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,12 +65,25 @@ typedef struct lc_cloud_ops {
 } lc_cloud_ops;
 
 /* A Node as the lifecycle needs it. */
+typedef struct lc_taint {
+    char *key, *value, *effect;   /* effect as Kubernetes spells it: "NoSchedule" */
+} lc_taint;
+
 typedef struct lc_node {
     char *name;
     char *provider_id;
     bool ready;
     char **taint_keys;       /* every taint's key */
     size_t ntaints;
+    lc_taint *taints;        /* the same taints, whole (ntaints of them); may be
+                              * NULL when only keys are known */
+    char **label_keys, **label_values;   /* metadata.labels */
+    size_t nlabels;
+    char **extended;         /* status.allocatable names that are neither cpu,
+                              * memory, pods, ephemeral-storage nor hugepages-*,
+                              * with a quantity > 0 (nvidia.com/gpu, ...) */
+    size_t nextended;
+    char *resource_version;  /* metadata.resourceVersion; may be NULL */
 } lc_node;
 
 typedef struct lc_nodes {
@@ -122,6 +135,15 @@ typedef struct lc_kube_ops {
     /* Read one EC2NodeClass (for a LaunchRequest naming a class no batch
      * has shown yet).  On TLR_OK *out is new and owned; TLR_E_NOTFOUND. */
     int (*nodeclass_get)(void *arg, const char *name, Tailor__V1__NodeClass **out);
+    /* JSON merge patch of a NodeClaim's metadata / spec (not its status).
+     * TLR_E_NOTFOUND when the claim is gone. */
+    int (*claim_patch)(void *arg, const char *name, const char *patch);
+    /* JSON merge patch of a Node.  A patch carrying metadata.resourceVersion
+     * is refused with TLR_E_CONFLICT when the Node changed since. */
+    int (*node_patch)(void *arg, const char *name, const char *patch);
+    /* spec.clusterIP of Service ns/name.  On TLR_OK *ip is new and owned;
+     * TLR_E_NOTFOUND when there is no such Service (or it has no IP). */
+    int (*service_ip)(void *arg, const char *ns, const char *name, char **ip);
     void *arg;
 } lc_kube_ops;
 

@@ -29,6 +29,7 @@ struct lc_prov {
     bool adopted;                        /* restart adoption done */
     int64_t fleets_done_mono;            /* when the last launch pass's CreateFleets returned */
     int64_t fleets_issued_mono;          /* when its last CreateFleet was sent */
+    tlr_cluster_identity id;             /* strings owned */
     lc_told *told;                       /* FailedScheduling events, rate-limited */
     size_t ntold, captold;
     tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_pods, *m_fleets;

@@ -52,6 +52,47 @@ static uint64_t rnd(lc_prov *p)
     return ((uint64_t)random() << 31) ^ (uint64_t)random();
 }
 
+static void id_clear(tlr_cluster_identity *id)
+{
+    free((char *)id->name);
+    free((char *)id->endpoint);
+    free((char *)id->ca_b64);
+    free((char *)id->service_cidr);
+    free((char *)id->dns_ip);
+    memset(id, 0, sizeof(*id));
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return tlr_strdup(s ? s : "");
+}
+
+void lc_prov_set_identity(lc_prov *p, const tlr_cluster_identity *id)
+{
+    id_clear(&p->id);
+    if (!id)
+        return;
+    p->id.name = dup_or_empty(id->name);
+    p->id.endpoint = dup_or_empty(id->endpoint);
+    p->id.ca_b64 = dup_or_empty(id->ca_b64);
+    p->id.service_cidr = dup_or_empty(id->service_cidr);
+    p->id.dns_ip = dup_or_empty(id->dns_ip);
+}
+
+bool lc_prov_identity_ok(const lc_prov *p, char *why, size_t len)
+{
+    const tlr_cluster_identity *id = &p->id;
+    const char *missing = !id->endpoint || !id->endpoint[0] ? "API endpoint (--cluster-endpoint)"
+                          : !id->ca_b64[0]       ? "CA bundle (--cluster-ca-bundle)"
+                          : !id->service_cidr[0] ? "service CIDR (--cluster-cidr)"
+                          : !id->name[0]         ? "cluster name"
+                                                 : NULL;
+    if (missing && why)
+        snprintf(why, len, "cluster identity incomplete: no %s (set it, or let EKS "
+                 "DescribeCluster give it)", missing);
+    return missing == NULL;
+}
+
 void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
 {
     lc_prov *p = tlr_calloc(1, sizeof(*p));
@@ -60,10 +101,12 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
     p->o.cluster = p->cluster;
     p->o.default_ami = p->o.k8s_version = NULL;   /* copied into the classes */
     p->catalog = o->catalog;
+    p->o.identity = NULL;   /* copied into p->id */
+    lc_prov_set_identity(p, o->identity);
     lc_claims_create(&p->claims);
     lc_ice_create(o->clock, o->ice_ttl_ms, &p->ice);
     lc_classes_opts co = { o->cloud, o->kube, o->clock, o->log, o->default_ami,
-                           o->k8s_version, o->resolve_ttl_ms };
+                           o->k8s_version, o->resolve_ttl_ms, o->iam, o->cluster, o->region };
     lc_classes_create(&co, &p->classes);
     if (o->metrics) {
         static const char *const np_reason[] = { "nodepool", "reason" };
@@ -101,6 +144,7 @@ void lc_prov_free(lc_prov *p)
     lc_claims_free(p->claims);
     lc_ice_free(p->ice);
     lc_classes_free(p->classes);
+    id_clear(&p->id);
     free(p->cluster);
     free(p);
 }
@@ -275,6 +319,7 @@ static void create_claims(lc_prov *p, Tailor__V1__NodeClaim **ncs, size_t n,
     int *rcs = tlr_calloc(n + 1, sizeof(*rcs));
     for (size_t i = 0; i < n; i++) {
         names[i] = ncs[i]->name;
+        lc_claim_fill_labels(ncs[i]);
         jsons[i] = lc_claim_json(ncs[i], pool_uid(p, ncs[i]->nodepool));
     }
     if (p->o.kube.claims_create_n && n > 1)
@@ -623,6 +668,15 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
         lc_prov_adopt(p);
     lc_classes_sync(p->classes, b->cluster);
     drop_settled(p);
+    char why[256];
+    if (!lc_prov_identity_ok(p, why, sizeof(why))) {
+        /* Claims wait: a node that cannot join is worse than none. */
+        TLR_WARN(p->o.log, "not provisioning", TLR_S("why", why),
+                 TLR_I("pods", (int64_t)b->n_pending_pods));
+        if (res)
+            *res = r;
+        return TLR_E_NOTREADY;
+    }
     r.inflight = (int)lc_claims_count(p->claims);
     int rc = TLR_OK;
     int64_t launch_t0 = 0;
@@ -822,6 +876,18 @@ void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
     resp->results = tlr_calloc(req->n_nodeclaims + 1, sizeof(*resp->results));
     for (size_t i = 0; i < req->n_unavailable_offerings; i++)
         lc_ice_merge(p->ice, req->unavailable_offerings[i]);
+    char why[256];
+    if (!lc_prov_identity_ok(p, why, sizeof(why))) {
+        for (size_t i = 0; i < req->n_nodeclaims; i++) {
+            Tailor__V1__LaunchResult *r = tlr_malloc(sizeof(*r));
+            tailor__v1__launch_result__init(r);
+            r->nodeclaim_name = tlr_strdup(req->nodeclaims[i]->name);
+            r->status = new_status(TLR_E_UNAVAILABLE, "ClusterIdentityIncomplete", why);
+            resp->results[resp->n_results++] = r;
+        }
+        *out = resp;
+        return;
+    }
     if (p->batch)
         lc_classes_sync(p->classes, p->batch->cluster);
     for (size_t i = 0; i < req->n_nodeclaims; i++)
@@ -952,6 +1018,43 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
 
 /* ---- lifecycle and GC ------------------------------------------------- */
 
+/* The Node of claim c appeared: sync the claim onto it (lifecycle.h).
+ * false: not done (a conflict or an error), retried next pass. */
+static bool register_node(lc_prov *p, lc_claim *c, const lc_node *node)
+{
+    char *patch = lc_registration_patch(c, node);
+    int rc = p->o.kube.node_patch ? p->o.kube.node_patch(p->o.kube.arg, node->name, patch)
+                                  : TLR_E_UNIMPLEMENTED;
+    free(patch);
+    if (rc) {
+        /* 409: the Node changed since we listed it; the next pass sees it. */
+        if (rc == TLR_E_CONFLICT)
+            TLR_DEBUG(p->o.log, "node changed while registering; retried next pass",
+                      TLR_S("nodeclaim", c->nc->name), TLR_S("node", node->name));
+        else
+            TLR_WARN(p->o.log, "node not registered", TLR_S("nodeclaim", c->nc->name),
+                     TLR_S("node", node->name), TLR_ERR(rc));
+        return false;
+    }
+    TLR_INFO(p->o.log, "registered nodeclaim", TLR_S("nodeclaim", c->nc->name),
+             TLR_S("node", node->name));
+    return true;
+}
+
+static void register_timeout_message(const lc_prov *p, const lc_claim *c, int64_t now,
+                                     char *msg, size_t len)
+{
+    const Tailor__V1__NodeClaimStatus *st = c->nc->status;
+    char ago[32];
+    tlr_duration_format(now - c->launched_ms, ago, sizeof(ago));
+    snprintf(msg, len,
+             "instance %s launched %s ago but no Node registered with providerID %s; check the "
+             "node's bootstrap (cluster endpoint %s, CA, security groups)",
+             st && st->instance_id[0] ? st->instance_id : "?", ago,
+             st && st->provider_id[0] ? st->provider_id : "?",
+             p->id.endpoint && p->id.endpoint[0] ? p->id.endpoint : "(none)");
+}
+
 void lc_prov_lifecycle(lc_prov *p)
 {
     lc_nodes nodes = { 0 };
@@ -965,32 +1068,61 @@ void lc_prov_lifecycle(lc_prov *p)
         lc_claim *c = lc_claims_at(p->claims, i);
         const char *inst = c->nc->status ? c->nc->status->instance_id : "";
         const lc_node *node = lc_node_for_instance(&nodes, inst);
-        switch (lc_lifecycle_decide(c, node, now)) {
+        const Tailor__V1__InstanceType *it =
+            c->nc->status && c->nc->status->instance_type[0]
+                ? lc_catalog_find(p->catalog, c->nc->status->instance_type) : NULL;
+        switch (lc_lifecycle_decide(c, node, it, p->o.register_ttl_ms, now)) {
         case LC_LIFE_REGISTERED:
+            if (!register_node(p, c, node)) {
+                i++;
+                continue;
+            }
             c->registered_ms = now;
             lc_prov_status_of(c)->node_name = tlr_strdup(node->name);
             lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_REGISTERED);
             write_status(p, c);
-            continue;   /* same claim again: it may be initialized already */
-        case LC_LIFE_INITIALIZED:
+            /* The node as listed still has the unregistered taint: it is
+             * initialized at the earliest on the next pass. */
+            i++;
+            continue;
+        case LC_LIFE_INITIALIZED: {
+            int prc = p->o.kube.node_patch
+                          ? p->o.kube.node_patch(p->o.kube.arg, node->name, LC_INITIALIZED_PATCH)
+                          : TLR_OK;
+            if (prc) {
+                TLR_WARN(p->o.log, "node not labelled initialized", TLR_S("node", node->name),
+                         TLR_ERR(prc));
+                i++;
+                continue;
+            }
             c->initialized_ms = now;
             lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED);
             write_status(p, c);
+            TLR_INFO(p->o.log, "initialized nodeclaim", TLR_S("nodeclaim", c->nc->name),
+                     TLR_S("node", node->name));
             /* Still in flight for the solver until its pods are bound
              * (see drop_settled): the watcher's next batch may predate the
              * bindings and show them pending with no room for them. */
             i++;
             continue;
+        }
         case LC_LIFE_LAUNCH_TIMEOUT:
         case LC_LIFE_REGISTER_TIMEOUT: {
-            char name[256];
+            char name[256], msg[1024];
             snprintf(name, sizeof(name), "%s", c->nc->name);
-            TLR_WARN(p->o.log, "nodeclaim liveness timeout", TLR_S("nodeclaim", name));
-            lc_prov_event(p, "NodeClaim", "", name, c->nc->uid, "Warning", "LivenessTimeout",
-                          c->launched_ms ? "not registered within 15m" : "not launched within 5m");
+            if (c->launched_ms)
+                register_timeout_message(p, c, now, msg, sizeof(msg));
+            else
+                snprintf(msg, sizeof(msg), "not launched within %ds of its creation",
+                         LC_LAUNCH_TTL_MS / 1000);
+            TLR_WARN(p->o.log, "nodeclaim liveness timeout", TLR_S("nodeclaim", name),
+                     TLR_S("instance", inst), TLR_S("why", msg));
+            lc_prov_event(p, "NodeClaim", "", name, c->nc->uid, "Warning",
+                          c->launched_ms ? "RegistrationTimeout" : "LivenessTimeout", msg);
             char *id = tlr_strdup(inst);
             lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED);
-            if (terminate_one(p, name, id, "liveness") != TLR_OK)
+            if (terminate_one(p, name, id, c->launched_ms ? "registration-timeout" : "liveness")
+                != TLR_OK)
                 i++;   /* retried next pass */
             free(id);
             continue;

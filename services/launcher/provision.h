@@ -34,6 +34,7 @@
 #include "ice.h"
 #include "nodeclass.h"
 #include "ops.h"
+#include "tlr_bootstrap.h"
 #include "tailor/v1/launcher.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_log.h"
@@ -64,6 +65,14 @@ typedef struct lc_prov_opts {
     const char *default_ami;            /* borrowed; copied; may be NULL */
     const char *k8s_version;            /* borrowed; copied; for AMI aliases */
     bool no_fleet_batching;             /* one CreateFleet per claim (tests, debugging) */
+    /* The cluster nodes join (borrowed; copied); NULL = not known yet:
+     * nothing launches until lc_prov_set_identity() completes it. */
+    const tlr_cluster_identity *identity;
+    int64_t register_ttl_ms;            /* 0 = LC_REGISTER_TTL_MS (15 min) */
+    /* Instance profiles of classes that name a role (nodeclass.h); get
+     * NULL = not managed. */
+    lc_iam_ops iam;
+    const char *region;                 /* borrowed; copied; profile names and tags */
 } lc_prov_opts;
 
 typedef struct lc_prov lc_prov;
@@ -103,6 +112,16 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
 void lc_prov_lifecycle(lc_prov *p);
 /* One garbage-collection pass (gc.h). */
 void lc_prov_gc(lc_prov *p);
+
+/* The cluster identity (id borrowed; copied) nodes are bootstrapped with.
+ * Complete = name, API endpoint, CA bundle and service CIDR; the DNS IP
+ * may be empty (the node's default).  While it is incomplete no claim is
+ * written or launched: batches are skipped (the log says why) and Launch
+ * requests are answered UNAVAILABLE "ClusterIdentityIncomplete". */
+void lc_prov_set_identity(lc_prov *p, const tlr_cluster_identity *id);
+/* Is the identity complete?  false with why (len bytes) saying what is
+ * missing. */
+bool lc_prov_identity_ok(const lc_prov *p, char *why, size_t len);
 
 /* Use catalog (borrowed; must outlive the prov or the next call) from
  * the next Solve on: the live catalog was refreshed. */

@@ -41,6 +41,10 @@ static void on_event(void *arg, const Tailor__V1__LaunchEvent *ev)
         fx->phases[fx->nphases++] = ev->phase;
 }
 
+static const tlr_cluster_identity test_identity = {
+    "prod", "https://api.prod.example:443", "Q0EK", "10.100.0.0/16", "10.100.0.10"
+};
+
 static int setup(void **state)
 {
     fixture *fx = tlr_calloc(1, sizeof(*fx));
@@ -57,6 +61,7 @@ static int setup(void **state)
     o.rand_arg = fx;
     o.publish = on_event;
     o.publish_arg = fx;
+    o.identity = &test_identity;
     lc_prov_create(&o, &fx->p);
     *state = fx;
     return 0;
@@ -443,7 +448,8 @@ static void test_bad_ami_selector(void **state)
     assert_int_equal(fx->f.last_solve->n_catalogs, 0);
     long st = call_index(&fx->f, "nodeclass_status default ");
     assert_non_null(strstr(fx->f.calls[st], "{\"type\":\"AMIsReady\",\"status\":\"False\","
-                                            "\"reason\":\"AMINotFound\",\"message\":\"AMISelector did not match any AMIs\""));
+                                            "\"reason\":\"AMINotFound\",\"message\":\"AMISelector did not match any AMIs: "
+                                            "amiSelectorTerms resolve to no image: image ami-doesnotexist does not exist\""));
     assert_non_null(strstr(fx->f.calls[st], "{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"AMINotFound\""));
     /* the solver's claim (it had no catalog for the class, but say it
      * answered one anyway): refused before any EC2 call */
@@ -500,7 +506,8 @@ static void test_adoption(void **state)
     assert_int_equal(fx->f.last_solve->cluster->n_nodeclaims, 0);
     /* its node joins: tracked to Initialized like any claim */
     lc_fake_add_node(&fx->f, "n1", "aws:///us-east-1a/i-old1", true, NULL);
-    lc_prov_lifecycle(fx->p);
+    lc_prov_lifecycle(fx->p);   /* registers */
+    lc_prov_lifecycle(fx->p);   /* initializes */
     assert_int_equal(fx->phases[fx->nphases - 1],
                      TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED);
     /* adoption runs once */
@@ -570,6 +577,7 @@ static void test_ice_ttl_option(void **state)
     o.kube = lc_fake_kube(&fx->f);
     o.catalog = fx->cat;
     o.ice_ttl_ms = 20000;
+    o.identity = &test_identity;
     lc_prov_create(&o, &fx->p);
     fx->f.ice_offerings[fx->f.nice++] = "c5.large/us-east-1a/on-demand";
     Tailor__V1__NodeClaim *nc = tk_claim(NULL, 1, "c5.large", NULL, NULL);
