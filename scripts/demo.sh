@@ -126,6 +126,13 @@ PY
 k get nodes -L node.kubernetes.io/instance-type,topology.kubernetes.io/zone,karpenter.sh/capacity-type |
   sed 's/^/  /'
 echo "  pods running: $running of $total; EC2 instances: $instances; NodeClaims: $claims; nodes: $ready"
+# How the nodes joined: each through the bootstrap in its user data, read
+# by kubesim's kubelet simulator (the agent its AMI carries).
+grep '"msg":"kubelet: node registered"' "$STATE_DIR/kubesim.log" 2>/dev/null |
+  sed -n 's/.*"agent":"\([^"]*\)","ami":"\([^"]*\)".*/\1 (AMI \2)/p' | sort | uniq -c |
+  sed 's/^ *\([0-9]*\) /  nodes joined through their user data: \1 via /' || true
+refused=$(grep -c '"msg":"kubelet: instance never joins' "$STATE_DIR/kubesim.log" 2>/dev/null || true)
+echo "  instances whose bootstrap was refused: ${refused:-0}"
 echo "  cost: \$$cost per hour; time to all running: $(elapsed)s"
 /usr/bin/python3 "$here/demo-report.py" "$out/series.csv" "$out/report.html"
 echo "  report: $out/report.html"

@@ -121,8 +121,8 @@ static void test_registration_patch(void **state)
         "\"karpenter.sh\\/nodepool\":\"default\"",
         "\"karpenter.sh\\/registered\":\"true\"",
         "\"annotations\":{\"example.com\\/owner\":\"me\"}",
-        "\"taints\":[{\"key\":\"dedicated\",\"effect\":\"NoSchedule\"},"
-        "{\"key\":\"agent-not-ready\",\"effect\":\"NoSchedule\"}]",
+        ("\"taints\":[{\"key\":\"dedicated\",\"effect\":\"NoSchedule\"},"
+         "{\"key\":\"agent-not-ready\",\"effect\":\"NoSchedule\"}]"),
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         if (!strstr(p, want[i]))
