@@ -48,12 +48,6 @@ void tlr_asg_free(tlr_asg *a)
 
 /* --- decoding ----------------------------------------------------------- */
 
-static char *dup_text(const tlr_xml_node *n, const char *path)
-{
-    const char *t = tlr_xml_find_text(n, path);
-    return tlr_strdup(t != NULL ? t : "");
-}
-
 /* A non-negative integer at path; -1 when absent or malformed. */
 static int size_at(const tlr_xml_node *n, const char *path)
 {
@@ -130,7 +124,7 @@ static int decode_group(const tlr_xml_node *m, tlr_asg_group *out)
     if (name == NULL || name[0] == '\0' || g.min < 0 || g.max < 0 || g.desired < 0)
         return TLR_E_PARSE;
     g.name = tlr_strdup(name);
-    g.status = dup_text(m, "Status");
+    g.status = tlr_xml_find_dup(m, "Status");
     for (const tlr_xml_node *it = tlr_xml_find(m, "Instances/member"); it != NULL;
          it = tlr_xml_next_named(it)) {
         const char *id = tlr_xml_find_text(it, "InstanceId");
@@ -141,10 +135,10 @@ static int decode_group(const tlr_xml_node *m, tlr_asg_group *out)
         TLR_GROW(g.instances, cap, g.ninstances + 1);
         tlr_asg_instance *i = &g.instances[g.ninstances++];
         i->id = tlr_strdup(id);
-        i->type = dup_text(it, "InstanceType");
-        i->zone = dup_text(it, "AvailabilityZone");
-        i->lifecycle = dup_text(it, "LifecycleState");
-        i->health = dup_text(it, "HealthStatus");
+        i->type = tlr_xml_find_dup(it, "InstanceType");
+        i->zone = tlr_xml_find_dup(it, "AvailabilityZone");
+        i->lifecycle = tlr_xml_find_dup(it, "LifecycleState");
+        i->health = tlr_xml_find_dup(it, "HealthStatus");
         i->protected_from_scale_in = prot != NULL && strcmp(prot, "true") == 0;
     }
     cap = 0;
@@ -156,7 +150,7 @@ static int decode_group(const tlr_xml_node *m, tlr_asg_group *out)
             continue;
         TLR_GROW(g.tags, cap, g.ntags + 1);
         g.tags[g.ntags].key = tlr_strdup(k);
-        g.tags[g.ntags].value = dup_text(t, "Value");
+        g.tags[g.ntags].value = tlr_xml_find_dup(t, "Value");
         g.ntags++;
     }
     *out = g;
@@ -221,10 +215,10 @@ int tlr_asg_parse_activity(const tlr_xml_node *root, tlr_asg_activity *out)
         strcmp(tlr_xml_name(root), "TerminateInstanceInAutoScalingGroupResponse") != 0 ||
         (act = tlr_xml_find(root, "TerminateInstanceInAutoScalingGroupResult/Activity")) == NULL)
         return TLR_E_PARSE;
-    out->id = dup_text(act, "ActivityId");
-    out->group = dup_text(act, "AutoScalingGroupName");
-    out->status = dup_text(act, "StatusCode");
-    out->description = dup_text(act, "Description");
+    out->id = tlr_xml_find_dup(act, "ActivityId");
+    out->group = tlr_xml_find_dup(act, "AutoScalingGroupName");
+    out->status = tlr_xml_find_dup(act, "StatusCode");
+    out->description = tlr_xml_find_dup(act, "Description");
     return TLR_OK;
 }
 

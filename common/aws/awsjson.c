@@ -1,9 +1,12 @@
-/* awsjson.c - tlr_aws_json: signed AWS JSON 1.1 calls (tlr_awsjson.h).
+/* awsjson.c - tlr_aws_json: signed AWS JSON 1.1 and REST-JSON calls
+ * (tlr_awsjson.h).
  *
  * The same shape as query.c: up to max_attempts times fetch credentials,
- * sign, POST, classify; only "try again" answers are retried.  The two
- * JSON 1.1 services tailor calls (SSM GetParameter, Pricing GetProducts)
- * are reads, so a retry is always safe.
+ * sign, send, classify; only "try again" answers are retried.  Both
+ * protocols are one request (struct request) through one exchange and
+ * one retry loop; they differ only in the headers, the URL and what a
+ * 404 means.  The calls tailor makes (SSM GetParameter, Pricing
+ * GetProducts, EKS DescribeCluster) are reads, so a retry is always safe.
  */
 #include "tlr_awsjson.h"
 
@@ -25,6 +28,8 @@
 
 struct tlr_aws_json {
     char *service, *target_prefix, *region, *url, *host, *path;
+    char *origin;        /* scheme://host[:port] */
+    char *rest_prefix;   /* path without its trailing '/'s: REST paths go after it */
     tlr_aws_creds *creds;
     tlr_logger *log;
     int timeout_ms, max_attempts, backoff_base_ms, backoff_cap_ms;
@@ -40,12 +45,14 @@ static const char *env_nonempty(const char *name)
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
-/* host[:port] and path of url; TLR_E_INVAL when it is not http(s). */
-static int split_url(const char *url, char **host, char **path)
+/* host[:port], scheme://host[:port] and path of url; TLR_E_INVAL when it
+ * is not http(s). */
+static int split_url(const char *url, char **host, char **origin, char **path)
 {
     CURLU *u = curl_url();
     char *h = NULL, *port = NULL, *p = NULL, *scheme = NULL;
     int rc = TLR_E_INVAL;
+    size_t n;
 
     if (u == NULL)
         abort();
@@ -56,12 +63,15 @@ static int split_url(const char *url, char **host, char **path)
         curl_url_get(u, CURLUPART_PATH, &p, 0) != CURLUE_OK)
         goto out;
     if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK && port != NULL) {
-        size_t n = strlen(h) + strlen(port) + 2;
+        n = strlen(h) + strlen(port) + 2;
         *host = tlr_malloc(n);
         snprintf(*host, n, "%s:%s", h, port);
     } else {
         *host = tlr_strdup(h);
     }
+    n = strlen(scheme) + strlen(*host) + 4;
+    *origin = tlr_malloc(n);
+    snprintf(*origin, n, "%s://%s", scheme, *host);
     *path = tlr_strdup(p != NULL && p[0] ? p : "/");
     rc = TLR_OK;
 out:
@@ -76,7 +86,7 @@ out:
 int tlr_aws_json_create(const tlr_aws_json_opts *o, tlr_aws_json **out)
 {
     if (o == NULL || out == NULL || o->service == NULL || o->service[0] == '\0' ||
-        strlen(o->service) > 64 || o->target_prefix == NULL || o->creds == NULL)
+        strlen(o->service) > 64 || o->creds == NULL)
         return TLR_E_INVAL;
     const char *region = o->region && o->region[0] ? o->region : env_nonempty("AWS_REGION");
     if (region == NULL)
@@ -100,12 +110,16 @@ int tlr_aws_json_create(const tlr_aws_json_opts *o, tlr_aws_json **out)
         endpoint = url;
     }
     tlr_aws_json *j = tlr_calloc(1, sizeof(*j));
-    if (split_url(endpoint, &j->host, &j->path) != TLR_OK) {
+    if (split_url(endpoint, &j->host, &j->origin, &j->path) != TLR_OK) {
         free(j);
         return TLR_E_INVAL;
     }
+    size_t pl = strlen(j->path);
+    while (pl > 0 && j->path[pl - 1] == '/')
+        pl--;
+    j->rest_prefix = tlr_strndup(j->path, pl);
     j->service = tlr_strdup(o->service);
-    j->target_prefix = tlr_strdup(o->target_prefix);
+    j->target_prefix = o->target_prefix != NULL ? tlr_strdup(o->target_prefix) : NULL;
     j->region = tlr_strdup(region);
     j->url = tlr_strdup(endpoint);
     j->creds = o->creds;
@@ -138,12 +152,19 @@ void tlr_aws_json_free(tlr_aws_json *j)
     free(j->url);
     free(j->host);
     free(j->path);
+    free(j->origin);
+    free(j->rest_prefix);
     free(j);
 }
 
 const char *tlr_aws_json_endpoint(const tlr_aws_json *j)
 {
     return j->url;
+}
+
+const char *tlr_aws_json_origin(const tlr_aws_json *j)
+{
+    return j->origin;
 }
 
 void tlr_aws_json_error_parse(const char *body, size_t len, const char *type_header,
@@ -212,52 +233,84 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-/* One exchange; TLR_OK when an answer arrived (*status set). */
-static int exchange(tlr_aws_json *j, const char *op, const char *body,
-                    const tlr_aws_credentials *cr, sink *s, long *status, char *curlerr)
+/* Empty b, zeroing what it held (a session token, a signature). */
+static void wipe(tlr_buf *b)
 {
-    char date[17], target[256], line[640];
+    if (b->data != NULL)
+        memset(b->data, 0, b->len);
+    tlr_buf_reset(b);
+}
+
+/* One request of either protocol. */
+typedef struct request {
+    const char *op;       /* in messages and logs */
+    const char *method;   /* "POST", "GET", ... */
+    const char *url;      /* as sent */
+    const char *path;     /* as signed */
+    const char *target;   /* X-Amz-Target value (JSON 1.1); NULL = REST-JSON */
+    const char *body;     /* NULL = none */
+} request;
+
+/* One exchange; TLR_OK when an answer arrived (*status set). */
+static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credentials *cr, sink *s,
+                    long *status, char *curlerr)
+{
+    const char *ctype = rq->target != NULL ? "application/x-amz-json-1.1"
+                        : rq->body != NULL ? "application/json"
+                                           : NULL;
+    size_t blen = rq->body != NULL ? strlen(rq->body) : 0, nh = 0;
+    char date[17];
+    tlr_sigv4_header hs[5];
+
     tlr_sigv4_amz_date(tlr_wall_ms(), date);
-    snprintf(target, sizeof(target), "%s.%s", j->target_prefix, op);
-    tlr_sigv4_header hs[5] = {
-        { "host", j->host }, { "x-amz-date", date },
-        { "content-type", "application/x-amz-json-1.1" },
-        { "x-amz-target", target }, { "x-amz-security-token", cr->session_token },
-    };
-    size_t nh = cr->session_token ? 5 : 4;
-    tlr_sigv4_request r = { "POST", j->path, NULL, hs, nh, body, strlen(body), NULL, false };
+    hs[nh++] = (tlr_sigv4_header){ "host", j->host };
+    hs[nh++] = (tlr_sigv4_header){ "x-amz-date", date };
+    if (ctype != NULL)
+        hs[nh++] = (tlr_sigv4_header){ "content-type", ctype };
+    if (rq->target != NULL)
+        hs[nh++] = (tlr_sigv4_header){ "x-amz-target", rq->target };
+    if (cr->session_token != NULL)
+        hs[nh++] = (tlr_sigv4_header){ "x-amz-security-token", cr->session_token };
+    tlr_sigv4_request r = { rq->method, rq->path, NULL, hs, nh, rq->body, blen, NULL, false };
     tlr_sigv4_key k = { cr->access_key_id, cr->secret_access_key, j->region, j->service };
     tlr_sigv4_result sig = { 0 };
     struct curl_slist *hl = NULL;
     int rc = tlr_sigv4_sign(&r, &k, &sig);
     if (rc != TLR_OK)
         return rc;
+    tlr_buf b;
+    tlr_buf_init(&b, 1 << 16);
     /* hs[0] is Host: curl sends it from the URL. */
     for (size_t i = 1; i < nh; i++) {
-        tlr_buf b;
-        tlr_buf_init(&b, 1 << 16);
+        wipe(&b);
         tlr_buf_printf(&b, "%s: %s", hs[i].name, hs[i].value);
         hl = curl_slist_append(hl, tlr_buf_str(&b));
-        memset(b.data, 0, b.len);
-        tlr_buf_free(&b);
     }
-    {
-        tlr_buf b;
-        tlr_buf_init(&b, 1 << 16);
-        tlr_buf_printf(&b, "Authorization: %s", sig.authorization);
-        hl = curl_slist_append(hl, tlr_buf_str(&b));
-        tlr_buf_free(&b);
-    }
-    snprintf(line, sizeof(line), "Host: %s", j->host);
-    hl = curl_slist_append(hl, line);
-    hl = curl_slist_append(hl, "Expect:");
+    wipe(&b);
+    tlr_buf_printf(&b, "Authorization: %s", sig.authorization);
+    hl = curl_slist_append(hl, tlr_buf_str(&b));
+    wipe(&b);
+    tlr_buf_printf(&b, "Host: %s", j->host);
+    hl = curl_slist_append(hl, tlr_buf_str(&b));
+    wipe(&b);
+    tlr_buf_free(&b);
+    if (rq->body != NULL)
+        hl = curl_slist_append(hl, "Expect:");
+    if (rq->target == NULL)
+        hl = curl_slist_append(hl, "Accept: application/json");
     if (hl == NULL)
         abort();
     curl_easy_reset(j->curl);
-    curl_easy_setopt(j->curl, CURLOPT_URL, j->url);
-    curl_easy_setopt(j->curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(j->curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(j->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(j->curl, CURLOPT_URL, rq->url);
+    if (rq->body != NULL) {
+        curl_easy_setopt(j->curl, CURLOPT_POST, 1L);
+        curl_easy_setopt(j->curl, CURLOPT_POSTFIELDS, rq->body);
+        curl_easy_setopt(j->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    } else {
+        curl_easy_setopt(j->curl, CURLOPT_HTTPGET, 1L);
+    }
+    if (strcmp(rq->method, rq->body != NULL ? "POST" : "GET") != 0)
+        curl_easy_setopt(j->curl, CURLOPT_CUSTOMREQUEST, rq->method);
     curl_easy_setopt(j->curl, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(j->curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(j->curl, CURLOPT_WRITEDATA, s);
@@ -304,13 +357,10 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
-int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_object **out,
-                      tlr_aws_error *err)
+/* Send rq until it succeeds, fails for good or runs out of attempts. */
+static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
+                        tlr_aws_error *err)
 {
-    if (j == NULL || op == NULL || out == NULL)
-        return TLR_E_INVAL;
-    const char *text = body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN)
-                            : "{}";
     tlr_aws_error e = { 0 };
     int rc = TLR_OK;
     for (int attempt = 0; attempt < j->max_attempts; attempt++) {
@@ -324,7 +374,7 @@ int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_o
             break;
         }
         tlr_buf_init(&s.body, j->max_response);
-        rc = exchange(j, op, text, &cr, &s, &status, curlerr);
+        rc = exchange(j, rq, &cr, &s, &status, curlerr);
         tlr_aws_credentials_clear(&cr);
         if (rc == TLR_OK) {
             e.http_status = (int)status;
@@ -335,7 +385,7 @@ int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_o
                 json_tokener_free(tok);
                 if (o == NULL) {
                     snprintf(e.message, sizeof(e.message), "%s %s: malformed JSON answer",
-                             j->service, op);
+                             j->service, rq->op);
                     rc = TLR_E_PARSE;
                 } else {
                     *out = o;
@@ -343,6 +393,9 @@ int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_o
             } else {
                 tlr_aws_json_error_parse(s.body.data, s.body.len, s.type_header, (int)status,
                                          &e);
+                /* REST: the path names a resource, so a bare 404 is "no such one". */
+                if (e.code[0] == '\0' && status == 404 && rq->target == NULL)
+                    snprintf(e.code, sizeof(e.code), "ResourceNotFoundException");
                 if (e.code[0] != '\0')
                     rc = tlr_aws_error_class(e.code, (int)status);
                 else
@@ -350,16 +403,16 @@ int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_o
             }
         } else if (rc == TLR_E_TOOBIG) {
             snprintf(e.message, sizeof(e.message), "%s %s: answer larger than %zu bytes",
-                     j->service, op, j->max_response);
+                     j->service, rq->op, j->max_response);
         } else {
-            snprintf(e.message, sizeof(e.message), "%s %s: %s", j->service, op, curlerr);
+            snprintf(e.message, sizeof(e.message), "%s %s: %s", j->service, rq->op, curlerr);
         }
         tlr_buf_free(&s.body);
         if (rc == TLR_OK)
             break;
-        /* A 404 without an AWS error code is "no such service here": final. */
+        /* JSON 1.1: a 404 is "no such service here" (moto's HTML answer): final. */
         bool retry = rc == TLR_E_THROTTLED || rc == TLR_E_IO || rc == TLR_E_TIMEOUT ||
-                     (rc == TLR_E_UNAVAILABLE && e.http_status != 404);
+                     (rc == TLR_E_UNAVAILABLE && (rq->target == NULL || e.http_status != 404));
         if (rc == TLR_E_AUTH && (strcmp(e.code, "ExpiredToken") == 0 ||
                                  strcmp(e.code, "ExpiredTokenException") == 0))
             tlr_aws_creds_invalidate(j->creds);
@@ -369,12 +422,45 @@ int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_o
         if (ceiling > j->backoff_cap_ms)
             ceiling = j->backoff_cap_ms;
         int64_t delay = (int64_t)(next_rand(j) % (uint64_t)(ceiling + 1));
-        TLR_WARN(j->log, "aws call retried", TLR_S("service", j->service), TLR_S("action", op),
-                 TLR_S("aws_code", e.code), TLR_ERR(rc), TLR_I("http_status", e.http_status),
-                 TLR_I("attempt", attempt + 1), TLR_I("delay_ms", delay));
+        TLR_WARN(j->log, "aws call retried", TLR_S("service", j->service),
+                 TLR_S("action", rq->op), TLR_S("aws_code", e.code), TLR_ERR(rc),
+                 TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
+                 TLR_I("delay_ms", delay));
         sleep_ms(delay);
     }
     if (rc != TLR_OK && err != NULL)
         *err = e;
+    return rc;
+}
+
+int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_object **out,
+                      tlr_aws_error *err)
+{
+    char target[256];
+
+    if (j == NULL || op == NULL || out == NULL || j->target_prefix == NULL)
+        return TLR_E_INVAL;
+    snprintf(target, sizeof(target), "%s.%s", j->target_prefix, op);
+    request rq = { op, "POST", j->url, j->path, target,
+                   body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : "{}" };
+    return send_request(j, &rq, out, err);
+}
+
+int tlr_aws_json_rest(tlr_aws_json *j, const char *op, const char *method, const char *path,
+                      json_object *body, json_object **out, tlr_aws_error *err)
+{
+    if (j == NULL || op == NULL || method == NULL || path == NULL || path[0] != '/' ||
+        out == NULL)
+        return TLR_E_INVAL;
+    size_t pl = strlen(j->rest_prefix) + strlen(path) + 1;
+    size_t ul = strlen(j->origin) + pl;
+    char *full = tlr_malloc(pl), *url = tlr_malloc(ul);
+    snprintf(full, pl, "%s%s", j->rest_prefix, path);
+    snprintf(url, ul, "%s%s", j->origin, full);
+    request rq = { op, method, url, full, NULL,
+                   body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL };
+    int rc = send_request(j, &rq, out, err);
+    free(full);
+    free(url);
     return rc;
 }

@@ -1,6 +1,6 @@
-/* awsjson_test.c - the JSON 1.1 client and the Pricing API on a scripted
- * server: what is sent and signed, how answers and errors are read, what
- * is retried, and GetProducts paging into sorted prices. */
+/* awsjson_test.c - the JSON 1.1 and REST-JSON client and the Pricing API
+ * on a scripted server: what is sent and signed, how answers and errors
+ * are read, what is retried, and GetProducts paging into sorted prices. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,6 +185,80 @@ static void test_pricing_pages(void **state)
     testsrv_free(&e.s);
 }
 
+/* REST-JSON: the method and path (after the endpoint's own path) as sent,
+ * signed for the service, no X-Amz-Target; a body is application/json; a
+ * bare 404 names a missing resource. */
+static void test_rest(void **state)
+{
+    (void)state;
+    const testsrv_resp r[] = { { 200, "{\"cluster\":{\"name\":\"a b\"}}" },
+                               { 201, "{}" },
+                               { 404, "" } };
+    testsrv s;
+    tlr_aws_creds *cr;
+    tlr_aws_json *j;
+    char url[64], origin[64];
+    testsrv_start(&s, r, 3);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/base/", s.port);
+    snprintf(origin, sizeof(origin), "http://127.0.0.1:%d", s.port);
+    assert_int_equal(tlr_aws_creds_create_static("AKIDEXAMPLE", "SECRET", "TOKEN123", &cr),
+                     TLR_OK);
+    tlr_aws_json_opts o = { .service = "eks", .endpoint = url, .creds = cr,
+                            .region = "us-west-2", .backoff_base_ms = 1, .backoff_cap_ms = 2,
+                            .max_attempts = 3 };   /* no target_prefix: REST only */
+    assert_int_equal(tlr_aws_json_create(&o, &j), TLR_OK);
+    assert_string_equal(tlr_aws_json_origin(j), origin);
+
+    json_object *out = NULL, *c = NULL, *v = NULL;
+    assert_int_equal(tlr_aws_json_rest(j, "DescribeCluster", "GET", "/clusters/a%20b", NULL,
+                                       &out, NULL), TLR_OK);
+    assert_true(json_object_object_get_ex(out, "cluster", &c) &&
+                json_object_object_get_ex(c, "name", &v));
+    assert_string_equal(json_object_get_string(v), "a b");
+    json_object_put(out);
+
+    json_object *body = json_object_new_object();
+    json_object_object_add(body, "k", json_object_new_string("v"));
+    out = NULL;
+    assert_int_equal(tlr_aws_json_rest(j, "Tag", "POST", "/tags", body, &out, NULL), TLR_OK);
+    json_object_put(out);
+    json_object_put(body);
+
+    tlr_aws_error err = { 0 };
+    out = NULL;
+    assert_int_equal(tlr_aws_json_rest(j, "DescribeCluster", "GET", "/clusters/gone", NULL, &out,
+                                       &err), TLR_E_NOTFOUND);
+    assert_string_equal(err.code, "ResourceNotFoundException");
+    assert_int_equal(err.http_status, 404);
+    assert_null(out);
+    assert_int_equal(tlr_aws_json_rest(j, "X", "GET", "no-slash", NULL, &out, NULL), TLR_E_INVAL);
+    assert_int_equal(tlr_aws_json_call(j, "X", NULL, &out, NULL), TLR_E_INVAL);   /* no target */
+    testsrv_stop(&s);
+    tlr_aws_json_free(j);
+    tlr_aws_creds_free(cr);
+    assert_int_equal(s.served, 3);   /* the 404 was final */
+
+    const char *get = s.req[0], *post = s.req[1];
+    if (strncmp(get, "GET /base/clusters/a%20b HTTP/1.1\r\n", 35) != 0)
+        fail_msg("GET request line: got [%.60s]", get);
+    assert_null(strcasestr(get, "x-amz-target"));
+    assert_null(strcasestr(get, "content-type"));
+    assert_non_null(strcasestr(get, "accept: application/json"));
+    assert_non_null(strstr(get, "Credential=AKIDEXAMPLE/"));
+    assert_non_null(strstr(get, "/us-west-2/eks/aws4_request"));
+    assert_non_null(strstr(get, "SignedHeaders=host;x-amz-date;x-amz-security-token,"));
+    assert_non_null(strcasestr(get, "x-amz-security-token: TOKEN123"));
+    assert_null(strstr(get, "SECRET"));
+    if (strncmp(post, "POST /base/tags HTTP/1.1\r\n", 26) != 0)
+        fail_msg("POST request line: got [%.60s]", post);
+    assert_null(strcasestr(post, "x-amz-target"));
+    assert_non_null(strcasestr(post, "content-type: application/json\r\n"));
+    assert_non_null(strstr(post, "SignedHeaders=content-type;host;x-amz-date;"
+                                 "x-amz-security-token,"));
+    assert_non_null(strstr(post, "\r\n\r\n{\"k\":\"v\"}"));
+    testsrv_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_error_header),
         cmocka_unit_test(test_pricing_pages),
+        cmocka_unit_test(test_rest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

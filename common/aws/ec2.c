@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tlr_alloc.h"
+#include "tlr_base64.h"
 #include "tlr_ec2.h"
 #include "tlr_err.h"
 #include "tlr_time.h"
@@ -47,13 +48,6 @@ void tlr_ec2_free(tlr_ec2 *e)
 }
 
 /* --- instances ------------------------------------------------------- */
-
-static char *dup_text(const tlr_xml_node *n, const char *path)
-{
-    const char *t = tlr_xml_find_text(n, path);
-
-    return tlr_strdup(t != NULL ? t : "");
-}
 
 static void instance_clear(tlr_ec2_instance *i)
 {
@@ -103,13 +97,13 @@ static int decode_instance(const tlr_xml_node *it, tlr_ec2_instance *out)
     if (id == NULL || id[0] == '\0')
         return TLR_E_PARSE;
     inst.id = tlr_strdup(id);
-    inst.type = dup_text(it, "instanceType");
-    inst.state = dup_text(it, "instanceState/name");
-    inst.zone = dup_text(it, "placement/availabilityZone");
-    inst.private_dns = dup_text(it, "privateDnsName");
-    inst.private_ip = dup_text(it, "privateIpAddress");
-    inst.image_id = dup_text(it, "imageId");
-    inst.subnet_id = dup_text(it, "subnetId");
+    inst.type = tlr_xml_find_dup(it, "instanceType");
+    inst.state = tlr_xml_find_dup(it, "instanceState/name");
+    inst.zone = tlr_xml_find_dup(it, "placement/availabilityZone");
+    inst.private_dns = tlr_xml_find_dup(it, "privateDnsName");
+    inst.private_ip = tlr_xml_find_dup(it, "privateIpAddress");
+    inst.image_id = tlr_xml_find_dup(it, "imageId");
+    inst.subnet_id = tlr_xml_find_dup(it, "subnetId");
     inst.spot = life != NULL && strcmp(life, "spot") == 0;
     if (launch != NULL && launch[0] != '\0' && tlr_time_parse(launch, &inst.launch_ms) != TLR_OK)
         inst.launch_ms = 0;
@@ -121,7 +115,7 @@ static int decode_instance(const tlr_xml_node *it, tlr_ec2_instance *out)
             continue;
         TLR_GROW(inst.tags, cap, inst.ntags + 1);
         inst.tags[inst.ntags].key = tlr_strdup(k);
-        inst.tags[inst.ntags].value = dup_text(t, "value");
+        inst.tags[inst.ntags].value = tlr_xml_find_dup(t, "value");
         inst.ntags++;
     }
     *out = inst;
@@ -309,59 +303,6 @@ int tlr_ec2_terminate_instances(tlr_ec2 *e, const char *const *ids, size_t nids,
 
 /* --- DescribeInstanceAttribute userData ------------------------------ */
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-/* Standard base64 with padding; whitespace (EC2 and XML may wrap lines)
- * is skipped.  On TLR_OK *out is new and NUL-terminated. */
-static int b64_decode(const char *in, char **out)
-{
-    size_t n = strlen(in), len = 0, pad = 0;
-    char *buf = tlr_malloc(n / 4 * 3 + 4);
-    unsigned acc = 0;
-    int bits = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)in[i];
-        int v;
-
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
-            continue;
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        if (pad > 0 || (v = b64_value(c)) < 0)
-            goto bad;   /* data after padding, or not a base64 letter */
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[len++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    if (pad > 2 || bits >= 6)
-        goto bad;
-    buf[len] = '\0';
-    *out = buf;
-    return TLR_OK;
-bad:
-    free(buf);
-    return TLR_E_PARSE;
-}
-
 int tlr_ec2_parse_user_data(const tlr_xml_node *root, char **out)
 {
     const char *v;
@@ -371,7 +312,10 @@ int tlr_ec2_parse_user_data(const tlr_xml_node *root, char **out)
     if (strcmp(tlr_xml_name(root), "DescribeInstanceAttributeResponse") != 0)
         return TLR_E_PARSE;
     v = tlr_xml_find_text(root, "userData/value");
-    return b64_decode(v != NULL ? v : "", out);
+    if (v == NULL)
+        v = "";
+    /* lax: EC2 pads, but this reader has always taken short or missing padding */
+    return tlr_base64_decode_lax(v, strlen(v), out, NULL);
 }
 
 int tlr_ec2_instance_user_data(tlr_ec2 *e, const char *instance_id, char **out,
@@ -516,7 +460,7 @@ int tlr_ec2_parse_create_fleet(const tlr_xml_node *root, tlr_ec2_fleet_result *o
         return TLR_E_INVAL;
     if (strcmp(tlr_xml_name(root), "CreateFleetResponse") != 0)
         return TLR_E_PARSE;
-    res.fleet_id = dup_text(root, "fleetId");
+    res.fleet_id = tlr_xml_find_dup(root, "fleetId");
     for (const tlr_xml_node *it = tlr_xml_find(root, "fleetInstanceSet/item"); it != NULL;
          it = tlr_xml_next_named(it)) {
         const tlr_xml_node *ov = tlr_xml_find(it, "launchTemplateAndOverrides/overrides");
@@ -532,9 +476,10 @@ int tlr_ec2_parse_create_fleet(const tlr_xml_node *root, tlr_ec2_fleet_result *o
             TLR_GROW(res.instances, icap, res.ninstances + 1);
             fi = &res.instances[res.ninstances++];
             fi->id = tlr_strdup(tlr_xml_text(id));
-            fi->instance_type = type != NULL ? tlr_strdup(type) : dup_text(ov, "instanceType");
-            fi->zone = dup_text(ov, "availabilityZone");
-            fi->subnet_id = dup_text(ov, "subnetId");
+            fi->instance_type =
+                type != NULL ? tlr_strdup(type) : tlr_xml_find_dup(ov, "instanceType");
+            fi->zone = tlr_xml_find_dup(ov, "availabilityZone");
+            fi->subnet_id = tlr_xml_find_dup(ov, "subnetId");
             fi->spot = life != NULL && strcmp(life, "spot") == 0;
         }
     }
@@ -546,11 +491,11 @@ int tlr_ec2_parse_create_fleet(const tlr_xml_node *root, tlr_ec2_fleet_result *o
 
         TLR_GROW(res.errors, ecap, res.nerrors + 1);
         fe = &res.errors[res.nerrors++];
-        fe->code = dup_text(it, "errorCode");
-        fe->message = dup_text(it, "errorMessage");
-        fe->instance_type = dup_text(ov, "instanceType");
-        fe->zone = dup_text(ov, "availabilityZone");
-        fe->subnet_id = dup_text(ov, "subnetId");
+        fe->code = tlr_xml_find_dup(it, "errorCode");
+        fe->message = tlr_xml_find_dup(it, "errorMessage");
+        fe->instance_type = tlr_xml_find_dup(ov, "instanceType");
+        fe->zone = tlr_xml_find_dup(ov, "availabilityZone");
+        fe->subnet_id = tlr_xml_find_dup(ov, "subnetId");
         fe->spot = life != NULL && strcmp(life, "spot") == 0;
         fe->tlr_code = tlr_aws_error_class(fe->code, 0);
     }

@@ -22,12 +22,6 @@
 /* The client struct is private to ec2.c; it holds only the Query client,
  * which ec2.c hands out through tlr_ec2_query(). */
 
-static char *dup_text(const tlr_xml_node *n, const char *path)
-{
-    const char *t = tlr_xml_find_text(n, path);
-    return tlr_strdup(t != NULL ? t : "");
-}
-
 static int64_t num(const tlr_xml_node *n, const char *path)
 {
     const char *t = tlr_xml_find_text(n, path);
@@ -67,7 +61,7 @@ static void tags_of(const tlr_xml_node *it, tlr_ec2_tag **tags, size_t *ntags)
             continue;
         TLR_GROW(*tags, cap, *ntags + 1);
         (*tags)[*ntags].key = tlr_strdup(k);
-        (*tags)[*ntags].value = dup_text(t, "value");
+        (*tags)[*ntags].value = tlr_xml_find_dup(t, "value");
         (*ntags)++;
     }
 }
@@ -121,9 +115,9 @@ int tlr_ec2_parse_subnets(const tlr_xml_node *root, tlr_ec2_subnets *out, char *
             return TLR_E_PARSE;
         tlr_ec2_subnet s = { 0 };
         s.id = tlr_strdup(id);
-        s.zone = dup_text(it, "availabilityZone");
-        s.zone_id = dup_text(it, "availabilityZoneId");
-        s.vpc_id = dup_text(it, "vpcId");
+        s.zone = tlr_xml_find_dup(it, "availabilityZone");
+        s.zone_id = tlr_xml_find_dup(it, "availabilityZoneId");
+        s.vpc_id = tlr_xml_find_dup(it, "vpcId");
         s.available_ips = num(it, "availableIpAddressCount");
         tags_of(it, &s.tags, &s.ntags);
         APPEND(out, cap, s);
@@ -164,8 +158,8 @@ int tlr_ec2_parse_security_groups(const tlr_xml_node *root, tlr_ec2_security_gro
             return TLR_E_PARSE;
         tlr_ec2_security_group g = { 0 };
         g.id = tlr_strdup(id);
-        g.name = dup_text(it, "groupName");
-        g.vpc_id = dup_text(it, "vpcId");
+        g.name = tlr_xml_find_dup(it, "groupName");
+        g.vpc_id = tlr_xml_find_dup(it, "vpcId");
         tags_of(it, &g.tags, &g.ntags);
         APPEND(out, cap, g);
     }
@@ -202,10 +196,10 @@ int tlr_ec2_parse_images(const tlr_xml_node *root, tlr_ec2_images *out, char **n
             return TLR_E_PARSE;
         tlr_ec2_image m = { 0 };
         m.id = tlr_strdup(id);
-        m.name = dup_text(it, "name");
-        m.arch = dup_text(it, "architecture");
-        m.state = dup_text(it, "imageState");
-        m.owner = dup_text(it, "imageOwnerId");
+        m.name = tlr_xml_find_dup(it, "name");
+        m.arch = tlr_xml_find_dup(it, "architecture");
+        m.state = tlr_xml_find_dup(it, "imageState");
+        m.owner = tlr_xml_find_dup(it, "imageOwnerId");
         m.creation_ms = when(it, "creationDate");
         m.deprecation_ms = when(it, "deprecationTime");
         tags_of(it, &m.tags, &m.ntags);
@@ -248,13 +242,13 @@ static void decode_type(const tlr_xml_node *it, tlr_ec2_type_info *t)
     const tlr_xml_node *net = tlr_xml_find(it, "networkInfo");
     int64_t dflt = num(net, "defaultNetworkCardIndex");
 
-    t->name = dup_text(it, "instanceType");
-    t->arch = dup_text(it, "processorInfo/supportedArchitectures/item");
+    t->name = tlr_xml_find_dup(it, "instanceType");
+    t->arch = tlr_xml_find_dup(it, "processorInfo/supportedArchitectures/item");
     t->vcpu = (int32_t)num(it, "vCpuInfo/defaultVCpus");
     t->memory_mib = num(it, "memoryInfo/sizeInMiB");
     t->bare_metal = flag(it, "bareMetal");
-    t->hypervisor = dup_text(it, "hypervisor");
-    t->cpu_manufacturer = dup_text(it, "processorInfo/manufacturer");
+    t->hypervisor = tlr_xml_find_dup(it, "hypervisor");
+    t->cpu_manufacturer = tlr_xml_find_dup(it, "processorInfo/manufacturer");
     t->spot = listed(it, "supportedUsageClasses/item", "spot");
     t->on_demand = listed(it, "supportedUsageClasses/item", "on-demand");
     t->hvm = listed(it, "supportedVirtualizationTypes/item", "hvm");
@@ -277,8 +271,8 @@ static void decode_type(const tlr_xml_node *it, tlr_ec2_type_info *t)
         t->local_nvme_gb = num(st, "totalSizeInGB");
     const tlr_xml_node *g = tlr_xml_find(it, "gpuInfo/gpus/item");
     t->gpu_count = (int32_t)num(g, "count");
-    t->gpu_name = dup_text(g, "name");
-    t->gpu_manufacturer = dup_text(g, "manufacturer");
+    t->gpu_name = tlr_xml_find_dup(g, "name");
+    t->gpu_manufacturer = tlr_xml_find_dup(g, "manufacturer");
     t->gpu_memory_mib = num(g, "memoryInfo/sizeInMiB");
     const tlr_xml_node *nd = tlr_xml_find(it, "neuronInfo/neuronDevices/item");
     t->neuron_devices = (int32_t)num(nd, "count");
@@ -286,11 +280,11 @@ static void decode_type(const tlr_xml_node *it, tlr_ec2_type_info *t)
     const tlr_xml_node *ia = tlr_xml_find(it, "inferenceAcceleratorInfo/accelerators/item");
     if (ia != NULL) {
         t->accelerator_count = (int32_t)num(ia, "count");
-        t->accelerator_name = dup_text(ia, "name");
-        t->accelerator_manufacturer = dup_text(ia, "manufacturer");
+        t->accelerator_name = tlr_xml_find_dup(ia, "name");
+        t->accelerator_manufacturer = tlr_xml_find_dup(ia, "manufacturer");
     } else {
         t->accelerator_count = t->neuron_devices;
-        t->accelerator_name = dup_text(nd, "name");
+        t->accelerator_name = tlr_xml_find_dup(nd, "name");
         t->accelerator_manufacturer = tlr_strdup(t->neuron_devices > 0 ? "AWS" : "");
     }
 }

@@ -53,12 +53,6 @@ void tlr_iam_free(tlr_iam *c)
 
 /* --- decoding ----------------------------------------------------------- */
 
-static char *dup_text(const tlr_xml_node *n, const char *path)
-{
-    const char *t = tlr_xml_find_text(n, path);
-    return tlr_strdup(t != NULL ? t : "");
-}
-
 void tlr_iam_profile_free(tlr_iam_profile *p)
 {
     if (p == NULL)
@@ -100,9 +94,9 @@ static int decode_profile(const tlr_xml_node *m, tlr_iam_profile *out)
     if (name == NULL || name[0] == '\0')
         return TLR_E_PARSE;
     p.name = tlr_strdup(name);
-    p.id = dup_text(m, "InstanceProfileId");
-    p.arn = dup_text(m, "Arn");
-    p.path = dup_text(m, "Path");
+    p.id = tlr_xml_find_dup(m, "InstanceProfileId");
+    p.arn = tlr_xml_find_dup(m, "Arn");
+    p.path = tlr_xml_find_dup(m, "Path");
     if (created == NULL || tlr_time_parse(created, &p.created_ms) != TLR_OK)
         p.created_ms = 0;
     for (const tlr_xml_node *r = tlr_xml_find(m, "Roles/member"); r != NULL;
@@ -123,7 +117,7 @@ static int decode_profile(const tlr_xml_node *m, tlr_iam_profile *out)
             continue;
         TLR_GROW(p.tags, cap, p.ntags + 1);
         p.tags[p.ntags].key = tlr_strdup(k);
-        p.tags[p.ntags].value = dup_text(t, "Value");
+        p.tags[p.ntags].value = tlr_xml_find_dup(t, "Value");
         p.ntags++;
     }
     *out = p;

@@ -51,12 +51,6 @@ void tlr_sqs_messages_free(tlr_sqs_messages *l)
     memset(l, 0, sizeof(*l));
 }
 
-static char *text_of(const tlr_xml_node *n, const char *path)
-{
-    const char *t = tlr_xml_find_text(n, path);
-    return tlr_strdup(t ? t : "");
-}
-
 int tlr_sqs_parse_receive(const tlr_xml_node *root, tlr_sqs_messages *out)
 {
     memset(out, 0, sizeof(*out));
@@ -71,10 +65,10 @@ int tlr_sqs_parse_receive(const tlr_xml_node *root, tlr_sqs_messages *out)
             continue;
         TLR_GROW(out->v, cap, out->n + 1);
         tlr_sqs_message *x = &out->v[out->n++];
-        x->id = text_of(m, "MessageId");
-        x->receipt = text_of(m, "ReceiptHandle");
-        x->body = text_of(m, "Body");
-        x->md5 = text_of(m, "MD5OfBody");
+        x->id = tlr_xml_find_dup(m, "MessageId");
+        x->receipt = tlr_xml_find_dup(m, "ReceiptHandle");
+        x->body = tlr_xml_find_dup(m, "Body");
+        x->md5 = tlr_xml_find_dup(m, "MD5OfBody");
         if (!x->receipt[0]) {
             tlr_sqs_messages_free(out);
             return TLR_E_PARSE;   /* a message we could never delete */

@@ -58,6 +58,8 @@ size_t tlr_xml_nchildren(const tlr_xml_node *n);
 const tlr_xml_node *tlr_xml_find(const tlr_xml_node *n, const char *path);
 /* Its text; NULL if absent. */
 const char *tlr_xml_find_text(const tlr_xml_node *n, const char *path);
+/* A copy of its text, new and owned by the caller (free()); "" if absent. */
+char *tlr_xml_find_dup(const tlr_xml_node *n, const char *path);
 /* The first element named name anywhere below n (depth first), n
  * included; NULL if none. */
 const tlr_xml_node *tlr_xml_find_deep(const tlr_xml_node *n, const char *name);

@@ -264,6 +264,13 @@ const char *tlr_xml_find_text(const tlr_xml_node *n, const char *path)
     return tlr_xml_text(tlr_xml_find(n, path));
 }
 
+char *tlr_xml_find_dup(const tlr_xml_node *n, const char *path)
+{
+    const char *t = tlr_xml_find_text(n, path);
+
+    return tlr_strdup(t != NULL ? t : "");
+}
+
 const tlr_xml_node *tlr_xml_find_deep(const tlr_xml_node *n, const char *name)
 {
     if (n == NULL || name == NULL)

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -95,6 +96,11 @@ static void test_paths_and_lists(void **state)
     assert_null(tlr_xml_find(r, "set/nope"));
     assert_null(tlr_xml_find_text(r, "nope"));
     assert_string_equal(tlr_xml_find_text(r, "set/other"), "");
+    char *dup = tlr_xml_find_dup(r, "prefixed"), *none = tlr_xml_find_dup(r, "nope");
+    assert_string_equal(dup, "yes");
+    assert_string_equal(none, "");   /* absent: "", not NULL */
+    free(dup);
+    free(none);
     assert_ptr_equal(tlr_xml_find(r, ""), r);
     assert_string_equal(tlr_xml_find_text(tlr_xml_find_deep(r, "Error"), "Code"), "E");
     assert_null(tlr_xml_find(NULL, "set"));

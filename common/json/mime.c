@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "tlr_alloc.h"
+#include "tlr_base64.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 
@@ -230,55 +231,22 @@ static bool is_delim(const char *s, size_t n, const char *b, size_t blen, bool *
     return true;
 }
 
-static int b64_val(unsigned char c)
+/* Decode a base64 body s[0..n) into a new buffer.  This reader skips
+ * every isspace() character and tolerates short or missing padding;
+ * tlr_base64 skips blanks and line breaks but not \v and \f, so those go
+ * first. */
+static bool b64_body(const char *s, size_t n, char **out, size_t *outlen)
 {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
+    char *t = tlr_malloc(n + 1);
+    size_t k = 0;
+    int rc;
 
-/* Decode base64 s[0..n) (line breaks and blanks skipped) into a new buffer. */
-static bool b64_decode(const char *s, size_t n, char **out, size_t *outlen)
-{
-    char *o = tlr_malloc(n / 4 * 3 + 4);
-    size_t k = 0, pad = 0;
-    unsigned acc = 0, bits = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isspace(c))
-            continue;
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        int v = b64_val(c);
-        if (v < 0 || pad > 0)
-            goto bad;
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            o[k++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    if (bits >= 6 || pad > 2)   /* one stray symbol cannot make a byte */
-        goto bad;
-    o[k] = '\0';
-    *out = o;
-    *outlen = k;
-    return true;
-bad:
-    free(o);
-    return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != '\v' && s[i] != '\f')
+            t[k++] = s[i];
+    rc = tlr_base64_decode_lax(t, k, out, outlen);
+    free(t);
+    return rc == TLR_OK;
 }
 
 void tlr_mime_doc_free(tlr_mime_doc *d)
@@ -311,7 +279,7 @@ static int part_add(tlr_mime_doc *doc, size_t *cap, const char *buf, size_t star
     TLR_GROW(doc->parts, *cap, doc->n + 1);
     tlr_mime_part *p = &doc->parts[doc->n];
     if (h.encoding != NULL && strcasecmp(h.encoding, "base64") == 0) {
-        if (!b64_decode(buf + body, end - body, &p->body, &p->len)) {
+        if (!b64_body(buf + body, end - body, &p->body, &p->len)) {
             rc = fail(err, errlen, TLR_E_PARSE, "line %zu: part %zu: bad base64 body", lineno,
                       doc->n + 1);
             goto out;

@@ -18,9 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <openssl/evp.h>
+#include <openssl/crypto.h>
 
 #include "tlr_alloc.h"
+#include "tlr_base64.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
@@ -81,38 +82,6 @@ void tlr_kube_config_free(tlr_kube_config *c)
     free(c);
 }
 
-/* Decode base64 s into a new NUL-terminated buffer. */
-static int b64_decode(const char *s, char **out, size_t *outlen)
-{
-    size_t n = 0;
-    char *clean = tlr_malloc(strlen(s) + 1);
-    for (const char *p = s; *p; p++)
-        if (*p != '\n' && *p != '\r' && *p != ' ' && *p != '\t')
-            clean[n++] = *p;
-    clean[n] = '\0';
-    if (n % 4 != 0) {
-        free(clean);
-        return TLR_E_INVAL;
-    }
-    unsigned char *buf = tlr_malloc(n / 4 * 3 + 1);
-    int got = n ? EVP_DecodeBlock(buf, (unsigned char *)clean, (int)n) : 0;
-    if (got < 0) {
-        free(clean);
-        free(buf);
-        return TLR_E_INVAL;
-    }
-    /* EVP_DecodeBlock counts padding bytes as data. */
-    if (n >= 1 && clean[n - 1] == '=')
-        got--;
-    if (n >= 2 && clean[n - 2] == '=')
-        got--;
-    free(clean);
-    buf[got] = '\0';
-    *out = (char *)buf;
-    *outlen = (size_t)got;
-    return TLR_OK;
-}
-
 /* The entry of the named list (clusters/users/contexts) whose name is
  * name, or NULL. */
 static json_object *named(json_object *root, const char *list,
@@ -170,7 +139,7 @@ static int data_field(json_object *o, const char *key, const char *what,
     int rc = opt_str(o, key, &s, what, err, errlen);
     if (rc != TLR_OK || s == NULL || s[0] == '\0')
         return rc;
-    if (b64_decode(s, data, len) != TLR_OK)
+    if (tlr_base64_decode(s, strlen(s), data, len) != TLR_OK)
         return seterr(err, errlen, TLR_E_INVAL, "%s.%s: bad base64", what, key);
     return TLR_OK;
 }

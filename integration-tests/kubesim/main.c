@@ -6,7 +6,6 @@
  * writes a kubeconfig, prints the kubectl line to use, and on SIGTERM or
  * SIGINT stops everything in reverse order.
  */
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
@@ -25,6 +24,7 @@
 #include "sched.h"
 #include "ks_store.h"
 #include "tlr_alloc.h"
+#include "tlr_base64.h"
 #include "tlr_conf.h"
 #include "tlr_err.h"
 #include "tlr_log.h"
@@ -92,9 +92,7 @@ static int write_kubeconfig(const char *path, const char *server, const char *ca
     fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: kubesim\n  cluster:\n"
                "    server: %s\n", server);
     if (ca_pem) {
-        size_t n = strlen(ca_pem);
-        char *b64 = tlr_malloc(4 * ((n + 2) / 3) + 1);
-        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)ca_pem, (int)n);
+        char *b64 = tlr_base64_encode(ca_pem, strlen(ca_pem));
         fprintf(f, "    certificate-authority-data: %s\n", b64);
         free(b64);
     }

@@ -37,6 +37,7 @@
 
 #include "nodeagent.h"
 #include "tlr_alloc.h"
+#include "tlr_base64.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_mime.h"
@@ -147,67 +148,17 @@ static bool mem_contains(const char *d, size_t n, const char *needle)
     return false;
 }
 
-static int b64v(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
 /* Go's base64.StdEncoding.Decode: CR and LF are skipped, everything else
  * must be the alphabet in groups of four with "=" padding only at the end.
- * On success *out is new (NUL-terminated, *outlen bytes). */
+ * That is tlr_base64_decode, which also skips blanks and tabs, so those
+ * are refused first.  On success *out is new (NUL-terminated, *outlen
+ * bytes). */
 static bool b64_decode(const char *in, size_t n, char **out, size_t *outlen)
 {
-    char *buf = tlr_malloc(n / 4 * 3 + 4);
-    size_t len = 0, quad = 0, pad = 0;
-    unsigned acc = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)in[i];
-        int v;
-
-        if (c == '\r' || c == '\n')
-            continue;
-        if (c == '=') {
-            if (quad < 2)
-                goto bad;
-            pad++;
-            quad++;
-            if (quad == 4) {
-                if (pad == 1)
-                    buf[len++] = (char)((acc >> 10) & 0xff), buf[len++] = (char)((acc >> 2) & 0xff);
-                else
-                    buf[len++] = (char)((acc >> 4) & 0xff);
-                quad = 0;
-                acc = 0;
-            }
-            continue;
-        }
-        if (pad > 0 || (v = b64v(c)) < 0)
-            goto bad;
-        acc = (acc << 6) | (unsigned)v;
-        if (++quad == 4) {
-            buf[len++] = (char)((acc >> 16) & 0xff);
-            buf[len++] = (char)((acc >> 8) & 0xff);
-            buf[len++] = (char)(acc & 0xff);
-            quad = 0;
-            acc = 0;
-        }
-    }
-    if (quad != 0)
-        goto bad;
-    buf[len] = '\0';
-    *out = buf;
-    *outlen = len;
-    return true;
-bad:
-    free(buf);
-    return false;
+    for (size_t i = 0; i < n; i++)
+        if (in[i] == ' ' || in[i] == '\t')
+            return false;
+    return tlr_base64_decode(in, n, out, outlen) == TLR_OK;
 }
 
 /* nodeadm's decodeIfBase64: the decoded bytes when d is base64, else a

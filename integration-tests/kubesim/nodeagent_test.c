@@ -16,6 +16,7 @@
 
 #include "nodeagent.h"
 #include "tlr_alloc.h"
+#include "tlr_base64.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
 
@@ -30,31 +31,11 @@ static const char other_pem[] =
     "-----END CERTIFICATE-----\n";
 #define EP "https://127.0.0.1:6443"
 
-static char *b64(const char *s, size_t n)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = tlr_malloc(4 * ((n + 2) / 3) + 1), *o = out;
-
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned char)s[i] << 16;
-
-        if (i + 1 < n)
-            v |= (unsigned char)s[i + 1] << 8;
-        if (i + 2 < n)
-            v |= (unsigned char)s[i + 2];
-        *o++ = a[(v >> 18) & 63];
-        *o++ = a[(v >> 12) & 63];
-        *o++ = i + 1 < n ? a[(v >> 6) & 63] : '=';
-        *o++ = i + 2 < n ? a[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
 /* tmpl with @CA@ -> base64 of our CA, @OTHERCA@ -> another CA's (new). */
 static char *fill(const char *tmpl)
 {
-    char *ca = b64(ca_pem, strlen(ca_pem)), *other = b64(other_pem, strlen(other_pem));
+    char *ca = tlr_base64_encode(ca_pem, strlen(ca_pem));
+    char *other = tlr_base64_encode(other_pem, strlen(other_pem));
     size_t cap = strlen(tmpl) + 8 * (strlen(ca) + strlen(other)) + 1, n = 0;
     char *out = tlr_malloc(cap);
 
@@ -291,7 +272,7 @@ static void test_families_and_refusals(void **state)
         int rc;
 
         if (c->base64) {
-            char *e = b64(ud, strlen(ud));
+            char *e = tlr_base64_encode(ud, strlen(ud));
 
             free(ud);
             ud = e;

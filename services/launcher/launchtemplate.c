@@ -2,13 +2,12 @@
  * (launchtemplate.h). */
 #include "launchtemplate.h"
 
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tlr_alloc.h"
+#include "tlr_base64.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_nodeshape.h"
@@ -84,9 +83,7 @@ int lc_lt_params(const Tailor__V1__NodeClass *nc, const lc_lt_opts *o, const cha
     kv(p, name, "LaunchTemplateName");
     kv(p, o->ami, "%s.ImageId", D);
     if (nc->user_data[0]) {
-        size_t n = strlen(nc->user_data);
-        char *b64 = tlr_malloc(4 * ((n + 2) / 3) + 1);
-        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)nc->user_data, (int)n);
+        char *b64 = tlr_base64_encode(nc->user_data, strlen(nc->user_data));
         kv(p, b64, "%s.UserData", D);
         free(b64);
     }
