@@ -25,6 +25,8 @@
 #include "tlr_awsquery.h"
 #include "tlr_ec2.h"
 #include "tlr_err.h"
+#include "tlr_awsjson.h"
+#include "tlr_eks.h"
 #include "tlr_iam.h"
 
 #include "profile.h"   /* the launcher's instance-profile logic (tailor_launcher_logic) */
@@ -316,6 +318,52 @@ out:
     tlr_aws_query_free(iamq);
 }
 
+/* EKS DescribeCluster against a cluster moto made: the identity the
+ * launcher reads when --cluster-endpoint/-ca-bundle/-cidr are unset.
+ * endpoint: a moto that does not enforce SigV4 (it cannot verify signed
+ * GETs; see moto_it.sh); the requests are signed all the same. */
+static void eks_describe(const char *endpoint, tlr_aws_creds *creds)
+{
+    tlr_aws_json *rest = NULL;
+    tlr_eks *eks = NULL;
+    tlr_aws_error err = { 0 };
+    json_object *ans = NULL;
+    tlr_eks_cluster c = { 0 };
+    int rc = tlr_aws_json_create(&(tlr_aws_json_opts){ .service = "eks", .endpoint = endpoint,
+                                                       .creds = creds }, &rest);
+    CHECK("eks REST client", rc == TLR_OK, "%s", tlr_errname(rc));
+    if (rc)
+        return;
+    json_object *body = json_tokener_parse(
+        "{\"name\": \"it-cluster\", \"roleArn\": \"arn:aws:iam::123456789012:role/eks\","
+        " \"resourcesVpcConfig\": {\"subnetIds\": []},"
+        " \"kubernetesNetworkConfig\": {\"serviceIpv4Cidr\": \"10.100.0.0/16\"}}");
+    rc = tlr_aws_json_rest(rest, "CreateCluster", "POST", "/clusters", body, &ans, &err);
+    CHECK("eks CreateCluster (setup)", rc == TLR_OK, "%s %s %s", tlr_errname(rc), err.code,
+          err.message);
+    json_object_put(body);
+    json_object_put(ans);
+    rc = tlr_eks_create(&(tlr_eks_opts){ .endpoint = endpoint, .creds = creds }, &eks);
+    CHECK("tlr_eks_create", rc == TLR_OK, "%s", tlr_errname(rc));
+    if (rc == TLR_OK) {
+        rc = tlr_eks_describe_cluster(eks, "it-cluster", &c, &err);
+        CHECK("DescribeCluster: endpoint, CA bundle and service CIDR",
+              rc == TLR_OK && strncmp(c.endpoint, "https://", 8) == 0 && strlen(c.ca_b64) > 16 &&
+                  strcmp(c.service_cidr_v4, "10.100.0.0/16") == 0 &&
+                  strcmp(c.name, "it-cluster") == 0,
+              "%s %s %s endpoint=%s cidr=%s", tlr_errname(rc), err.code, err.message,
+              c.endpoint ? c.endpoint : "-", c.service_cidr_v4 ? c.service_cidr_v4 : "-");
+        tlr_eks_cluster_clear(&c);
+        memset(&err, 0, sizeof(err));
+        rc = tlr_eks_describe_cluster(eks, "no-such-cluster", &c, &err);
+        CHECK("DescribeCluster of an absent cluster is NOTFOUND", rc == TLR_E_NOTFOUND,
+              "%s %s %s", tlr_errname(rc), err.code, err.message);
+        tlr_eks_cluster_clear(&c);
+    }
+    tlr_eks_free(eks);
+    tlr_aws_json_free(rest);
+}
+
 int main(int argc, char **argv)
 {
     const char *endpoint;
@@ -335,8 +383,8 @@ int main(int argc, char **argv)
     const char *ids[2] = { NULL, NULL };
     int rc;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: aws_it ENDPOINT\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: aws_it ENDPOINT [UNAUTHENTICATED-ENDPOINT]\n");
         return 2;
     }
     endpoint = argv[1];
@@ -417,6 +465,8 @@ int main(int argc, char **argv)
           err.code);
 
     instance_profiles(endpoint, good);
+    if (argc > 2)
+        eks_describe(argv[2], good);
 out:
     tlr_ec2_instances_free(&run);
     tlr_ec2_free(bad);
