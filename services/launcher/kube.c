@@ -265,6 +265,21 @@ static void one_status(void *arg, size_t i, int worker)
     b->rcs[i] = k_claim_status(b->k, b->names[i], b->bodies[i]);
 }
 
+static void one_patch(void *arg, size_t i, int worker)
+{
+    batch *b = arg;
+    (void)worker;
+    b->rcs[i] = k_claim_patch(b->k, b->names[i], b->bodies[i]);
+}
+
+static void k_claims_patch_n(void *arg, size_t n, const char *const *names,
+                             const char *const *patches, int *rcs)
+{
+    lc_kube *k = arg;
+    batch b = { k, names, patches, rcs };
+    lc_par_run(n, k->parallel, one_patch, &b);
+}
+
 static void k_claims_create_n(void *arg, size_t n, const char *const *names,
                               const char *const *jsons, int *rcs)
 {
@@ -498,5 +513,5 @@ lc_kube_ops lc_kube_ops_of(lc_kube *k)
     return (lc_kube_ops){ k_claim_create, k_claim_status, k_claim_delete, k_claims_list,
                           k_nodes_list, k_event, k_claims_create_n, k_claims_status_n,
                           k_nodeclass_status, k_nodeclass_get, k_claim_patch, k_node_patch,
-                          k_service_ip, k };
+                          k_service_ip, k_claims_patch_n, k };
 }

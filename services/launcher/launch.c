@@ -614,16 +614,25 @@ size_t lc_launch_claims(lc_prov *p, lc_launch_item *items, size_t n)
             free(patches[j]);
         }
         /* The instance's labels on the claim (kubectl get nodeclaims shows
-         * type, zone, capacity type from them). */
+         * type, zone, capacity type from them), in parallel as the status. */
+        k = 0;
         for (size_t i = 0; i < n && p->o.kube.claim_patch; i++) {
             if (items[i].rc != TLR_OK || !items[i].c)
                 continue;
-            char *lp = lc_claim_labels_patch(items[i].c->nc);
-            int lrc = p->o.kube.claim_patch(p->o.kube.arg, items[i].c->nc->name, lp);
-            if (lrc)
-                TLR_WARN(p->o.log, "nodeclaim labels not written",
-                         TLR_S("nodeclaim", items[i].c->nc->name), TLR_ERR(lrc));
-            free(lp);
+            names[k] = items[i].c->nc->name;
+            patches[k++] = lc_claim_labels_patch(items[i].c->nc);
+        }
+        if (p->o.kube.claims_patch_n) {
+            p->o.kube.claims_patch_n(p->o.kube.arg, k, names, (const char *const *)patches, src);
+        } else {
+            for (size_t j = 0; j < k; j++)
+                src[j] = p->o.kube.claim_patch(p->o.kube.arg, names[j], patches[j]);
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (src[j])
+                TLR_WARN(p->o.log, "nodeclaim labels not written", TLR_S("nodeclaim", names[j]),
+                         TLR_ERR(src[j]));
+            free(patches[j]);
         }
         free(names);
         free(patches);

@@ -144,6 +144,10 @@ typedef struct lc_kube_ops {
     /* spec.clusterIP of Service ns/name.  On TLR_OK *ip is new and owned;
      * TLR_E_NOTFOUND when there is no such Service (or it has no IP). */
     int (*service_ip)(void *arg, const char *ns, const char *name, char **ip);
+    /* Several claim_patch calls at once (possibly in parallel); rcs[i] as
+     * claim_patch.  NULL = one at a time. */
+    void (*claims_patch_n)(void *arg, size_t n, const char *const *names,
+                           const char *const *patches, int *rcs);
     void *arg;
 } lc_kube_ops;
 
