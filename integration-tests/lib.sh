@@ -1,9 +1,13 @@
 # lib.sh - shell helpers for integration tests (sourced, not run).
 # Every helper fails loudly; tests use `set -euo pipefail`.
 
-# free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
+tailor_scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")/../scripts" && pwd)
+
+# free_port: print a TCP port on 127.0.0.1 that nothing listens on now and
+# that no other test was given in the last two minutes (scripts/free-port.py:
+# two services of one test, or two tests in parallel, never race for one).
 free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  /usr/bin/python3 "$tailor_scripts/free-port.py"
 }
 
 # http_get URL: print the body; return non-zero unless the status is 2xx.

@@ -59,8 +59,8 @@ KUBECTL=/usr/lib/google-cloud-sdk/bin/kubectl.1.33
 die() { echo "local-cluster: $*" >&2; exit 1; }
 say() { echo "local-cluster: $*" >&2; }
 
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+free_port() {   # never the same port twice within two minutes (scripts/free-port.py)
+  /usr/bin/python3 "$repo/scripts/free-port.py"
 }
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
