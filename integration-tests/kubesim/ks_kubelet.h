@@ -85,12 +85,11 @@ typedef struct ks_kubelet_ec2_ops {
      * TLR_E_NOTFOUND (deregistered): the name is unknown ("").  May be
      * NULL: every name is unknown. */
     int (*image_name)(void *arg, const char *image_id, char **out);
-    /* The size in bytes (*out) of the volume the node keeps pods' data on:
-     * device ("/dev/xvdb": Bottlerocket's data volume), or NULL for the
-     * root volume (/dev/xvda or /dev/sda1).  May be NULL, and any error:
-     * 20 GiB. */
-    int (*root_volume_bytes)(void *arg, const char *instance_id, const char *device,
-                             int64_t *out);
+    /* The sizes in bytes of the instance's root volume (/dev/xvda or
+     * /dev/sda1) and of its data volume /dev/xvdb (*data 0 when it has
+     * none): a node keeps pods' data on the root volume, Bottlerocket on
+     * its data volume.  May be NULL, and any error: 20 GiB each. */
+    int (*root_volume_bytes)(void *arg, const char *instance_id, int64_t *root, int64_t *data);
     void *arg;   /* borrowed */
 } ks_kubelet_ec2_ops;
 

@@ -40,6 +40,7 @@ typedef struct seen {
     char *user_data;          /* owned; NULL = not read yet */
     char *ami_name;           /* owned; NULL = not read yet */
     int64_t root_bytes;       /* 0 = not read yet */
+    int64_t data_bytes;       /* /dev/xvdb (Bottlerocket's pods' volume) */
     bool refused;             /* its bootstrap never joins it (logged once) */
 } seen;
 
@@ -368,6 +369,13 @@ static int read_instance(ks_kubelet *k, const tlr_ec2_instance *in, seen *e)
         else if (rc != TLR_OK)
             return rc;
     }
+    if (e->root_bytes == 0 &&
+        (k->ops.root_volume_bytes == NULL ||
+         k->ops.root_volume_bytes(k->ops.arg, in->id, &e->root_bytes, &e->data_bytes) != TLR_OK ||
+         e->root_bytes <= 0))
+        e->root_bytes = 20 * GIB;
+    if (e->data_bytes <= 0)
+        e->data_bytes = 20 * GIB;
     return TLR_OK;
 }
 
@@ -430,15 +438,9 @@ static int do_register(ks_kubelet *k, const tlr_ec2_instance *in, seen *e)
     }
     /* Pods' data lives on the root volume, or on Bottlerocket's data
      * volume (xvdb). */
-    if (e->root_bytes == 0 &&
-        (k->ops.root_volume_bytes == NULL ||
-         k->ops.root_volume_bytes(k->ops.arg, in->id,
-                                  cfg.agent == KS_NA_BOTTLEROCKET ? "/dev/xvdb" : NULL,
-                                  &e->root_bytes) != TLR_OK ||
-         e->root_bytes <= 0))
-        e->root_bytes = 20 * GIB;
     snprintf(provider_id, sizeof(provider_id), "aws:///%s/%s", in->zone, in->id);
-    node = build_node(k, in, name, provider_id, &cfg, &hw, e->root_bytes);
+    node = build_node(k, in, name, provider_id, &cfg, &hw,
+                      cfg.agent == KS_NA_BOTTLEROCKET ? e->data_bytes : e->root_bytes);
     rc = ks_store_create_obj(k->s, KS_NODE, NULL, node, KS_W_ALL, NULL, &st);
     if (rc == TLR_OK) {
         e->registered_ms = k->clock.mono_ms(k->clock.arg);
@@ -578,6 +580,8 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
 
     /* Register, and rebuild seen from live. */
     next = tlr_calloc(nlive + 1, sizeof(*next));
+    struct { const tlr_ec2_instance *in; size_t e; } *todo = tlr_calloc(nlive + 1, sizeof(*todo));
+    size_t ntodo = 0;
     for (size_t i = 0; i < nlive; i++) {
         const tlr_ec2_instance *in = &live[i];
         seen *old = find_seen(k, in->id);
@@ -605,12 +609,22 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
             sc.waiting++;
             continue;
         }
-        rc = do_register(k, in, e);
+        /* Read now, register below: nodes booted together join together
+         * (reading an instance takes EC2 calls; registering one by one as
+         * they are read would stagger them by seconds across a burst). */
+        if (e->refused || read_instance(k, in, e) == TLR_OK) {
+            todo[ntodo].in = in;
+            todo[ntodo++].e = nnext - 1;
+        }
+    }
+    for (size_t t = 0; t < ntodo; t++) {
+        rc = do_register(k, todo[t].in, &next[todo[t].e]);
         if (rc == TLR_OK)
             sc.registered++;
         else if (rc == TLR_E_CANCELED)
             sc.refused++;
     }
+    free(todo);
 
     /* Nodes whose instance is gone. */
     for (size_t i = 0; i < nmn; i++) {
@@ -790,13 +804,13 @@ static int real_image_name(void *arg, const char *image_id, char **out)
 /* DescribeVolumes of the volumes attached to the instance: the root one
  * (/dev/xvda or /dev/sda1; else the first listed).  moto creates an 8 GiB
  * root volume, or the launch template's size. */
-static int real_root_volume(void *arg, const char *id, const char *device, int64_t *out)
+static int real_root_volume(void *arg, const char *id, int64_t *root_out, int64_t *data_out)
 {
     kubelet_state *ks = arg;
     tlr_aws_params *p;
     tlr_xml_doc *doc = NULL;
     tlr_aws_error err = { 0 };
-    int64_t gib = 0;
+    int64_t root = 0, data = 0, any = 0;
     int rc;
 
     tlr_aws_params_create(&p);
@@ -809,20 +823,25 @@ static int real_root_volume(void *arg, const char *id, const char *device, int64
              v = tlr_xml_next_named(v)) {
             const char *dev = tlr_xml_find_text(v, "attachmentSet/item/device");
             const char *size = tlr_xml_find_text(v, "size");
-            bool root = dev != NULL && (device != NULL ? strcmp(dev, device) == 0
-                                                       : strcmp(dev, "/dev/xvda") == 0 ||
-                                                             strcmp(dev, "/dev/sda1") == 0);
+            int64_t gib = size != NULL ? strtoll(size, NULL, 10) : 0;
 
-            if (size != NULL && (gib == 0 || root))
-                gib = strtoll(size, NULL, 10);
-            if (root)
-                break;
+            if (dev == NULL || gib <= 0)
+                continue;
+            if (strcmp(dev, "/dev/xvda") == 0 || strcmp(dev, "/dev/sda1") == 0)
+                root = gib;
+            else if (strcmp(dev, "/dev/xvdb") == 0)
+                data = gib;
+            else if (any == 0)
+                any = gib;
         }
     }
     tlr_xml_free(doc);
-    if (rc != TLR_OK || gib <= 0)
+    if (root == 0)
+        root = any;
+    if (rc != TLR_OK || root <= 0)
         return rc != TLR_OK ? rc : TLR_E_NOTFOUND;
-    *out = gib * GIB;
+    *root_out = root * GIB;
+    *data_out = data * GIB;
     return TLR_OK;
 }
 
