@@ -47,6 +47,18 @@ wait_exit() {
   wait "$killer" 2>/dev/null || true
 }
 
+# wait_until SECONDS CMD...: poll CMD (output dropped) every 0.5 s until
+# it succeeds; false when it never did.
+wait_until() {
+  local secs=$1 i
+  shift
+  for ((i = 0; i < secs * 2; i++)); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
 # check NAME CONDITION...: run the condition; print PASS/FAIL and count.
 PASSED=0
 FAILED=0

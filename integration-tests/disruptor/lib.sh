@@ -20,15 +20,6 @@ watch_pid=
 
 k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 
-wait_until() {   # SECONDS CMD...: poll every 0.5 s
-  local secs=$1 i
-  shift
-  for ((i = 0; i < secs * 2; i++)); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  return 1
-}
 
 ds_start_disruptor() {
   "$build/services/tailor-disruptor" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$d_rep" \

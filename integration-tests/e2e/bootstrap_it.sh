@@ -23,15 +23,6 @@ set -euo pipefail
 BUILD=$(cd "${1:?usage: bootstrap_it.sh BUILD_DIR}" && pwd)
 export CLUSTER_NAME=boot-it DISCOVERY_TAG=boot-it BOOT_DELAY=1s
 . "$(dirname "$0")/lib_e2e.sh"
-wait_until() {   # SECONDS CMD...: poll every 0.5 s
-  local secs=$1 i
-  shift
-  for ((i = 0; i < secs * 2; i++)); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  return 1
-}
 e2e_up
 e2e_start_solver
 e2e_start_watcher --batch-idle 1s --batch-max 5s

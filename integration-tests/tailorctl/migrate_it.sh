@@ -69,15 +69,6 @@ elapsed() { echo "$(( $(date +%s) - t_start ))s"; }
 eval "$("$repo/scripts/local-cluster.sh" env)"
 k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 aws() { /usr/bin/python3 "$fx/aws.py" "$@"; }
-wait_until() {   # SECONDS CMD...: poll every 0.5 s
-  local secs=$1 i
-  shift
-  for ((i = 0; i < secs * 2; i++)); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  return 1
-}
 jq_() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 s_rep=$(free_port) w_rep=$(free_port) w_pub=$(free_port) l_rep=$(free_port) l_pub=$(free_port)
