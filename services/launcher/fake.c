@@ -129,9 +129,7 @@ void lc_fake_add_instance(lc_fake *f, const char *id, const char *claim, int64_t
 
 static void node_add_taint(lc_node *n, const char *key, const char *value, const char *effect)
 {
-    n->taint_keys = tlr_realloc(n->taint_keys, (n->ntaints + 1) * sizeof(char *));
     n->taints = tlr_realloc(n->taints, (n->ntaints + 1) * sizeof(*n->taints));
-    n->taint_keys[n->ntaints] = tlr_strdup(key);
     n->taints[n->ntaints].key = tlr_strdup(key);
     n->taints[n->ntaints].value = tlr_strdup(value ? value : "");
     n->taints[n->ntaints++].effect = tlr_strdup(effect);
@@ -218,7 +216,6 @@ static int fake_node_patch(void *arg, const char *name, const char *patch)
     if (json_object_object_get_ex(o, "spec", &spec) &&
         json_object_object_get_ex(spec, "taints", &x)) {
         for (size_t i = 0; i < n->ntaints; i++) {
-            free(n->taint_keys[i]);
             free(n->taints[i].key);
             free(n->taints[i].value);
             free(n->taints[i].effect);
@@ -706,14 +703,11 @@ static int fake_nodes_list(void *arg, lc_nodes *out)
         d->provider_id = tlr_strdup(n->provider_id);
         d->ready = n->ready;
         d->ntaints = n->ntaints;
-        d->taint_keys = copy_strs(n->taint_keys, n->ntaints);
-        if (n->taints) {
-            d->taints = tlr_calloc(n->ntaints + 1, sizeof(*d->taints));
-            for (size_t j = 0; j < n->ntaints; j++) {
-                d->taints[j].key = tlr_strdup(n->taints[j].key);
-                d->taints[j].value = tlr_strdup(n->taints[j].value);
-                d->taints[j].effect = tlr_strdup(n->taints[j].effect);
-            }
+        d->taints = tlr_calloc(n->ntaints + 1, sizeof(*d->taints));
+        for (size_t j = 0; j < n->ntaints; j++) {
+            d->taints[j].key = tlr_strdup(n->taints[j].key);
+            d->taints[j].value = tlr_strdup(n->taints[j].value);
+            d->taints[j].effect = tlr_strdup(n->taints[j].effect);
         }
         d->nlabels = n->nlabels;
         d->label_keys = copy_strs(n->label_keys, n->nlabels);

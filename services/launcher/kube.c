@@ -117,7 +117,6 @@ void lc_kube_node_decode(json_object *obj, lc_node *out)
     if (spec && json_object_object_get_ex(spec, "taints", &taints) &&
         json_object_is_type(taints, json_type_array)) {
         size_t n = json_object_array_length(taints);
-        out->taint_keys = tlr_calloc(n + 1, sizeof(char *));
         out->taints = tlr_calloc(n + 1, sizeof(*out->taints));
         for (size_t i = 0; i < n; i++) {
             json_object *t = json_object_array_get_idx(taints, i);
@@ -127,8 +126,7 @@ void lc_kube_node_decode(json_object *obj, lc_node *out)
                 continue;
             out->taints[out->ntaints].key = tlr_strdup(k);
             out->taints[out->ntaints].value = tlr_strdup(v ? v : "");
-            out->taints[out->ntaints].effect = tlr_strdup(e ? e : "");
-            out->taint_keys[out->ntaints++] = tlr_strdup(k);
+            out->taints[out->ntaints++].effect = tlr_strdup(e ? e : "");
         }
     }
     if (md && json_object_object_get_ex(md, "labels", &labels) &&

@@ -12,7 +12,7 @@
 static bool has_taint(const lc_node *n, const char *key)
 {
     for (size_t i = 0; i < n->ntaints; i++)
-        if (strcmp(n->taint_keys[i], key) == 0)
+        if (strcmp(n->taints[i].key, key) == 0)
             return true;
     return false;
 }
@@ -112,7 +112,7 @@ static void merge_taints(json_object *arr, const lc_node *n, Tailor__V1__Taint *
         const char *eff = lc_taint_effect_name(t[i]->effect);
         bool have = false;
         for (size_t j = 0; j < n->ntaints && !have; j++)
-            have = n->taints && same_taint(t[i]->key, eff, &n->taints[j]);
+            have = same_taint(t[i]->key, eff, &n->taints[j]);
         for (size_t j = 0; j < json_object_array_length(arr) && !have; j++) {
             json_object *o = json_object_array_get_idx(arr, j), *k, *e;
             have = json_object_object_get_ex(o, "key", &k) &&
@@ -157,7 +157,7 @@ char *lc_registration_patch(const lc_claim *c, const lc_node *n)
     /* The whole list (a merge patch replaces it): what the node has but
      * the unregistered taint, then what the claim adds. */
     json_object *taints = json_object_new_array();
-    for (size_t i = 0; n->taints && i < n->ntaints; i++) {
+    for (size_t i = 0; i < n->ntaints; i++) {
         const lc_taint *t = &n->taints[i];
         if (strcmp(t->key, TLR_TAINT_UNREGISTERED) == 0)
             continue;
@@ -204,14 +204,10 @@ void lc_nodes_free(lc_nodes *l)
         free(l->v[i].provider_id);
         lc_node *n = &l->v[i];
         for (size_t j = 0; j < n->ntaints; j++) {
-            free(n->taint_keys[j]);
-            if (n->taints) {
-                free(n->taints[j].key);
-                free(n->taints[j].value);
-                free(n->taints[j].effect);
-            }
+            free(n->taints[j].key);
+            free(n->taints[j].value);
+            free(n->taints[j].effect);
         }
-        free(n->taint_keys);
         free(n->taints);
         for (size_t j = 0; j < n->nlabels; j++) {
             free(n->label_keys[j]);

@@ -50,7 +50,7 @@ static void test_decide(void **state)
         c.created_ms = t0;
         c.launched_ms = cases[i].launched < 0 ? 0 : t0 + cases[i].launched;
         c.registered_ms = cases[i].registered < 0 ? 0 : t0 + cases[i].registered;
-        char *tk[1] = { (char *)cases[i].taint };
+        lc_taint tk[1] = { { (char *)cases[i].taint, "", "NoSchedule" } };
         lc_node n = { "ip-10-0-0-1", "aws:///us-east-1a/i-1", cases[i].ready, tk,
                       cases[i].taint ? 1u : 0u };
         lc_life_action got = lc_lifecycle_decide(&c, cases[i].has_node ? &n : NULL, NULL, 0,
@@ -177,7 +177,6 @@ static void test_initialized_waits(void **state)
     assert_string_equal(lc_lifecycle_waiting(&c, n, it, buf, sizeof(buf)),
                         "StartupTaintsExist agent-not-ready");
     n->ntaints = 0;   /* the agent removed it (the fake frees on clear) */
-    free(n->taint_keys[0]);
     free(n->taints[0].key);
     free(n->taints[0].value);
     free(n->taints[0].effect);

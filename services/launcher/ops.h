@@ -73,10 +73,8 @@ typedef struct lc_node {
     char *name;
     char *provider_id;
     bool ready;
-    char **taint_keys;       /* every taint's key */
+    lc_taint *taints;        /* spec.taints, ntaints of them */
     size_t ntaints;
-    lc_taint *taints;        /* the same taints, whole (ntaints of them); may be
-                              * NULL when only keys are known */
     char **label_keys, **label_values;   /* metadata.labels */
     size_t nlabels;
     char **extended;         /* status.allocatable names that are neither cpu,
