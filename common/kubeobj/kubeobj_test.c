@@ -823,6 +823,9 @@ static void test_expand(void **state)
           0, TLR_OK, 0, NULL, NULL },
         { "bare Pod", "kind: Pod\nmetadata: {name: solo}\nspec: {containers: [{name: a}]}\n",
           0, TLR_OK, 1, "default/solo", NULL },
+        { "Pod with an empty name and no generateName (found by fuzzing: crashed)",
+          "kind: Pod\nmetadata: {name: \"\", namespace: x}\nspec: {containers: [{name: a}]}\n",
+          0, TLR_E_INVAL, 0, NULL, "metadata.name: is required" },
         { "too many", "kind: Deployment\nmetadata: {name: big}\n"
           "spec: {replicas: 1000000, template: {spec: {containers: [{name: a}]}}}\n",
           1000, TLR_E_TOOBIG, 0, NULL, "Deployment big: spec.replicas: 1000000 pods are more" },

@@ -699,8 +699,9 @@ int tlr_kubeobj_pod(json_object *o, const tlr_kubeobj_opts *opts, Tailor__V1__Po
         return kfail(&c, TLR_E_INVAL, NULL, "not an object");
     if (kind != NULL && strcmp(kind, "Pod") != 0)
         return kfail(&c, TLR_E_INVAL, "kind", "want Pod");
-    if (tlr_json_str(o, "metadata.name") == NULL &&
-        tlr_json_str(o, "metadata.generateName") == NULL)
+    const char *name = tlr_json_str(o, "metadata.name");
+    const char *gen = tlr_json_str(o, "metadata.generateName");
+    if ((name == NULL || name[0] == '\0') && (gen == NULL || gen[0] == '\0'))
         return kfail(&c, TLR_E_INVAL, "metadata.name", "is required");
     return kpod_convert(&c, tlr_json_get(o, "metadata"), tlr_json_obj(o, "spec"),
                         tlr_json_obj(o, "status"), "", out);
