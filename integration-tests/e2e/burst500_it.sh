@@ -70,8 +70,7 @@ t0=$SECONDS
 $K apply --validate=false -f "$STATE_DIR/pools.yaml" >/dev/null
 $K apply --validate=false -f "$STATE_DIR/pods.yaml" >/dev/null
 check "all 500 pods Running" e2e_wait_running 500 150
-sleep 6   # one more lifecycle/GC round, so late claims are settled
-e2e_check web
+e2e_settle 30 web
 echo "  figures: $(cat "$STATE_DIR/check.json")"
 fig() { e2e_fig "$1"; }
 check "every instance has a NodeClaim ($(fig instances) instances, $(fig claims) claims)" \

@@ -67,7 +67,7 @@ e2e_proxy config "{\"ice\": $ice}"
 $K apply --validate=false -f "$STATE_DIR/pools.yaml" >/dev/null
 $K apply --validate=false -f "$STATE_DIR/pods.yaml" >/dev/null
 check "all 26 pods Running on other types" e2e_wait_running 26 90
-e2e_check
+e2e_settle 30
 fig() { e2e_fig "$1"; }
 on_ice=$(/usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["types"]; ice=json.loads(sys.argv[2]); print(sum(v for k,v in t.items() if k in ice))' "$STATE_DIR/check.json" "$ice")
 injected=$(e2e_proxy stats | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["ice_injected"])')
@@ -99,8 +99,7 @@ while [ $((SECONDS - t_marked)) -le $((TTL + 2)) ]; do sleep 1; done
 { dep web2 20 1 1Gi; dep api2 6 2 4Gi; } | $K apply --validate=false -f - >/dev/null
 check "58 pods Running" e2e_wait_running 58 60
 again=$(e2e_proxy stats | /usr/bin/python3 -c 'import json,sys; ice=set(json.loads(sys.argv[1])); r=json.load(sys.stdin)["fleet_requests"]; print(sum(1 for f in r if ice & set(f["types"])))' "$ice")
-sleep 2
-e2e_check
+e2e_settle 30
 on_ice=$(/usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["types"]; ice=json.loads(sys.argv[2]); print(sum(v for k,v in t.items() if k in ice))' "$STATE_DIR/check.json" "$ice")
 echo "  after the TTL: $again CreateFleet calls offered a formerly failed type; nodes $(fig types)"
 check "a formerly failed type is offered again ($again calls)" test "$again" -gt 0

@@ -98,11 +98,7 @@ echo "  ${adopt:-no adoption line}"
 check "the restarted launcher took over the dead one's NodeClaims" test -n "$adopt"
 # Leaked instances (launched, never tagged or recorded) go after their
 # 30 s grace; wait for the GC pass after it.
-for ((i = 0; i < 60; i++)); do
-  e2e_check
-  [ "$(e2e_fig leaked)" = "[]" ] && break
-  sleep 1
-done
+e2e_settle 60
 fig() { e2e_fig "$1"; }
 echo "  figures: $(cat "$STATE_DIR/check.json")"
 gced=$(grep -c '"msg":"gc: terminating leaked instance"' "$STATE_DIR/launcher.log" || true)

@@ -107,6 +107,23 @@ e2e_check() {
     >"$STATE_DIR/check.json"
 }
 
+# e2e_settle SECONDS [ARGS...]: e2e_check until every instance has its
+# NodeClaim and its Node (or SECONDS pass).  A claim launched in the last
+# seconds of a burst is still booting when its pods are already Running
+# elsewhere, and a leaked instance only goes after its GC grace; neither is
+# a final state to judge.
+e2e_settle() {
+  local limit=$1 i
+  shift
+  for ((i = 0; i <= limit; i++)); do
+    e2e_check "$@"
+    [ "$(e2e_fig leaked)" = "[]" ] && [ "$(e2e_fig instances_without_node)" = "[]" ] &&
+      [ "$(e2e_fig claims_without_instance)" = "[]" ] && return 0
+    sleep 1
+  done
+  return 0
+}
+
 e2e_proxy() {   # e2e_proxy config '{"ice": [...]}' | e2e_proxy stats | e2e_proxy reset
   if [ "$1" = stats ]; then curl -fsS "$EC2_URL/__proxy/stats"
   else curl -fsS -X POST -H 'Content-Type: application/json' -d "${2:-{\}}" "$EC2_URL/__proxy/$1" >/dev/null; fi

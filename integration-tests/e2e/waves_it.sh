@@ -70,8 +70,7 @@ sleep 3.5
 echo "--- wave 3 ($($K get nodeclaims --no-headers | wc -l) NodeClaims, $($K get nodes --no-headers 2>/dev/null | wc -l) nodes so far)"
 { dep web 36 1 1Gi; dep api 16 2 4Gi; } | tee "$STATE_DIR/final.yaml" | $K apply --validate=false -f - >/dev/null
 check "all 52 pods Running" e2e_wait_running 52 120
-sleep 3
-e2e_check
+e2e_settle 30
 fig() { e2e_fig "$1"; }
 echo "  figures: $(cat "$STATE_DIR/check.json")"
 batches=$(grep -c '"msg":"batch provisioned"' "$STATE_DIR/launcher.log" || true)
