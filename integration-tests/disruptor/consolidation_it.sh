@@ -92,6 +92,18 @@ running() { test "$(k get pods --no-headers 2>/dev/null | grep -c ' Running ')" 
 check "501 pods Running" wait_until 180 running 501
 check "the disruptor prices with the launcher's catalog" wait_until 30 ds_same_catalog
 ds_same_catalog | sed 's/^/  /'
+# NodePool status as Karpenter's counter and readiness controllers keep it:
+# `kubectl get nodepools` shows NODES and READY from it.
+pool_status_ok() {
+  local want got
+  want=$(k get nodes -l karpenter.sh/nodepool=default --no-headers 2>/dev/null | grep -c . || true)
+  got=$(k get nodepool default -o jsonpath='{.status.nodes}/{.status.resources.nodes}/{.status.conditions[?(@.type=="Ready")].status}')
+  POOL_STATUS="nodes/resources.nodes/Ready = $got ($want Nodes)"
+  test "$got" = "$want/$want/True"
+}
+check "NodePool status.nodes, status.resources and Ready follow the pool's nodes" \
+  wait_until 30 pool_status_ok
+echo "  nodepool status: $POOL_STATUS"
 
 prices="$STATE_DIR/prices.tsv"
 /usr/bin/python3 - "$catalog" >"$prices" <<'PY'

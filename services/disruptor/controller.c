@@ -9,6 +9,7 @@
 
 #include "candidates.h"
 #include "hash.h"
+#include "poolstatus.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 
@@ -612,6 +613,11 @@ int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
     if (!c->o.dry_run)
         st->stamps = ds_hash_apply(&stamps, &c->o.kube);
     free(stamps.v);
+    ds_pool_writes pw;
+    ds_poolstatus_plan(v, &pw);
+    if (!c->o.dry_run)
+        st->pool_status = ds_poolstatus_apply(&pw, &c->o.kube);
+    ds_pool_writes_clear(&pw);
 
     /* 2. expiration: forceful */
     ds_cmd *exp = ds_expiration_decide(&m);

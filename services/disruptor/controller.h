@@ -93,6 +93,7 @@ typedef struct ds_ctl_stats {
     int done, aborted, failed;
     int untainted;            /* stale taints removed */
     int stamps;               /* hash annotations written */
+    int pool_status;          /* NodePool statuses written */
     double decide_ms;         /* time in the voluntary methods */
     int simulations;
 } ds_ctl_stats;

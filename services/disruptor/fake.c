@@ -376,10 +376,21 @@ static int k_condition(void *arg, const char *claim, const char *type, const cha
     return TLR_OK;
 }
 
+static int k_status(void *arg, ds_kind kind, const char *name, const char *rv, const char *status)
+{
+    ds_fake *f = arg;
+    record(f, "status %s %s rv=%s %s", kind == DS_KIND_NODEPOOL ? "nodepool" : "object", name,
+           rv, status);
+    return TLR_OK;
+}
+
 ds_kube_ops ds_fake_kube(ds_fake *f)
 {
-    return (ds_kube_ops){ k_claims_list, k_nodes_list, k_finalizer, k_taint, k_annotate,
-                          k_remove, k_event, k_workload, k_restart, k_condition, f };
+    return (ds_kube_ops){ .claims_list = k_claims_list, .nodes_list = k_nodes_list,
+                          .finalizer = k_finalizer, .taint = k_taint, .annotate = k_annotate,
+                          .remove = k_remove, .event = k_event, .workload = k_workload,
+                          .restart = k_restart, .condition = k_condition, .status = k_status,
+                          .arg = f };
 }
 
 /* ---- drain ------------------------------------------------------------- */

@@ -471,12 +471,31 @@ static int k_condition(void *arg, const char *claim, const char *type, const cha
     return rc;
 }
 
+static int k_status(void *arg, ds_kind kind, const char *name, const char *rv, const char *status)
+{
+    tlr_kube_res res = res_of(kind);
+    json_object *st = NULL;
+    int rc = tlr_json_parse(status, strlen(status), strlen(status) + 1, &st, NULL, 0);
+    if (rc)
+        return rc;
+    json_object *p = json_object_new_object(), *md = json_object_new_object();
+    if (rv && rv[0])
+        json_object_object_add(md, "resourceVersion", json_object_new_string(rv));
+    json_object_object_add(p, "metadata", md);
+    json_object_object_add(p, "status", st);
+    rc = tlr_kube_patch(arg, &res, NULL, name, "status", TLR_KUBE_PATCH_MERGE,
+                        tlr_json_to_string(p, JSON_C_TO_STRING_PLAIN), NULL, NULL);
+    json_object_put(p);
+    return rc;
+}
+
 ds_kube_ops ds_kube_ops_of(tlr_kube *kc)
 {
     return (ds_kube_ops){ .claims_list = k_claims_list, .nodes_list = k_nodes_list,
                           .finalizer = k_finalizer, .taint = k_taint, .annotate = k_annotate,
                           .remove = k_remove, .event = k_event, .workload = k_workload,
-                          .restart = k_restart, .condition = k_condition, .arg = kc };
+                          .restart = k_restart, .condition = k_condition, .status = k_status,
+                          .arg = kc };
 }
 
 void ds_kclaims_free(ds_kclaims *l)

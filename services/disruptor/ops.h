@@ -126,6 +126,10 @@ typedef struct ds_kube_ops {
      * NULL (no conditions written). */
     int (*condition)(void *arg, const char *claim, const char *type, const char *status,
                      const char *reason, const char *message);
+    /* Merge-patch an object's status subresource with status (a JSON
+     * object) under metadata.resourceVersion rv ("" = none): TLR_E_CONFLICT
+     * when the object changed since.  May be NULL (no status written). */
+    int (*status)(void *arg, ds_kind kind, const char *name, const char *rv, const char *status);
     void *arg;
 } ds_kube_ops;
 
