@@ -100,12 +100,20 @@ ds_watch_start "$STATE_DIR/watch.json"
 sleep 1
 t0=$(date +%s)
 ssm_put "$NEW"
+# The NodeClaims waiting their turn carry Karpenter's Drifted condition.
+drifted_claims() {   # how many NodeClaims show Drifted=True with reason AMIDrift
+  k get nodeclaims -o json | json_get /dev/stdin \
+    "sum(1 for c in d['items'] for x in c.get('status', {}).get('conditions', []) if x['type'] == 'Drifted' and x['status'] == 'True' and x['reason'] == 'AMIDrift')"
+}
+some_drifted() { [ "$(drifted_claims)" -ge 1 ]; }
+check "drifted NodeClaims show the Drifted condition (reason AMIDrift)" wait_until 60 some_drifted
 rotated() {
   [ "$(images)" = "$NEW" ] && running 8 &&
     [ -z "$(comm -12 <(echo "$before") <(k get nodes -o name | sort))" ] &&
     [ "$(k get nodeclaims -o json | json_get /dev/stdin "sum(1 for c in d['items'] if c['metadata'].get('deletionTimestamp'))")" = 0 ]
 }
 check "every node rotated onto $NEW" wait_until 240 rotated
+check "no NodeClaim is left marked Drifted" test "$(drifted_claims)" = 0
 t1=$(date +%s)
 echo "  rotated $nodes0 nodes in $((t1 - t0)) s"
 sleep 2

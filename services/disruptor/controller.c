@@ -8,6 +8,7 @@
 #include <json-c/linkhash.h>
 
 #include "candidates.h"
+#include "claimconds.h"
 #include "hash.h"
 #include "poolstatus.h"
 #include "tlr_alloc.h"
@@ -281,9 +282,23 @@ static void name_replacement(Tailor__V1__NodeClaim *nc, unsigned long rnd)
     nc->name = tlr_strdup(name);
 }
 
+/* DisruptionReason on the decision's claims: set (Karpenter's reason) when
+ * it is carried out, removed when it is undone. */
+static void disruption_reason(ds_ctl *c, const ds_cmd *cmd, bool set)
+{
+    const char *reason = ds_reason_name(cmd->reason);
+    if (!c->o.kube.condition || !cmd->reason || !reason || !reason[0])
+        return;
+    for (size_t i = 0; i < cmd->n; i++)
+        if (cmd->c[i].claim && cmd->c[i].claim[0])
+            c->o.kube.condition(c->o.kube.arg, cmd->c[i].claim, "DisruptionReason",
+                                set ? "True" : NULL, reason, reason);
+}
+
 static void fail_cmd(ds_ctl *c, ds_cmd *cmd, const char *why)
 {
     untaint(c, cmd);
+    disruption_reason(c, cmd, false);
     for (size_t i = 0; i < cmd->nrepl; i++)
         if (cmd->repl[i]->name[0])
             c->o.kube.remove(c->o.kube.arg, DS_KIND_NODECLAIM, cmd->repl[i]->name);
@@ -302,6 +317,7 @@ static void execute(ds_ctl *c, ds_cmd *cmd)
             return;
         }
     }
+    disruption_reason(c, cmd, true);
     char msg[900];
     snprintf(msg, sizeof(msg), "disrupting (%s, decision %s): %s", ds_method_name(cmd->method), cmd->id,
              cmd->why);
@@ -618,6 +634,11 @@ int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
     if (!c->o.dry_run)
         st->pool_status = ds_poolstatus_apply(&pw, &c->o.kube);
     ds_pool_writes_clear(&pw);
+    ds_cond_writes cw;
+    ds_claimconds_plan(&m, &cw);
+    if (!c->o.dry_run)
+        st->claim_conditions = ds_claimconds_apply(&cw, &c->o.kube);
+    free(cw.v);
 
     /* 2. expiration: forceful */
     ds_cmd *exp = ds_expiration_decide(&m);

@@ -94,6 +94,7 @@ typedef struct ds_ctl_stats {
     int untainted;            /* stale taints removed */
     int stamps;               /* hash annotations written */
     int pool_status;          /* NodePool statuses written */
+    int claim_conditions;     /* NodeClaim Drifted / Consolidatable changes written */
     double decide_ms;         /* time in the voluntary methods */
     int simulations;
 } ds_ctl_stats;

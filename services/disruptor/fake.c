@@ -362,10 +362,13 @@ static int k_condition(void *arg, const char *claim, const char *type, const cha
                        const char *reason, const char *message)
 {
     ds_fake *f = arg;
-    record(f, "condition %s %s=%s %s: %s", claim, type, status, reason, message ? message : "");
+    record(f, "condition %s %s=%s %s: %s", claim, type, status ? status : "(removed)", reason,
+           message ? message : "");
     ds_kclaim *c = ds_fake_claim(f, claim);
     if (!c)
         return TLR_E_NOTFOUND;
+    if (!status)
+        return TLR_OK;
     if (!strcmp(type, "Drained")) {
         snprintf(c->drained, sizeof(c->drained), "%s", status);
         free(c->drained_msg);

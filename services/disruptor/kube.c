@@ -454,6 +454,13 @@ static int k_condition(void *arg, const char *claim, const char *type, const cha
         else
             json_object_array_add(list, json_object_get(x));
     }
+    if (!status) {   /* remove it */
+        rc = mine ? patch_list(arg, &res, claim, obj, "status", "conditions", list) : TLR_OK;
+        if (!mine)
+            json_object_put(list);
+        json_object_put(obj);
+        return rc;
+    }
     char now[TLR_TIME_BUFLEN];
     tlr_time_format_s(tlr_wall_ms(), now);
     const char *was = mine ? tlr_json_str(mine, "status") : NULL;

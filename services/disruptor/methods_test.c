@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "candidates.h"
+#include "claimconds.h"
 #include "fake.h"
 #include "hash.h"
 #include "methods.h"
@@ -521,6 +522,81 @@ static void test_spot_to_spot_keeps_the_15_cheapest(void **state)
     ds_cmd_free(c);
 }
 
+static void add_cond(Tailor__V1__NodeClaim *c, const char *type, const char *reason)
+{
+    Tailor__V1__Condition *k = tlr_malloc(sizeof(*k));
+    tailor__v1__condition__init(k);
+    k->type = tlr_strdup(type);
+    k->status = TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE;
+    k->reason = tlr_strdup(reason);
+    /* Karpenter's SetTrue: reason = type, no message; SetTrueWithReason:
+     * the reason as message too */
+    k->message = tlr_strdup(strcmp(type, reason) ? reason : "");
+    TK_PUSH(c->status->conditions, c->status->n_conditions, k);
+}
+
+static const ds_cond_write *cond_write(const ds_cond_writes *w, const char *claim, const char *type)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (!strcmp(w->v[i].claim, claim) && !strcmp(w->v[i].type, type))
+            return &w->v[i];
+    return NULL;
+}
+
+/* Drifted and Consolidatable as Karpenter's nodeclaim disruption
+ * controllers set them: only launched claims drift, only initialized ones
+ * past consolidateAfter are consolidatable, stale conditions go, and what
+ * the claim already shows is not written again. */
+static void test_claim_conditions(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__NodePool *p = pool(x);
+    p->hash = tlr_strdup("new-pool");
+    p->hash_version = tlr_strdup(DS_HASH_VERSION);
+    p->disruption->consolidate_after_ms = 600000;   /* 10 min */
+    node(x, "drifted", "medium", (int[]){ 500, 0 });
+    claim(x, "drifted")->nodepool_hash = tlr_strdup("old-pool");
+    add_cond(claim(x, "drifted"), "Launched", "Launched");
+    node(x, "unlaunched", "medium", (int[]){ 500, 0 });
+    claim(x, "unlaunched")->nodepool_hash = tlr_strdup("old-pool");
+    node(x, "healed", "medium", (int[]){ 500, 0 });
+    claim(x, "healed")->nodepool_hash = tlr_strdup("new-pool");
+    add_cond(claim(x, "healed"), "Launched", "Launched");
+    add_cond(claim(x, "healed"), "Drifted", "NodePoolDrifted");
+    add_cond(claim(x, "healed"), "Consolidatable", "Consolidatable");
+    Tailor__V1__Node *busy = node(x, "busy", "medium", (int[]){ 500, 0 });
+    busy->pods[0]->creation_unix_ms = TK_NOW - 60000;   /* a pod one minute ago */
+    ds_mctx *m = ctx(x);
+    ds_cond_writes w;
+    ds_claimconds_plan(m, &w);
+
+    const ds_cond_write *d = cond_write(&w, "nc-drifted", "Drifted");
+    assert_non_null(d);
+    assert_true(d->set);
+    assert_string_equal(d->reason, "NodePoolDrifted");
+    assert_null(cond_write(&w, "nc-unlaunched", "Drifted"));
+    d = cond_write(&w, "nc-healed", "Drifted");
+    assert_non_null(d);
+    assert_false(d->set);
+    /* consolidateAfter passed for the hour-old nodes, not for "busy" */
+    d = cond_write(&w, "nc-drifted", "Consolidatable");
+    assert_non_null(d);
+    assert_true(d->set);
+    assert_null(cond_write(&w, "nc-healed", "Consolidatable"));   /* already shows it */
+    assert_null(cond_write(&w, "nc-busy", "Consolidatable"));
+    assert_int_equal(ds_claimconds_apply(&w, &(ds_kube_ops){ 0 }), 0);
+    ds_kube_ops k = ds_fake_kube(&x->f);
+    ds_claimconds_apply(&w, &k);
+    bool removed = false, set = false;
+    for (size_t i = 0; i < x->f.ncalls; i++) {
+        removed = removed || strstr(x->f.calls[i], "condition nc-healed Drifted=(removed)");
+        set = set || strstr(x->f.calls[i], "condition nc-drifted Drifted=True NodePoolDrifted");
+    }
+    assert_true(removed);
+    assert_true(set);
+    free(w.v);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -541,6 +617,7 @@ int main(void)
         T(test_replacement_that_may_be_spot_is_spot),
         T(test_spot_to_spot_is_gated),
         T(test_spot_to_spot_keeps_the_15_cheapest),
+        T(test_claim_conditions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,8 +122,9 @@ typedef struct ds_kube_ops {
                    const char *reason);
     /* Set one condition in a NodeClaim's status.conditions (the others
      * kept; read-modify-write with the resourceVersion: TLR_E_CONFLICT when
-     * it changed meanwhile).  status "True", "False" or "Unknown".  May be
-     * NULL (no conditions written). */
+     * it changed meanwhile).  status "True", "False" or "Unknown", or NULL
+     * to remove the condition (Karpenter's Clear).  May be NULL (no
+     * conditions written). */
     int (*condition)(void *arg, const char *claim, const char *type, const char *status,
                      const char *reason, const char *message);
     /* Merge-patch an object's status subresource with status (a JSON
