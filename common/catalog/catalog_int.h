@@ -17,7 +17,4 @@ int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_o
 /* Sort c's types by name, refuse duplicates (TLR_E_PARSE), set the hash. */
 int tlr_catalog_finish(Tailor__V1__Catalog *c, char *err, size_t errlen);
 
-/* hash = hex SHA-256 of c packed with hash "". */
-void tlr_catalog_set_hash(Tailor__V1__Catalog *c);
-
 #endif

@@ -132,4 +132,7 @@ const Tailor__V1__InstanceType *tlr_catalog_find(const Tailor__V1__Catalog *c,
 Tailor__V1__Catalog *tlr_catalog_restrict_zones(const Tailor__V1__Catalog *c,
                                                 const char *const *zones, size_t n_zones);
 
+/* Rehash c after changing it: hash = hex SHA-256 of c packed with hash "". */
+void tlr_catalog_set_hash(Tailor__V1__Catalog *c);
+
 #endif

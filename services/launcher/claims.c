@@ -240,6 +240,12 @@ void lc_claim_add_instance_labels(Tailor__V1__NodeClaim *nc, const Tailor__V1__I
             snprintf(reg, sizeof(reg), "%.*s", (int)(n > 1 ? n - 1 : n), st->zone);
         }
         lc_claim_label_set(nc, "topology.kubernetes.io/region", reg);
+        for (size_t i = 0; it && i < it->n_offerings; i++)
+            if (!strcmp(it->offerings[i]->zone, st->zone) && it->offerings[i]->zone_id &&
+                it->offerings[i]->zone_id[0]) {
+                lc_claim_label_set(nc, "topology.k8s.aws/zone-id", it->offerings[i]->zone_id);
+                break;
+            }
     }
     lc_claim_label_set(nc, "karpenter.sh/capacity-type",
                        st->capacity_type == TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT

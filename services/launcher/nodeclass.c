@@ -834,6 +834,15 @@ void lc_classes_launch_ok(lc_classes *cs, const char *name)
     publish(cs, c, was_ready, false);
 }
 
+/* The zone ID of zone among the class's subnets ("" when none says). */
+static const char *zone_id_of(const Tailor__V1__NodeClass *nc, const char *zone)
+{
+    for (size_t i = 0; i < nc->n_subnets; i++)
+        if (!strcmp(nc->subnets[i]->zone, zone) && nc->subnets[i]->zone_id[0])
+            return nc->subnets[i]->zone_id;
+    return "";
+}
+
 const Tailor__V1__Catalog *lc_class_catalog(lc_class *c, const Tailor__V1__Catalog *base)
 {
     if (!c || !c->nc)
@@ -864,7 +873,8 @@ const Tailor__V1__Catalog *lc_class_catalog(lc_class *c, const Tailor__V1__Catal
     tlr_node_shape_key(&shape, skey);
     size_t off = (size_t)snprintf(key, sizeof(key), "%s,%s", base->hash, skey);
     for (size_t i = 0; i < nz && off < sizeof(key); i++)
-        off += (size_t)snprintf(key + off, sizeof(key) - off, ",%s", zones[i]);
+        off += (size_t)snprintf(key + off, sizeof(key) - off, ",%s=%s", zones[i],
+                                zone_id_of(c->nc, zones[i]));
     if (c->view_key && strcmp(c->view_key, key) == 0)
         return c->view ? c->view : base;
     tlr_catalog_free(c->view);
@@ -888,6 +898,26 @@ const Tailor__V1__Catalog *lc_class_catalog(lc_class *c, const Tailor__V1__Catal
         Tailor__V1__Catalog *s = tlr_catalog_shaped(v ? v : base, &shape);
         tlr_catalog_free(v);
         v = s;
+    }
+    /* Offerings carry the zone IDs of the class's subnets, as Karpenter
+     * takes them (topology.k8s.aws/zone-id requirements, node labels). */
+    bool ids = false;
+    for (size_t i = 0; i < nz && !ids; i++)
+        ids = zone_id_of(c->nc, zones[i])[0] != '\0';
+    if (ids) {
+        if (!v)
+            v = tlr_catalog_restrict_zones(base, zones, nz);
+        for (size_t i = 0; i < v->n_instance_types; i++)
+            for (size_t j = 0; j < v->instance_types[i]->n_offerings; j++) {
+                Tailor__V1__Offering *o = v->instance_types[i]->offerings[j];
+                const char *id = zone_id_of(c->nc, o->zone);
+                if (id[0] && (!o->zone_id || !o->zone_id[0])) {
+                    if (o->zone_id != protobuf_c_empty_string)
+                        free(o->zone_id);
+                    o->zone_id = tlr_strdup(id);
+                }
+            }
+        tlr_catalog_set_hash(v);
     }
     c->view = v;
     return c->view ? c->view : base;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "claims.h"
 #include "fake.h"
 #include "nodeclass.h"
 #include "testkit.h"
@@ -158,6 +159,47 @@ static void test_catalog_view(void **state)
     /* r5.large is offered only in c: gone from the view */
     assert_int_equal(v->n_instance_types, 2);
     assert_ptr_equal(lc_class_catalog(c, cat), v);   /* cached */
+    protobuf_c_message_free_unpacked(&cat->base, NULL);
+}
+
+/* Subnets that carry zone IDs (EC2 DescribeSubnets' AvailabilityZoneId)
+ * give the class's offerings theirs, so topology.k8s.aws/zone-id
+ * requirements can be met; the launched claim is labelled with it. */
+static void test_catalog_zone_ids(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__Catalog *cat = tk_catalog();
+    tlr_ec2_subnet *s = x->f.subnets.v;
+    for (size_t i = 0; i < x->f.subnets.n; i++) {
+        free(s[i].zone_id);
+        s[i].zone_id = tlr_strdup(!strcmp(s[i].zone, "us-east-1a") ? "use1-az4"
+                                  : !strcmp(s[i].zone, "us-east-1b") ? "use1-az6" : "use1-az1");
+    }
+    lc_classes_sync(x->cs, &x->st);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    const Tailor__V1__Catalog *v = lc_class_catalog(c, cat);
+    assert_ptr_not_equal(v, cat);
+    assert_string_not_equal(v->hash, cat->hash);
+    assert_int_equal(v->n_instance_types, cat->n_instance_types);
+    for (size_t i = 0; i < v->n_instance_types; i++)
+        for (size_t j = 0; j < v->instance_types[i]->n_offerings; j++) {
+            const Tailor__V1__Offering *o = v->instance_types[i]->offerings[j];
+            const char *want = !strcmp(o->zone, "us-east-1a") ? "use1-az4"
+                             : !strcmp(o->zone, "us-east-1b") ? "use1-az6" : "use1-az1";
+            assert_string_equal(o->zone_id, want);
+        }
+    assert_ptr_equal(lc_class_catalog(c, cat), v);   /* cached */
+
+    Tailor__V1__NodeClaim *nc = tlr_malloc(sizeof(*nc));
+    tailor__v1__node_claim__init(nc);
+    nc->status = tlr_malloc(sizeof(*nc->status));
+    tailor__v1__node_claim_status__init(nc->status);
+    nc->status->zone = tlr_strdup("us-east-1b");
+    nc->status->instance_type = tlr_strdup(v->instance_types[0]->name);
+    lc_claim_add_instance_labels(nc, v->instance_types[0], "us-east-1");
+    assert_string_equal(lc_claim_label(nc, "topology.k8s.aws/zone-id"), "use1-az6");
+    assert_string_equal(lc_claim_label(nc, "topology.kubernetes.io/region"), "us-east-1");
+    protobuf_c_message_free_unpacked(&nc->base, NULL);
     protobuf_c_message_free_unpacked(&cat->base, NULL);
 }
 
@@ -421,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_ami_filters),
         cmocka_unit_test_setup_teardown(test_catalog_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_shaped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_catalog_zone_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spec_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alias, setup, teardown),
