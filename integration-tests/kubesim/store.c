@@ -555,12 +555,15 @@ int ks_store_get(ks_store *s, ks_kind_id kind, const char *ns, const char *name,
         return ks_status_set(st, TLR_E_INVAL, 400, "BadRequest", "bad get arguments");
     pthread_mutex_lock(&s->mu);
     sl_node *n = sl_find(&s->tabs[kind], key_ns(k, ns), name);
-    if (n)
-        ks_obj_ref(n->obj);
+    /* Take the pointer under the lock: the next write to this object
+     * frees the node, and malloc may hand it to the new version's node. */
+    ks_obj *o = n ? n->obj : NULL;
+    if (o)
+        ks_obj_ref(o);
     pthread_mutex_unlock(&s->mu);
-    if (!n)
+    if (!o)
         return not_found(st, k, name);
-    *out = n->obj;
+    *out = o;
     return TLR_OK;
 }
 
@@ -1391,12 +1394,13 @@ int ks_store_delete(ks_store *s, ks_kind_id kind, const char *ns, const char *na
     snprintf(cur_rv, sizeof(cur_rv), "%" PRIu64, cur->rv);
     if (o && ((o->precondition_uid && strcmp(o->precondition_uid, cur->uid)) ||
               (o->precondition_rv && strcmp(o->precondition_rv, cur_rv)))) {
-        pthread_mutex_unlock(&s->mu);
+        /* cur is the table's reference: format before unlocking. */
         int rc = ks_status_set(st, TLR_E_CONFLICT, 409, "Conflict",
                                "Operation cannot be fulfilled on %s \"%s\": Precondition "
                                "failed: UID in precondition: %s, UID in object meta: %s",
                                k->plural, name,
                                o->precondition_uid ? o->precondition_uid : "", cur->uid);
+        pthread_mutex_unlock(&s->mu);
         ks_status_details(st, k, name);
         return rc;
     }
