@@ -1,5 +1,7 @@
 /* cluster.c - the smaller cluster objects: karpenter.sh/v1 NodeClaim,
- * policy/v1 PodDisruptionBudget and apps/v1 DaemonSet. */
+ * policy/v1 PodDisruptionBudget and apps/v1 DaemonSet.  A NodeClaim's spec
+ * is held to Karpenter v1.14's CRD (karpenter.c), as a NodePool's template
+ * is, except that its requirements may name karpenter.sh/nodepool. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,14 @@ int tlr_kubeobj_nodeclaim(json_object *o, const tlr_kubeobj_opts *opts,
         return kfail(&c, TLR_E_INVAL, NULL, "no output");
     if ((rc = check_head(&c, o, "NodeClaim", true)) || (rc = kobj(&c, o, "spec", "spec", &spec)))
         return rc;
+    const char *ncg, *nck, *ncn;
+    if (spec == NULL)
+        return kfail(&c, TLR_E_INVAL, "spec", "is required");
+    if ((rc = kkarp_nodeclassref(&c, spec, "nodeClassRef", "spec.nodeClassRef", &ncg, &nck,
+                                 &ncn)))
+        return rc;
+    if (tlr_json_get(spec, "requirements") == NULL)
+        return kfail(&c, TLR_E_INVAL, "spec.requirements", "is required");
     n = tlr_malloc(sizeof(*n));
     tailor__v1__node_claim__init(n);
     n->name = tlr_strdup(tlr_json_str(o, "metadata.name"));
@@ -71,16 +81,21 @@ int tlr_kubeobj_nodeclaim(json_object *o, const tlr_kubeobj_opts *opts,
                       &n->annotations, &n->n_annotations)) ||
         (rc = karr(&c, spec, "requirements", "spec.requirements", &v)) ||
         (rc = knsreqs(&c, v, "spec.requirements", true, &n->requirements, &n->n_requirements)) ||
+        (n->n_requirements > 100 &&
+         (rc = kfail(&c, TLR_E_INVAL, "spec.requirements", "at most 100"))) ||
+        (rc = kkarp_reqs(&c, n->requirements, n->n_requirements, "spec.requirements", true)) ||
         (rc = kobj(&c, spec, "resources.requests", "spec.resources.requests", &v)) ||
         (rc = kresources(&c, v, "spec.resources.requests", &n->resources_requested)) ||
         (rc = karr(&c, spec, "taints", "spec.taints", &v)) ||
         (rc = ktaints(&c, v, "spec.taints", &n->taints, &n->n_taints)) ||
         (rc = karr(&c, spec, "startupTaints", "spec.startupTaints", &v)) ||
         (rc = ktaints(&c, v, "spec.startupTaints", &n->startup_taints, &n->n_startup_taints)) ||
-        (rc = kduration(&c, spec, "expireAfter", "spec.expireAfter", true, &n->expire_after_ms,
-                        &n->expire_never, NULL)) ||
-        (rc = kduration(&c, spec, "terminationGracePeriod", "spec.terminationGracePeriod",
-                        false, &n->termination_grace_period_ms, NULL, NULL)) ||
+        (rc = kkarp_taints(&c, n->taints, n->n_taints, "spec.taints", n->startup_taints,
+                           n->n_startup_taints, "spec.startupTaints")) ||
+        (rc = kkarp_duration(&c, spec, "expireAfter", "spec.expireAfter", true,
+                             &n->expire_after_ms, &n->expire_never, NULL)) ||
+        (rc = kkarp_duration(&c, spec, "terminationGracePeriod", "spec.terminationGracePeriod",
+                             false, &n->termination_grace_period_ms, NULL, NULL)) ||
         (rc = ktime(&c, o, "metadata.creationTimestamp", "metadata.creationTimestamp",
                     &n->creation_unix_ms)) ||
         (rc = ktime(&c, o, "metadata.deletionTimestamp", "metadata.deletionTimestamp",

@@ -44,6 +44,11 @@ void kpath(char *dst, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 int kfail(kctx *c, int rc, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Report through opts->warn (when set) "<what>: <field>: <message>": a
+ * valid field tailor does not act on.  Never fails the conversion. */
+void kwarn(kctx *c, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* *field = a copy of s, when s is non-NULL and non-empty (else untouched). */
 void kset(char **field, const char *s);
 
@@ -120,6 +125,50 @@ int kpod_convert(kctx *c, json_object *meta, json_object *spec, json_object *sta
                  const char *pre, Tailor__V1__Pod **out);
 /* Strip p (modified) down to the compact form of pod.proto. */
 void kpod_compact(Tailor__V1__Pod *p);
+
+/* ---- Karpenter v1.14 CRD rules (karpenter.c) --------------------------
+ * The OpenAPI patterns and CEL x-kubernetes-validations of the NodePool,
+ * NodeClaim and EC2NodeClass CRDs, and the runtime checks Karpenter's
+ * controllers make before a pool or class goes Ready.  Each returns TLR_OK
+ * or an error already written through c. */
+
+/* Does s match the POSIX extended regular expression ere? */
+bool kmatch(const char *ere, const char *s);
+/* The string at path (absent: fine) must match ere; else TLR_E_PARSE
+ * "<field>: "<s>" <what>". */
+int kpattern(kctx *c, json_object *o, const char *path, const char *field, const char *ere,
+             const char *what);
+/* A label key / taint key: the CRD's qualified-name pattern, at most 316
+ * characters, name part at most 63 and prefix at most 253. */
+bool kqualified_name(const char *s);
+/* A label value: empty, or at most 63 of [-A-Za-z0-9_.] with alphanumeric
+ * ends. */
+bool klabel_value(const char *s);
+/* The CEL rules on label and requirement keys: NULL when key may be used,
+ * else the CEL message.  nodepool_key_ok: karpenter.sh/nodepool is allowed
+ * (NodeClaim requirements), not only karpenter.sh/capacity-type. */
+const char *krestricted_label(const char *key, bool nodepool_key_ok);
+/* spec.template.metadata.labels (map, borrowed). */
+int kkarp_labels(kctx *c, json_object *map, const char *field);
+/* Requirements already read by knsreqs(): key pattern and restricted keys,
+ * value syntax, Gt/Lt/Gte/Lte a single non-negative integer, well-known
+ * values (karpenter.sh/capacity-type, karpenter.k8s.aws/instance-tenancy). */
+int kkarp_reqs(kctx *c, Tailor__V1__NodeSelectorRequirement **r, size_t n, const char *field,
+               bool nodepool_key_ok);
+/* taints and startupTaints already read by ktaints(): key and value
+ * syntax, and no key/effect pair twice across both lists. */
+int kkarp_taints(kctx *c, Tailor__V1__Taint **t, size_t nt, const char *tfield,
+                 Tailor__V1__Taint **st, size_t nst, const char *stfield);
+/* nodeClassRef (object at path ref_path in o): group, kind and name all
+ * required and non-empty, group without '/'.  The strings are borrowed. */
+int kkarp_nodeclassref(kctx *c, json_object *o, const char *path, const char *field,
+                       const char **group, const char **kind, const char **name);
+/* expireAfter / consolidateAfter ("Never" allowed) or terminationGracePeriod
+ * at path: the CRD's pattern (whole s, m, h units only), then kduration(). */
+int kkarp_duration(kctx *c, json_object *o, const char *path, const char *field,
+                   bool never_ok, int64_t *ms, protobuf_c_boolean *never, bool *present);
+/* An EC2 selector term's tags: at most 20, no empty key or value. */
+int kkarp_tags(kctx *c, json_object *map, const char *field);
 
 /* Deep copy of a message through pack/unpack; never NULL. */
 void *kcopy(const void *msg);

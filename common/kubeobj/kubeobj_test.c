@@ -545,8 +545,9 @@ typedef struct ocase {
 } ocase;
 
 #define NP_HEAD "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general}\n"
-#define NP_TMPL "  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, " \
-                "kind: EC2NodeClass, name: default}\n"
+#define NP_REF "  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, " \
+               "kind: EC2NodeClass, name: default}\n"
+#define NP_TMPL NP_REF "      requirements: []\n"
 #define NC_HEAD "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\n"
 
 static void test_objects(void **state)
@@ -594,20 +595,20 @@ static void test_objects(void **state)
           NP_HEAD "spec:\n  weight: 0\n" NP_TMPL, TLR_E_RANGE, "spec.weight: 0 is outside 1..100" },
         { "NodePool without nodeClassRef", sum_nodepool,
           NP_HEAD "spec:\n  template:\n    spec: {requirements: []}\n", TLR_E_INVAL,
-          "NodePool general: spec.template.spec.nodeClassRef.name: is required" },
+          "NodePool general: spec.template.spec.nodeClassRef: is required" },
         { "NodePool minValues beyond its values", sum_nodepool,
-          NP_HEAD "spec:\n" NP_TMPL
+          NP_HEAD "spec:\n" NP_REF
           "      requirements: [{key: f, operator: In, values: [a], minValues: 2}]\n",
           TLR_E_INVAL, "requirements[0]: operator In minValues is larger than the number" },
         { "NodePool bad budget", sum_nodepool,
-          NP_HEAD "spec:\n  disruption: {budgets: [{nodes: lots}]}\n" NP_TMPL, TLR_E_PARSE,
+          NP_HEAD "spec:\n  disruption: {consolidateAfter: 0s, budgets: [{nodes: lots}]}\n" NP_TMPL, TLR_E_PARSE,
           "spec.disruption.budgets[0]: nodes \"lots\" is not a count or a percentage" },
         { "NodePool schedule without duration", sum_nodepool,
-          NP_HEAD "spec:\n  disruption: {budgets: [{nodes: \"1\", schedule: \"@daily\"}]}\n"
+          NP_HEAD "spec:\n  disruption: {consolidateAfter: 0s, budgets: [{nodes: \"1\", schedule: \"@daily\"}]}\n"
           NP_TMPL, TLR_E_INVAL, "schedule and duration must be set together" },
         { "NodePool bad expireAfter", sum_nodepool,
           NP_HEAD "spec:\n" NP_TMPL "      expireAfter: soon\n", TLR_E_PARSE,
-          "spec.template.spec.expireAfter: \"soon\" is not a duration or Never" },
+          "spec.template.spec.expireAfter: \"soon\" is not a duration in h, m and s" },
         { "NodePool negative limit", sum_nodepool,
           NP_HEAD "spec:\n  limits: {cpu: \"-5\"}\n" NP_TMPL, TLR_E_PARSE,
           "spec.limits.cpu: \"-5\" is negative" },
@@ -639,61 +640,61 @@ static void test_objects(void **state)
           "kubelet maxPods 110 status amis 1 subnets 1 ready 1 zone us-east-1a" },
         { "EC2NodeClass with neither role nor profile", sum_nodeclass,
           NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n",
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n",
           TLR_E_INVAL, "EC2NodeClass default: spec.role: exactly one of role and instanceProfile" },
         { "EC2NodeClass alias mixed with id", sum_nodeclass,
           NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest, id: ami-1}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
           "  role: r\n",
           TLR_E_INVAL, "spec.amiSelectorTerms[0]: alias must be the only term" },
         { "EC2NodeClass without subnets", sum_nodeclass,
           NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n"
-          "  securityGroupSelectorTerms: [{id: g}]\n  role: r\n",
+          "  securityGroupSelectorTerms: [{id: sg-1}]\n  role: r\n",
           TLR_E_INVAL, "spec.subnetSelectorTerms: at least one term is required" },
         { "EC2NodeClass empty selector term", sum_nodeclass,
           NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n  subnetSelectorTerms: [{}]\n"
-          "  securityGroupSelectorTerms: [{id: g}]\n  role: r\n",
+          "  securityGroupSelectorTerms: [{id: sg-1}]\n  role: r\n",
           TLR_E_INVAL, "spec.subnetSelectorTerms[0]: a term must set id or tags" },
         { "EC2NodeClass garbage volume size", sum_nodeclass,
-          NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n  subnetSelectorTerms: [{id: s}]\n"
-          "  securityGroupSelectorTerms: [{id: g}]\n  instanceProfile: p\n"
+          NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n  subnetSelectorTerms: [{id: subnet-1}]\n"
+          "  securityGroupSelectorTerms: [{id: sg-1}]\n  instanceProfile: p\n"
           "  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeSize: huge}}]\n",
           TLR_E_PARSE, "spec.blockDeviceMappings[0].ebs.volumeSize: \"huge\" is not a size" },
         { "EC2NodeClass id term with amiFamily", sum_nodeclass,
           NC_HEAD "spec:\n  amiFamily: Bottlerocket\n  amiSelectorTerms: [{id: ami-1}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
           "  role: r\n  kubelet: {maxPods: 5, evictionMaxPodGracePeriod: 30}\n",
           TLR_OK, "default Bottlerocket ami  subnets 1 sgs 1 role r prof  tags 0 bdm 0 "
           "md enabled/disabled/1/required kubelet maxPods 5 status amis 0 subnets 0 ready 0" },
         { "EC2NodeClass id term without amiFamily", sum_nodeclass,
           NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
           "  role: r\n",
           TLR_E_INVAL, "spec.amiFamily: must be set when amiSelectorTerms has no alias" },
         { "EC2NodeClass amiFamily against its alias", sum_nodeclass,
           NC_HEAD "spec:\n  amiFamily: AL2\n  amiSelectorTerms: [{alias: bottlerocket@latest}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
           "  role: r\n",
           TLR_E_INVAL, "spec.amiFamily: must be 'Bottlerocket' or 'Custom' when using the alias" },
         { "EC2NodeClass Custom with an alias", sum_nodeclass,
           NC_HEAD "spec:\n  amiFamily: Custom\n  amiSelectorTerms: [{alias: al2023@v20250101}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
           "  role: r\n",
           TLR_OK, "default Custom ami al2023@v20250101 subnets 1 sgs 1 role r prof  tags 0 bdm 0 "
           "md enabled/disabled/1/required status amis 0 subnets 0 ready 0" },
         { "EC2NodeClass unknown amiFamily", sum_nodeclass,
           NC_HEAD "spec:\n  amiFamily: Ubuntu\n  amiSelectorTerms: [{id: ami-1}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
           "  role: r\n",
           TLR_E_INVAL, "spec.amiFamily: \"Ubuntu\" is not one of AL2, AL2023" },
         { "EC2NodeClass unknown alias family", sum_nodeclass,
           NC_HEAD "spec:\n  amiSelectorTerms: [{alias: ubuntu@latest}]\n"
-          "  subnetSelectorTerms: [{id: s}]\n  securityGroupSelectorTerms: [{id: g}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
           "  role: r\n",
           TLR_E_INVAL, "alias: family of \"ubuntu@latest\" is not one of" },
         { "EC2NodeClass hop limit", sum_nodeclass,
-          NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n  subnetSelectorTerms: [{id: s}]\n"
-          "  securityGroupSelectorTerms: [{id: g}]\n  role: r\n"
+          NC_HEAD "spec:\n  amiSelectorTerms: [{id: ami-1}]\n  subnetSelectorTerms: [{id: subnet-1}]\n"
+          "  securityGroupSelectorTerms: [{id: sg-1}]\n  role: r\n"
           "  metadataOptions: {httpPutResponseHopLimit: 99}\n",
           TLR_E_RANGE, "spec.metadataOptions: 99 is outside 1..64" },
 
@@ -752,7 +753,7 @@ static void test_objects(void **state)
           "apiVersion: karpenter.sh/v1\nkind: NodeClaim\n"
           "metadata:\n  name: general-x\n  labels: {karpenter.sh/nodepool: general,"
           " node.kubernetes.io/instance-type: c5.large}\n"
-          "spec:\n  nodeClassRef: {name: default}\n"
+          "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
           "  requirements: [{key: node.kubernetes.io/instance-type, operator: In,"
           " values: [c5.large, m5.large]}]\n"
           "  resources: {requests: {cpu: 500m}}\n"
@@ -763,6 +764,266 @@ static void test_objects(void **state)
           "general-x pool general class default phase 3 type c5.large iid i-0123 "
           "node.kubernetes.io/instance-type In c5.large,m5.large; "
           "req{cpu=500 mem=0 pods=0 eph=0} " },
+
+        /* ---- Karpenter v1.14 CRD rules (issue 13) ---- */
+        { "NodePool consolidationPolicy Balanced is valid", sum_nodepool,
+          NP_HEAD "spec:\n  disruption: {consolidationPolicy: Balanced, consolidateAfter: 1m}\n"
+          NP_TMPL, TLR_OK,
+          "general w0 class karpenter.k8s.aws/EC2NodeClass/default exp 2592000000 never 0 tgp 0 "
+          "| | policy 2 after 60000 never 0 budgets 10%//0/0" },
+        { "NodePool unknown consolidationPolicy", sum_nodepool,
+          NP_HEAD "spec:\n  disruption: {consolidationPolicy: Always, consolidateAfter: 1m}\n"
+          NP_TMPL, TLR_E_PARSE,
+          "spec.disruption.consolidationPolicy: \"Always\" is not WhenEmpty, "
+          "WhenEmptyOrUnderutilized or Balanced" },
+        { "NodePool disruption without consolidateAfter", sum_nodepool,
+          NP_HEAD "spec:\n  disruption: {consolidationPolicy: WhenEmpty}\n" NP_TMPL, TLR_E_INVAL,
+          "NodePool general: spec.disruption.consolidateAfter: is required" },
+        { "NodePool nodeClassRef group with a version", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    spec:\n      requirements: []\n"
+          "      nodeClassRef: {group: karpenter.k8s.aws/v1, kind: EC2NodeClass, name: default}\n",
+          TLR_E_PARSE, "NodePool general: spec.template.spec.nodeClassRef: group "
+          "\"karpenter.k8s.aws/v1\" is an API group, without a version" },
+        { "NodePool nodeClassRef without kind", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    spec:\n      requirements: []\n"
+          "      nodeClassRef: {group: karpenter.k8s.aws, name: default}\n",
+          TLR_E_INVAL, "spec.template.spec.nodeClassRef.kind: is required" },
+        { "NodePool nodeClassRef empty group", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    spec:\n      requirements: []\n"
+          "      nodeClassRef: {group: \"\", kind: EC2NodeClass, name: default}\n",
+          TLR_E_INVAL, "spec.template.spec.nodeClassRef.group: group may not be empty" },
+        { "NodePool without requirements", sum_nodepool, NP_HEAD "spec:\n" NP_REF, TLR_E_INVAL,
+          "NodePool general: spec.template.spec.requirements: is required" },
+        { "NodePool static (replicas)", sum_nodepool, NP_HEAD "spec:\n  replicas: 3\n" NP_TMPL,
+          TLR_E_INVAL, "NodePool general: spec.replicas: static NodePools (spec.replicas) are "
+          "not supported by tailor" },
+        { "NodePool label karpenter.sh/nodepool", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    metadata: {labels: {karpenter.sh/nodepool: x}}\n"
+          "    spec:\n      nodeClassRef: {group: g, kind: k, name: np}\n      requirements: []\n",
+          TLR_E_INVAL, "spec.template.metadata.labels[karpenter.sh/nodepool]: label "
+          "\"karpenter.sh/nodepool\" is restricted" },
+        { "NodePool label kubernetes.io/hostname", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    metadata: {labels: {kubernetes.io/hostname: x}}\n"
+          "    spec:\n      nodeClassRef: {group: g, kind: k, name: np}\n      requirements: []\n",
+          TLR_E_INVAL, "label \"kubernetes.io/hostname\" is restricted" },
+        { "NodePool label in a karpenter.sh subdomain", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    metadata: {labels: {team.karpenter.sh/x: y}}\n"
+          "    spec:\n      nodeClassRef: {group: g, kind: k, name: np}\n      requirements: []\n",
+          TLR_E_INVAL, "label domain \"karpenter.sh\" is restricted" },
+        { "NodePool label karpenter.k8s.aws not on the list", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    metadata: {labels: {karpenter.k8s.aws/mine: y}}\n"
+          "    spec:\n      nodeClassRef: {group: g, kind: k, name: np}\n      requirements: []\n",
+          TLR_E_INVAL, "label domain \"karpenter.k8s.aws\" is restricted" },
+        { "NodePool allowed labels", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    metadata: {labels: {karpenter.sh/capacity-type: spot,"
+          " karpenter.k8s.aws/instance-family: m5, node.kubernetes.io/role: w}}\n"
+          "    spec:\n      nodeClassRef: {group: g, kind: k, name: np}\n      requirements: []\n",
+          TLR_OK, "general w0 class g/k/np exp 2592000000 never 0 tgp 0 | "
+          "label karpenter.k8s.aws/instance-family=m5; label karpenter.sh/capacity-type=spot; "
+          "label node.kubernetes.io/role=w; | policy 2 after 0 never 0 budgets 10%//0/0" },
+        { "NodePool label value not a label value", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    metadata: {labels: {team: \"a b\"}}\n"
+          "    spec:\n      nodeClassRef: {group: g, kind: k, name: np}\n      requirements: []\n",
+          TLR_E_PARSE, "spec.template.metadata.labels[team]: value \"a b\" is not a label value" },
+        { "NodePool requirement on kubernetes.io/hostname", sum_nodepool,
+          NP_HEAD "spec:\n" NP_REF
+          "      requirements: [{key: kubernetes.io/hostname, operator: Exists}]\n",
+          TLR_E_INVAL, "spec.template.spec.requirements[0]: key kubernetes.io/hostname: label "
+          "\"kubernetes.io/hostname\" is restricted" },
+        { "NodePool requirement on karpenter.sh/nodepool", sum_nodepool,
+          NP_HEAD "spec:\n" NP_REF
+          "      requirements: [{key: karpenter.sh/nodepool, operator: Exists}]\n",
+          TLR_E_INVAL, "label \"karpenter.sh/nodepool\" is restricted" },
+        { "NodePool requirement key not a qualified name", sum_nodepool,
+          NP_HEAD "spec:\n" NP_REF "      requirements: [{key: \"-bad\", operator: Exists}]\n",
+          TLR_E_PARSE, "requirements[0]: key \"-bad\" is not a qualified name" },
+        { "NodePool Gt a negative integer", sum_nodepool,
+          NP_HEAD "spec:\n" NP_REF
+          "      requirements: [{key: karpenter.k8s.aws/instance-cpu, operator: Gt,"
+          " values: [\"-1\"]}]\n",
+          TLR_E_INVAL, "need a single non-negative integer value" },
+        { "NodePool capacity-type with no known value", sum_nodepool,
+          NP_HEAD "spec:\n" NP_REF
+          "      requirements: [{key: karpenter.sh/capacity-type, operator: In,"
+          " values: [spotty]}]\n",
+          TLR_E_INVAL, "karpenter.sh/capacity-type: none of the values is one Karpenter knows" },
+        { "NodePool expireAfter in Go-only units", sum_nodepool,
+          NP_HEAD "spec:\n" NP_TMPL "      expireAfter: 1.5h\n", TLR_E_PARSE,
+          "spec.template.spec.expireAfter: \"1.5h\" is not a duration in h, m and s" },
+        { "NodePool terminationGracePeriod Never", sum_nodepool,
+          NP_HEAD "spec:\n" NP_TMPL "      terminationGracePeriod: Never\n", TLR_E_PARSE,
+          "spec.template.spec.terminationGracePeriod: \"Never\" is not a duration" },
+        { "NodePool consolidateAfter in ms", sum_nodepool,
+          NP_HEAD "spec:\n  disruption: {consolidateAfter: 500ms}\n" NP_TMPL, TLR_E_PARSE,
+          "spec.disruption.consolidateAfter: \"500ms\" is not a duration" },
+        { "NodePool budget duration in seconds", sum_nodepool,
+          NP_HEAD "spec:\n  disruption:\n    consolidateAfter: 0s\n    budgets: [{nodes: \"1\","
+          " schedule: \"@daily\", duration: 30s}]\n" NP_TMPL, TLR_E_PARSE,
+          "spec.disruption.budgets[0].duration: \"30s\" is not a duration in whole hours" },
+        { "NodePool budget schedule not cron", sum_nodepool,
+          NP_HEAD "spec:\n  disruption:\n    consolidateAfter: 0s\n    budgets: [{nodes: \"1\","
+          " schedule: daily, duration: 1h}]\n" NP_TMPL, TLR_E_PARSE,
+          "spec.disruption.budgets[0].schedule: \"daily\" is not a cron schedule" },
+        { "NodePool budget cron and reasons", sum_nodepool,
+          NP_HEAD "spec:\n  disruption:\n    consolidateAfter: 0s\n    budgets: [{nodes: \"1\","
+          " schedule: \"0 9 * * mon-fri\", duration: 8h30m, reasons: [Empty]}]\n" NP_TMPL, TLR_OK,
+          "general w0 class karpenter.k8s.aws/EC2NodeClass/default exp 2592000000 never 0 tgp 0 "
+          "| | policy 2 after 0 never 0 budgets 1/0 9 * * mon-fri/30600000/1" },
+        { "NodePool budget reason twice", sum_nodepool,
+          NP_HEAD "spec:\n  disruption:\n    consolidateAfter: 0s\n    budgets: [{nodes: \"1\","
+          " reasons: [Empty, Empty]}]\n" NP_TMPL, TLR_E_INVAL, "reason Empty is listed twice" },
+        { "NodePool taint key not a qualified name", sum_nodepool,
+          NP_HEAD "spec:\n" NP_TMPL "      taints: [{key: \"a b\", effect: NoSchedule}]\n",
+          TLR_E_PARSE, "spec.template.spec.taints[0]: key \"a b\" is not a qualified name" },
+        { "NodePool taint in both lists", sum_nodepool,
+          NP_HEAD "spec:\n" NP_TMPL "      taints: [{key: gpu, effect: NoSchedule}]\n"
+          "      startupTaints: [{key: gpu, effect: NoSchedule}]\n",
+          TLR_E_INVAL, "spec.template.spec.startupTaints[0]: duplicate taint key/effect pair" },
+
+        { "EC2NodeClass capacity reservation by instanceMatchCriteria", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  capacityReservationSelectorTerms: [{instanceMatchCriteria: open}]\n",
+          TLR_OK, "default AL2023 ami al2023@latest subnets 1 sgs 1 role r prof  tags 0 bdm 0 "
+          "md enabled/disabled/1/required status amis 0 subnets 0 ready 0" },
+        { "EC2NodeClass capacity reservation bad criteria", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  capacityReservationSelectorTerms: [{instanceMatchCriteria: any}]\n",
+          TLR_E_PARSE, "spec.capacityReservationSelectorTerms[0]: instanceMatchCriteria \"any\" "
+          "is not open or targeted" },
+        { "EC2NodeClass capacity reservation id with owner", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  capacityReservationSelectorTerms: [{id: cr-1, ownerID: \"123456789012\"}]\n",
+          TLR_E_INVAL, "spec.capacityReservationSelectorTerms: 'id' is mutually exclusive" },
+        { "EC2NodeClass AMI owner alone", sum_nodeclass,
+          NC_HEAD "spec:\n  amiFamily: AL2023\n  amiSelectorTerms: [{owner: self}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "spec.amiSelectorTerms[0]: a term must set alias, id, name, tags" },
+        { "EC2NodeClass AMI id with owner", sum_nodeclass,
+          NC_HEAD "spec:\n  amiFamily: AL2023\n  amiSelectorTerms: [{id: ami-1, owner: self}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "'id' is mutually exclusive" },
+        { "EC2NodeClass windows alias pinned", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: windows2022@v20250101}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "windows families may only specify version 'latest'" },
+        { "EC2NodeClass subnet id pattern", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: sn-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n",
+          TLR_E_PARSE, "spec.subnetSelectorTerms[0]: id \"sn-1\" is not a subnet id" },
+        { "EC2NodeClass security group name with tags", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n"
+          "  securityGroupSelectorTerms: [{name: web, tags: {a: b}}]\n  role: r\n",
+          TLR_E_INVAL, "spec.securityGroupSelectorTerms: 'name' is mutually exclusive" },
+        { "EC2NodeClass empty tag value in a term", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{tags: {a: \"\"}}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n",
+          TLR_E_INVAL, "spec.subnetSelectorTerms[0].tags: empty tag keys or values" },
+        { "EC2NodeClass restricted tag", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  tags: {kubernetes.io/cluster/c1: owned}\n",
+          TLR_E_INVAL, "spec.tags: tag contains a restricted tag matching kubernetes.io/cluster" },
+        { "EC2NodeClass empty role beside a profile", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: \"\"\n  instanceProfile: p\n",
+          TLR_E_INVAL, "exactly one of role and instanceProfile" },
+        { "EC2NodeClass two root volumes", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  blockDeviceMappings:\n"
+          "  - {deviceName: /dev/xvda, rootVolume: true, ebs: {volumeSize: 20Gi}}\n"
+          "  - {deviceName: /dev/xvdb, rootVolume: true, ebs: {volumeSize: 20Gi}}\n",
+          TLR_E_INVAL, "must have only one blockDeviceMappings with rootVolume" },
+        { "EC2NodeClass ebs without size or snapshot", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeType: gp3}}]\n",
+          TLR_E_INVAL, "spec.blockDeviceMappings[0].ebs: snapshotID or volumeSize must be defined" },
+        { "EC2NodeClass volume too large", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeSize: 70000Gi}}]\n",
+          TLR_E_PARSE, "volumeSize: \"70000Gi\" is not a size" },
+        { "EC2NodeClass unknown volume type", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  blockDeviceMappings: [{deviceName: /dev/xvda,"
+          " ebs: {volumeSize: 20Gi, volumeType: gp9}}]\n",
+          TLR_E_PARSE, "volumeType \"gp9\" is not one of" },
+        { "EC2NodeClass kubelet unknown eviction signal", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  kubelet: {evictionHard: {memory.free: 100Mi}}\n",
+          TLR_E_INVAL, "spec.kubelet.evictionHard[memory.free]: \"memory.free\" isn't a valid "
+          "eviction signal" },
+        { "EC2NodeClass kubelet soft without grace", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  kubelet: {evictionSoft: {memory.available: 5%}}\n",
+          TLR_E_INVAL, "spec.kubelet.evictionSoft[memory.available]: has no matching "
+          "evictionSoftGracePeriod" },
+        { "EC2NodeClass kubelet threshold percent", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  kubelet: {evictionHard: {nodefs.available: 150%}}\n",
+          TLR_E_PARSE, "\"150%\" must be a percentage or a resource quantity" },
+        { "EC2NodeClass kubelet reserved gpu", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  kubelet: {kubeReserved: {nvidia.com/gpu: \"1\"}}\n",
+          TLR_E_INVAL, "spec.kubelet.kubeReserved: \"nvidia.com/gpu\" isn't a reservable resource" },
+        { "EC2NodeClass kubelet GC thresholds equal", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  kubelet: {imageGCHighThresholdPercent: 0, imageGCLowThresholdPercent: 0}\n",
+          TLR_E_INVAL, "imageGCHighThresholdPercent (0) must be greater than" },
+        { "EC2NodeClass kubelet registerWithTaints", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  kubelet: {registerWithTaints: []}\n",
+          TLR_E_INVAL, "spec.kubelet.registerWithTaints: can't be set" },
+        { "EC2NodeClass placement group by name and id", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  placementGroupSelector: {name: pg, id: pg-1}\n",
+          TLR_E_INVAL, "spec.placementGroupSelector: set exactly one of name and id" },
+        { "EC2NodeClass network interfaces without a primary", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  networkInterfaces: [{deviceIndex: 1, networkCardIndex: 0,"
+          " interfaceType: efa-only}]\n",
+          TLR_E_INVAL, "networkInterfaces must include a primary interface" },
+        { "EC2NodeClass connection tracking out of range", sum_nodeclass,
+          NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+          "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+          "  role: r\n  connectionTracking: {udpTimeout: 5}\n",
+          TLR_E_RANGE, "spec.connectionTracking.udpTimeout: 5 is outside 30..60" },
+
+        { "NodeClaim without nodeClassRef group", sum_nodeclaim,
+          "kind: NodeClaim\nmetadata: {name: c}\n"
+          "spec:\n  nodeClassRef: {kind: EC2NodeClass, name: default}\n  requirements: []\n",
+          TLR_E_INVAL, "NodeClaim c: spec.nodeClassRef.group: is required" },
+        { "NodeClaim may require its nodepool", sum_nodeclaim,
+          "kind: NodeClaim\nmetadata: {name: c}\n"
+          "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
+          "  requirements: [{key: karpenter.sh/nodepool, operator: In, values: [general]}]\n",
+          TLR_OK, "c pool  class d phase 1 type  iid  karpenter.sh/nodepool In general; "
+          "req{cpu=0 mem=0 pods=0 eph=0} " },
+        { "NodeClaim requirement on hostname", sum_nodeclaim,
+          "kind: NodeClaim\nmetadata: {name: c}\n"
+          "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
+          "  requirements: [{key: kubernetes.io/hostname, operator: In, values: [h]}]\n",
+          TLR_E_INVAL, "spec.requirements[0]: key kubernetes.io/hostname" },
     };
     int failures = 0;
 
@@ -789,6 +1050,93 @@ static void test_objects(void **state)
         json_object_put(o);
     }
     assert_int_equal(failures, 0);
+}
+
+/* Warnings: valid fields tailor does not act on are reported through
+ * opts.warn, and the conversion still succeeds. */
+typedef struct warns { char all[2048]; int n; } warns;
+
+static void collect(void *arg, const char *msg)
+{
+    warns *w = arg;
+    size_t len = strlen(w->all);
+    snprintf(w->all + len, sizeof(w->all) - len, "%s\n", msg);
+    w->n++;
+}
+
+static void test_warnings(void **state)
+{
+    warns w = { "", 0 };
+    tlr_kubeobj_opts opts = { .warn = collect, .warn_arg = &w };
+    char err[TLR_KUBEOBJ_ERRLEN];
+    (void)state;
+
+    json_object *o = obj_of(NP_HEAD "spec:\n  disruption: {consolidationPolicy: Balanced,"
+                            " consolidateAfter: 0s}\n" NP_TMPL);
+    Tailor__V1__NodePool *p = NULL;
+    assert_int_equal(tlr_kubeobj_nodepool(o, &opts, &p, err, sizeof(err)), TLR_OK);
+    assert_int_equal(p->disruption->consolidation_policy,
+                     TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY_OR_UNDERUTILIZED);
+    assert_int_equal(p->disruption->consolidation_policy_as_written,
+                     TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_BALANCED);
+    assert_int_equal(w.n, 1);
+    assert_non_null(strstr(w.all, "NodePool general: spec.disruption.consolidationPolicy: "
+                                  "Balanced is run as WhenEmptyOrUnderutilized"));
+    tlr_kubeobj_free(p);
+    json_object_put(o);
+
+    /* a plain pool warns about nothing, and says what it runs */
+    w.all[0] = '\0';
+    w.n = 0;
+    o = obj_of(NP_HEAD "spec:\n" NP_TMPL);
+    assert_int_equal(tlr_kubeobj_nodepool(o, &opts, &p, err, sizeof(err)), TLR_OK);
+    assert_int_equal(p->disruption->consolidation_policy_as_written,
+                     p->disruption->consolidation_policy);
+    assert_int_equal(w.n, 0);
+    tlr_kubeobj_free(p);
+    json_object_put(o);
+
+    o = obj_of(NC_HEAD "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n"
+               "  subnetSelectorTerms: [{id: subnet-1}]\n  securityGroupSelectorTerms: [{id: sg-1}]\n"
+               "  role: r\n  capacityReservationSelectorTerms: [{instanceMatchCriteria: open}]\n"
+               "  placementGroupSelector: {name: pg}\n  ipPrefixCount: 1\n  context: c\n"
+               "  cpuOptions: {nestedVirtualization: enabled}\n"
+               "  connectionTracking: {udpTimeout: 30}\n"
+               "  networkInterfaces: [{deviceIndex: 0, networkCardIndex: 0,"
+               " interfaceType: interface}]\n"
+               "  kubelet: {maxPods: 20, containerLogMaxSize: 50Mi,"
+               " evictionMinimumReclaim: {memory.available: 1Gi}}\n"
+               "  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {snapshotID: snap-1,"
+               " volumeInitializationRate: 200}}]\n"
+               "  detailedMonitoring: true\n  associatePublicIPAddress: false\n"
+               "  instanceStorePolicy: RAID0\n");
+    Tailor__V1__NodeClass *nc = NULL;
+    w.all[0] = '\0';
+    w.n = 0;
+    assert_int_equal(tlr_kubeobj_nodeclass(o, &opts, &nc, err, sizeof(err)), TLR_OK);
+    static const char *const want[] = {
+        "EC2NodeClass default: spec.capacityReservationSelectorTerms: ignored",
+        "EC2NodeClass default: spec.placementGroupSelector: ignored",
+        "EC2NodeClass default: spec.ipPrefixCount: ignored",
+        "EC2NodeClass default: spec.context: ignored",
+        "EC2NodeClass default: spec.cpuOptions: ignored",
+        "EC2NodeClass default: spec.connectionTracking: ignored",
+        "EC2NodeClass default: spec.networkInterfaces: ignored",
+        "EC2NodeClass default: spec.kubelet.containerLogMaxSize: ignored",
+        "EC2NodeClass default: spec.kubelet.evictionMinimumReclaim: ignored",
+        "EC2NodeClass default: spec.blockDeviceMappings[0].ebs: volumeInitializationRate is "
+        "ignored",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (strstr(w.all, want[i]) == NULL)
+            printf("FAIL warnings: want \"%s\" in\n%s", want[i], w.all);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        assert_non_null(strstr(w.all, want[i]));
+    /* detailedMonitoring, associatePublicIPAddress, instanceStorePolicy and
+     * maxPods are acted on: no warning */
+    assert_int_equal(w.n, (int)(sizeof(want) / sizeof(want[0])));
+    tlr_kubeobj_free(nc);
+    json_object_put(o);
 }
 
 /* ---- workloads ----------------------------------------------------------- */
@@ -998,6 +1346,7 @@ int main(void)
         cmocka_unit_test(test_pod_requests),
         cmocka_unit_test(test_pod_placement),
         cmocka_unit_test(test_objects),
+        cmocka_unit_test(test_warnings),
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_node_add_pod),
         cmocka_unit_test(test_decode),

@@ -96,6 +96,23 @@ int kfail(kctx *c, int rc, const char *field, const char *fmt, ...)
     return rc;
 }
 
+void kwarn(kctx *c, const char *field, const char *fmt, ...)
+{
+    char msg[TLR_KUBEOBJ_ERRLEN];
+    int n;
+
+    if (c->opts->warn == NULL)
+        return;
+    n = snprintf(msg, sizeof(msg), "%s: %s%s", c->what, field ? field : "", field ? ": " : "");
+    if (n >= 0 && (size_t)n < sizeof(msg)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    c->opts->warn(c->opts->warn_arg, msg);
+}
+
 void kpath(char *dst, const char *fmt, ...)
 {
     va_list ap;

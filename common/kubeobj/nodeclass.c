@@ -18,6 +18,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_quantity.h"
 
 static int ami_terms(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
 {
@@ -28,6 +29,8 @@ static int ami_terms(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
 
     if (len == 0)
         return kfail(c, TLR_E_INVAL, field, "at least one term is required");
+    if (len > 30)
+        return kfail(c, TLR_E_INVAL, field, "at most 30 terms");
     nc->ami_selector_terms = tlr_calloc(len, sizeof(*nc->ami_selector_terms));
     for (size_t i = 0; rc == TLR_OK && i < len; i++) {
         json_object *o = json_object_array_get_idx(arr, i);
@@ -48,16 +51,34 @@ static int ami_terms(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
         kset(&t->name, name);
         kset(&t->owner, owner);
         kset(&t->ssm_parameter, ssm);
-        if ((rc = klabels(c, tlr_json_get(o, "tags"), f, NULL, &t->tags, &t->n_tags)))
+        json_object *tags = tlr_json_get(o, "tags");
+        char ft[KF];
+        kpath(ft, "%s.tags", f);
+        if ((rc = kkarp_tags(c, tags, ft)) ||
+            (rc = klabels(c, tags, f, NULL, &t->tags, &t->n_tags)))
             return rc;
-        bool other = id || name || owner || ssm || t->n_tags > 0;
-        if (alias != NULL && (other || len > 1))
-            return kfail(c, TLR_E_INVAL, f, "alias must be the only term and the only field");
-        if (alias == NULL && !other)
+        /* has(x.tags) is true for an empty map too */
+        bool has_tags = tags != NULL;
+        if (!has_tags && !id && !name && !alias && !ssm)
             return kfail(c, TLR_E_INVAL, f, "a term must set alias, id, name, tags or "
-                         "ssmParameter");
-        if (alias != NULL && strchr(alias, '@') == NULL)
-            return kfail(c, TLR_E_PARSE, f, "alias \"%.40s\" is not family@version", alias);
+                         "ssmParameter (owner alone selects nothing)");
+        /* CEL leaves ssmParameter beside alias alone; the alias wins. */
+        if (alias != NULL && (id || has_tags || name || owner || len > 1))
+            return kfail(c, TLR_E_INVAL, f, "alias must be the only term and the only field");
+        if (id != NULL && (alias || has_tags || name || owner))
+            return kfail(c, TLR_E_INVAL, f, "'id' is mutually exclusive, cannot be set with a "
+                         "combination of other fields in amiSelectorTerms");
+        if (alias != NULL && ssm != NULL)
+            kwarn(c, f, "ssmParameter is ignored beside alias: tailor resolves the alias");
+        if (id != NULL && !kmatch("ami-[0-9a-z]+", id))
+            return kfail(c, TLR_E_PARSE, f, "id \"%.40s\" is not an AMI id (ami-...)", id);
+        if (alias != NULL && (strlen(alias) > 30 || !kmatch("^[a-zA-Z0-9]+@.+$", alias)))
+            return kfail(c, TLR_E_PARSE, f, "alias \"%.40s\" is not family@version (at most "
+                         "30 characters)", alias);
+        if (alias != NULL && strncmp(alias, "windows", 7) == 0 &&
+            strcmp(strchr(alias, '@'), "@latest") != 0)
+            return kfail(c, TLR_E_INVAL, f, "alias \"%.40s\": windows families may only "
+                         "specify version 'latest'", alias);
     }
     return rc;
 }
@@ -116,44 +137,88 @@ static int ami_family(kctx *c, const char *fam, Tailor__V1__NodeClass *nc)
     return TLR_OK;
 }
 
-/* subnet / security group / capacity reservation selector terms. */
-static int sel_terms(kctx *c, json_object *o, const char *key, bool required, bool names,
-                     const char *owner_key, Tailor__V1__SelectorTerm ***out, size_t *n)
+/* subnet / security group / capacity reservation selector terms.  Each
+ * kind has its own fields and CEL rules (see sel_kinds). */
+typedef struct sel_kind {
+    const char *key;          /* "subnetSelectorTerms" */
+    bool required;
+    const char *id_ere;       /* the CRD's pattern for id */
+    const char *id_what;
+    bool names;               /* security groups: name */
+    bool cr;                  /* capacity reservations: ownerID, instanceMatchCriteria */
+} sel_kind;
+
+static const sel_kind SUBNETS = { "subnetSelectorTerms", true, "subnet-[0-9a-z]+",
+                                  "a subnet id (subnet-...)", false, false };
+static const sel_kind SGS = { "securityGroupSelectorTerms", true, "sg-[0-9a-z]+",
+                              "a security group id (sg-...)", true, false };
+static const sel_kind CRS = { "capacityReservationSelectorTerms", false, "^cr-[0-9a-z]+$",
+                              "a capacity reservation id (cr-...)", false, true };
+
+static int sel_terms(kctx *c, json_object *o, const sel_kind *k,
+                     Tailor__V1__SelectorTerm ***out, size_t *n)
 {
     json_object *arr;
-    char field[KF], f[KF];
+    char field[KF], f[KF], ft[KF];
+    bool all_id_mixed = true, all_name_mixed = true;
     int rc;
 
-    kpath(field, "spec.%s", key);
-    if ((rc = karr(c, o, key, field, &arr)))
+    kpath(field, "spec.%s", k->key);
+    if ((rc = karr(c, o, k->key, field, &arr)))
         return rc;
     size_t len = arr ? json_object_array_length(arr) : 0;
-    if (len == 0 && required)
+    if (len == 0 && k->required)
         return kfail(c, TLR_E_INVAL, field, "at least one term is required");
+    if (len > 30)
+        return kfail(c, TLR_E_INVAL, field, "at most 30 terms");
     if (len > 0)
         *out = tlr_calloc(len, sizeof(**out));
     for (size_t i = 0; i < len; i++) {
-        json_object *t = json_object_array_get_idx(arr, i);
-        const char *id, *name = NULL, *owner = NULL;
+        json_object *t = json_object_array_get_idx(arr, i), *tags;
+        const char *id, *name = NULL, *owner = NULL, *imc = NULL;
 
         kpath(f, "%s[%zu]", field, i);
+        kpath(ft, "%s.tags", f);
         if (!json_object_is_type(t, json_type_object))
             return kfail(c, TLR_E_PARSE, f, "want an object");
         if ((rc = kstr(c, t, "id", f, &id)) ||
-            (names && (rc = kstr(c, t, "name", f, &name))) ||
-            (owner_key && (rc = kstr(c, t, owner_key, f, &owner))))
+            (k->names && (rc = kstr(c, t, "name", f, &name))) ||
+            (k->cr && (rc = kstr(c, t, "ownerID", f, &owner))) ||
+            (k->cr && (rc = kstr(c, t, "instanceMatchCriteria", f, &imc))))
             return rc;
+        tags = tlr_json_get(t, "tags");
         Tailor__V1__SelectorTerm *x = tlr_malloc(sizeof(*x));
         tailor__v1__selector_term__init(x);
         (*out)[(*n)++] = x;
         kset(&x->id, id);
         kset(&x->name, name);
         kset(&x->owner, owner);
-        if ((rc = klabels(c, tlr_json_get(t, "tags"), f, NULL, &x->tags, &x->n_tags)))
+        if ((rc = kkarp_tags(c, tags, ft)) ||
+            (rc = klabels(c, tags, f, NULL, &x->tags, &x->n_tags)))
             return rc;
-        if (id == NULL && name == NULL && x->n_tags == 0)
-            return kfail(c, TLR_E_INVAL, f, "a term must set id%s or tags", names ? ", name" : "");
+        if (id == NULL && name == NULL && tags == NULL && imc == NULL)
+            return kfail(c, TLR_E_INVAL, f, "a term must set id%s%s or tags",
+                         k->names ? ", name" : "", k->cr ? ", instanceMatchCriteria" : "");
+        if (id != NULL && !kmatch(k->id_ere, id))
+            return kfail(c, TLR_E_PARSE, f, "id \"%.40s\" is not %s", id, k->id_what);
+        if (owner != NULL && !kmatch("^[0-9]{12}$", owner))
+            return kfail(c, TLR_E_PARSE, f, "ownerID \"%.40s\" is not a 12-digit account id",
+                         owner);
+        if (imc != NULL && strcmp(imc, "open") != 0 && strcmp(imc, "targeted") != 0)
+            return kfail(c, TLR_E_PARSE, f, "instanceMatchCriteria \"%.20s\" is not open or "
+                         "targeted", imc);
+        all_id_mixed &= id != NULL && (tags != NULL || name != NULL || owner != NULL ||
+                                       imc != NULL);
+        all_name_mixed &= name != NULL && (tags != NULL || id != NULL);
     }
+    /* The CRD's CEL is !self.all(...): the mix is refused only when every
+     * term has it.  Refusing more would refuse what Karpenter admits. */
+    if (len > 0 && all_id_mixed)
+        return kfail(c, TLR_E_INVAL, field, "'id' is mutually exclusive, cannot be set with a "
+                     "combination of other fields in a selector term");
+    if (len > 0 && k->names && all_name_mixed)
+        return kfail(c, TLR_E_INVAL, field, "'name' is mutually exclusive, cannot be set with a "
+                     "combination of other fields in a security group selector term");
     return TLR_OK;
 }
 
@@ -163,6 +228,9 @@ static int block_devices(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
     char f[KF];
     int rc = TLR_OK;
 
+    size_t roots = 0;
+    if (len > 50)
+        return kfail(c, TLR_E_INVAL, "spec.blockDeviceMappings", "at most 50");
     if (len > 0)
         nc->block_device_mappings = tlr_calloc(len, sizeof(*nc->block_device_mappings));
     for (size_t i = 0; rc == TLR_OK && i < len; i++) {
@@ -182,9 +250,26 @@ static int block_devices(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
             (rc = kobj(c, o, "ebs", f, &ebs)))
             return rc;
         kset(&m->device_name, dev);
+        if (m->root_volume && ++roots > 1)
+            return kfail(c, TLR_E_INVAL, "spec.blockDeviceMappings",
+                         "must have only one blockDeviceMappings with rootVolume");
         if (ebs == NULL)
             continue;
         strncat(f, ".ebs", sizeof(f) - strlen(f) - 1);
+        int64_t vir = 0;
+        bool has_vir = false;
+        if ((rc = kint(c, ebs, "volumeInitializationRate", f, 100, 300, &vir, &has_vir)))
+            return rc;
+        if (tlr_json_get(ebs, "snapshotID") == NULL && tlr_json_get(ebs, "volumeSize") == NULL)
+            return kfail(c, TLR_E_INVAL, f, "snapshotID or volumeSize must be defined");
+        if (has_vir) {
+            const char *sid = tlr_json_str(ebs, "snapshotID");
+            if (sid == NULL || *sid == '\0')
+                return kfail(c, TLR_E_INVAL, f, "snapshotID must be set when "
+                             "volumeInitializationRate is set");
+            kwarn(c, f, "volumeInitializationRate is ignored: tailor does not pass it to EC2, "
+                  "the volume initializes at the default rate");
+        }
         Tailor__V1__EbsVolume *e = tlr_malloc(sizeof(*e));
         tailor__v1__ebs_volume__init(e);
         m->ebs = e;
@@ -195,11 +280,24 @@ static int block_devices(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
             (rc = kbool(c, ebs, "encrypted", f, &enc, &has_enc)) ||
             (rc = kbool(c, ebs, "deleteOnTermination", f, &dot, &has_dot)))
             return rc;
+        if (vt != NULL && !kmatch("^(standard|io1|io2|gp2|sc1|st1|gp3)$", vt))
+            return kfail(c, TLR_E_PARSE, f, "volumeType \"%.20s\" is not one of standard, io1, "
+                         "io2, gp2, sc1, st1, gp3", vt);
         if (tlr_json_get(ebs, "volumeSize") != NULL) {
             tlr_quantity q;
             int64_t bytes;
             char ff[KF];
             kpath(ff, "%s.volumeSize", f);
+            /* The CRD's pattern: whole Gi up to 59000, G up to 64000, Ti up
+             * to 58, T up to 64 (its empty alternatives let a bare "Ti" or
+             * "T" through; the quantity parse below refuses those). */
+            const char *vs = json_object_get_string(tlr_json_get(ebs, "volumeSize"));
+            if (!json_object_is_type(tlr_json_get(ebs, "volumeSize"), json_type_string) ||
+                !kmatch("^(([1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|"
+                        "([1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|"
+                        "([1-9]|[1-5][0-7]|58)Ti|([1-9]|[1-5][0-9]|6[0-3]|64)T)$", vs))
+                return kfail(c, TLR_E_PARSE, ff, "\"%.40s\" is not a size (1-59000Gi, "
+                             "1-64000G, 1-58Ti or 1-64T)", vs);
             if (tlr_json_quantity(ebs, "volumeSize", &q) != TLR_OK || q.neg ||
                 tlr_quantity_value(&q, &bytes) != TLR_OK)
                 return kfail(c, TLR_E_PARSE, ff, "\"%.40s\" is not a size",
@@ -246,6 +344,135 @@ static int metadata_options(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
     return TLR_OK;
 }
 
+/* spec.kubelet is an open map in the v1.14 CRD: the API server checks
+ * nothing, and Karpenter's controller (ValidateKubeletConfig) refuses the
+ * class.  These are its rules, for the fields tailor reads; any other
+ * kubelet field is warned about, as tailor's bootstrap does not pass it on. */
+static const char *const kubelet_fields[] = {
+    "maxPods", "podsPerCore", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent",
+    "evictionMaxPodGracePeriod", "cpuCFSQuota", "systemReserved", "kubeReserved",
+    "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "clusterDNS",
+};
+static const char *const eviction_signals[] = {
+    "memory.available", "nodefs.available", "nodefs.inodesFree",
+    "imagefs.available", "imagefs.inodesFree", "pid.available",
+};
+
+static bool in_list(const char *s, const char *const *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, l[i]) == 0)
+            return true;
+    return false;
+}
+
+/* An eviction map (absent: fine): signals as keys; thresholds a
+ * percentage 0..100 or a non-negative quantity, unless durations. */
+static int eviction_map(kctx *c, json_object *o, const char *key, bool durations)
+{
+    json_object *m = tlr_json_get(o, key);
+    char f[KF];
+
+    if (m == NULL || !json_object_is_type(m, json_type_object))
+        return TLR_OK;   /* klabels() reports the type */
+    json_object_object_foreach(m, sig, v) {
+        const char *val = json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                     : "";
+        size_t n = strlen(val);
+        kpath(f, "spec.kubelet.%s[%.40s]", key, sig);
+        if (!in_list(sig, eviction_signals, sizeof(eviction_signals) / sizeof(eviction_signals[0])))
+            return kfail(c, TLR_E_INVAL, f, "\"%.40s\" isn't a valid eviction signal, must be "
+                         "one of memory.available, nodefs.available, nodefs.inodesFree, "
+                         "imagefs.available, imagefs.inodesFree, pid.available", sig);
+        if (durations)
+            continue;   /* kduration() reads them */
+        if (n > 0 && val[n - 1] == '%') {
+            char *end;
+            double pct = strtod(val, &end);
+            if (end != val + n - 1 || end == val || pct < 0 || pct > 100)
+                return kfail(c, TLR_E_PARSE, f, "\"%.40s\" must be a percentage or a resource "
+                             "quantity", val);
+            continue;
+        }
+        tlr_quantity q;
+        if (tlr_quantity_parse(val, &q) != TLR_OK)
+            return kfail(c, TLR_E_PARSE, f, "\"%.40s\" must be a percentage or a resource "
+                         "quantity", val);
+        if (q.neg)
+            return kfail(c, TLR_E_PARSE, f, "\"%.40s\" can't be a negative resource quantity",
+                         val);
+    }
+    return TLR_OK;
+}
+
+static int kubelet_rules(kctx *c, json_object *o)
+{
+    const char *reserved[] = { "cpu", "memory", "ephemeral-storage", "pid" };
+    const char *rmaps[] = { "kubeReserved", "systemReserved" };
+    json_object *soft = tlr_json_obj(o, "evictionSoft"), *grace;
+    char f[KF];
+    int rc;
+
+    if (tlr_json_get(o, "registerWithTaints") != NULL)
+        return kfail(c, TLR_E_INVAL, "spec.kubelet.registerWithTaints", "can't be set, the "
+                     "node registers with the NodeClaim's taints so it stays unschedulable "
+                     "until it's ready");
+    if (json_object_is_type(tlr_json_get(o, "maxPods"), json_type_string))
+        return kfail(c, TLR_E_INVAL, "spec.kubelet.maxPods", "CEL expressions are not "
+                     "supported by tailor: set an integer");
+    if ((rc = eviction_map(c, o, "evictionHard", false)) ||
+        (rc = eviction_map(c, o, "evictionSoft", false)) ||
+        (rc = eviction_map(c, o, "evictionSoftGracePeriod", true)) ||
+        (rc = eviction_map(c, o, "evictionMinimumReclaim", false)))
+        return rc;
+    grace = tlr_json_obj(o, "evictionSoftGracePeriod");
+    if (soft != NULL) {
+        json_object_object_foreach(soft, sig, v) {
+            (void)v;
+            if (grace == NULL || !json_object_object_get_ex(grace, sig, NULL)) {
+                kpath(f, "spec.kubelet.evictionSoft[%.40s]", sig);
+                return kfail(c, TLR_E_INVAL, f, "has no matching evictionSoftGracePeriod");
+            }
+        }
+    }
+    if (grace != NULL) {
+        json_object_object_foreach(grace, sig, v) {
+            (void)v;
+            if (soft == NULL || !json_object_object_get_ex(soft, sig, NULL)) {
+                kpath(f, "spec.kubelet.evictionSoftGracePeriod[%.40s]", sig);
+                return kfail(c, TLR_E_INVAL, f, "has no matching evictionSoft");
+            }
+        }
+    }
+    for (size_t i = 0; i < 2; i++) {
+        json_object *m = tlr_json_obj(o, rmaps[i]);
+        if (m == NULL)
+            continue;
+        json_object_object_foreach(m, res, v) {
+            (void)v;
+            if (!in_list(res, reserved, 4)) {
+                kpath(f, "spec.kubelet.%s", rmaps[i]);
+                return kfail(c, TLR_E_INVAL, f, "\"%.40s\" isn't a reservable resource, must be "
+                             "one of cpu, memory, ephemeral-storage, pid", res);
+            }
+        }
+    }
+    json_object_object_foreach(o, key, v) {
+        (void)v;
+        if (strcmp(key, "evictionMinimumReclaim") == 0) {
+            kwarn(c, "spec.kubelet.evictionMinimumReclaim", "ignored: tailor does not pass it "
+                  "to the kubelet");
+        } else if (!in_list(key, kubelet_fields,
+                            sizeof(kubelet_fields) / sizeof(kubelet_fields[0]))) {
+            kpath(f, "spec.kubelet.%.64s", key);
+            kwarn(c, f, "ignored: tailor passes only maxPods, podsPerCore, the reservations, "
+                  "the eviction settings, the image GC thresholds, cpuCFSQuota and clusterDNS "
+                  "to the kubelet");
+        }
+    }
+    return TLR_OK;
+}
+
 static int kubelet(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
 {
     const char *f = "spec.kubelet";
@@ -256,6 +483,8 @@ static int kubelet(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
 
     if (o == NULL)
         return TLR_OK;
+    if ((rc = kubelet_rules(c, o)))
+        return rc;
     Tailor__V1__KubeletConfig *k = tlr_malloc(sizeof(*k));
     tailor__v1__kubelet_config__init(k);
     nc->kubelet = k;
@@ -276,9 +505,10 @@ static int kubelet(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
         (rc = karr(c, o, "clusterDNS", f, &v)) ||
         (rc = kstrings(c, v, "spec.kubelet.clusterDNS", &k->cluster_dns, &k->n_cluster_dns)))
         return rc;
-    if (hi != 0 && lo != 0 && lo >= hi)
-        return kfail(c, TLR_E_INVAL, f, "imageGCLowThresholdPercent must be below "
-                     "imageGCHighThresholdPercent");
+    if (tlr_json_get(o, "imageGCHighThresholdPercent") != NULL &&
+        tlr_json_get(o, "imageGCLowThresholdPercent") != NULL && lo >= hi)
+        return kfail(c, TLR_E_INVAL, f, "imageGCHighThresholdPercent (%lld) must be greater "
+                     "than imageGCLowThresholdPercent (%lld)", (long long)hi, (long long)lo);
     k->max_pods = (int32_t)mp;
     k->pods_per_core = (int32_t)ppc;
     k->image_gc_high_threshold_percent = (int32_t)hi;
@@ -305,6 +535,138 @@ static int kubelet(kctx *c, json_object *o, Tailor__V1__NodeClass *nc)
             k->eviction_soft_grace_period[k->n_eviction_soft_grace_period++] = sd;
         }
     }
+    return TLR_OK;
+}
+
+/* spec.tags: the CRD's restricted keys, which tailor sets itself. */
+static int spec_tags(kctx *c, json_object *tags)
+{
+    const char *f = "spec.tags";
+
+    if (tags == NULL || !json_object_is_type(tags, json_type_object))
+        return TLR_OK;
+    json_object_object_foreach(tags, k, v) {
+        (void)v;
+        if (k[0] == '\0')
+            return kfail(c, TLR_E_INVAL, f, "empty tag keys aren't supported");
+        if (strcmp(k, "eks:eks-cluster-name") == 0 || strncmp(k, "kubernetes.io/cluster", 21) == 0 ||
+            strcmp(k, "karpenter.sh/nodepool") == 0 || strcmp(k, "karpenter.sh/nodeclaim") == 0 ||
+            strcmp(k, "karpenter.k8s.aws/ec2nodeclass") == 0)
+            return kfail(c, TLR_E_INVAL, f, "tag contains a restricted tag matching %.64s", k);
+    }
+    return TLR_OK;
+}
+
+/* The fields of the v1.14 CRD that tailor does not act on: validated like
+ * the CRD does, so a manifest that is wrong is still refused, then warned
+ * about (the launcher does not pass them to EC2). */
+static int unused_fields(kctx *c, json_object *spec, const Tailor__V1__NodeClass *nc)
+{
+    json_object *v;
+    int64_t x;
+    bool has;
+    char f[KF];
+    int rc;
+
+    if (nc->n_capacity_reservation_selector_terms > 0)
+        kwarn(c, "spec.capacityReservationSelectorTerms", "ignored: tailor does not launch "
+              "into capacity reservations (no reserved capacity type is offered)");
+    if ((rc = kobj(c, spec, "placementGroupSelector", "spec.placementGroupSelector", &v)))
+        return rc;
+    if (v != NULL) {
+        const char *id, *name;
+        if ((rc = kstr(c, v, "id", "spec.placementGroupSelector.id", &id)) ||
+            (rc = kstr(c, v, "name", "spec.placementGroupSelector.name", &name)))
+            return rc;
+        if ((id == NULL) == (name == NULL))
+            return kfail(c, TLR_E_INVAL, "spec.placementGroupSelector", "set exactly one of "
+                         "name and id");
+        if (id != NULL && !kmatch("^pg-[0-9a-z]+$", id))
+            return kfail(c, TLR_E_PARSE, "spec.placementGroupSelector.id", "\"%.40s\" is not "
+                         "a placement group id (pg-...)", id);
+        if (name != NULL && *name == '\0')
+            return kfail(c, TLR_E_INVAL, "spec.placementGroupSelector.name", "may not be empty");
+        kwarn(c, "spec.placementGroupSelector", "ignored: tailor does not launch into "
+              "placement groups");
+    }
+    if ((rc = kobj(c, spec, "connectionTracking", "spec.connectionTracking", &v)))
+        return rc;
+    if (v != NULL) {
+        bool a, b, d;
+        if ((rc = kint(c, v, "tcpEstablishedTimeout",
+                       "spec.connectionTracking.tcpEstablishedTimeout", 60, 432000, &x, &a)) ||
+            (rc = kint(c, v, "udpStreamTimeout", "spec.connectionTracking.udpStreamTimeout", 60,
+                       180, &x, &b)) ||
+            (rc = kint(c, v, "udpTimeout", "spec.connectionTracking.udpTimeout", 30, 60, &x, &d)))
+            return rc;
+        if (!a && !b && !d)
+            return kfail(c, TLR_E_INVAL, "spec.connectionTracking", "at least one of "
+                         "tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set");
+        kwarn(c, "spec.connectionTracking", "ignored: tailor launches with EC2's default "
+              "connection tracking timeouts");
+    }
+    if ((rc = kobj(c, spec, "cpuOptions", "spec.cpuOptions", &v)))
+        return rc;
+    if (v != NULL) {
+        if ((rc = kpattern(c, v, "nestedVirtualization", "spec.cpuOptions.nestedVirtualization",
+                           "^(enabled|disabled)$", "is not enabled or disabled")))
+            return rc;
+        kwarn(c, "spec.cpuOptions", "ignored: tailor launches with the instance type's default "
+              "CPU options");
+    }
+    if ((rc = kint(c, spec, "ipPrefixCount", "spec.ipPrefixCount", 0, INT32_MAX, &x, &has)))
+        return rc;
+    if (has)
+        kwarn(c, "spec.ipPrefixCount", "ignored: tailor assigns no IPv4 prefixes");
+    if ((rc = karr(c, spec, "networkInterfaces", "spec.networkInterfaces", &v)))
+        return rc;
+    size_t len = v ? json_object_array_length(v) : 0;
+    bool primary = false;
+    if (len > 150)
+        return kfail(c, TLR_E_INVAL, "spec.networkInterfaces", "at most 150");
+    for (size_t i = 0; i < len; i++) {
+        json_object *ni = json_object_array_get_idx(v, i);
+        int64_t dev = 0, card = 0;
+        bool hd, hc;
+        const char *type;
+        kpath(f, "spec.networkInterfaces[%zu]", i);
+        if (!json_object_is_type(ni, json_type_object))
+            return kfail(c, TLR_E_PARSE, f, "want an object");
+        if ((rc = kint(c, ni, "deviceIndex", f, 0, INT32_MAX, &dev, &hd)) ||
+            (rc = kint(c, ni, "networkCardIndex", f, 0, INT32_MAX, &card, &hc)) ||
+            (rc = kstr(c, ni, "interfaceType", f, &type)))
+            return rc;
+        if (!hd || !hc || type == NULL)
+            return kfail(c, TLR_E_INVAL, f, "deviceIndex, networkCardIndex and interfaceType "
+                         "are required");
+        if (strcmp(type, "interface") != 0 && strcmp(type, "efa-only") != 0)
+            return kfail(c, TLR_E_PARSE, f, "interfaceType \"%.20s\" is not interface or "
+                         "efa-only", type);
+        primary |= dev == 0 && card == 0 && strcmp(type, "interface") == 0;
+        for (size_t j = 0; j < i; j++) {
+            json_object *o2 = json_object_array_get_idx(v, j);
+            int64_t d2 = 0, c2 = 0;
+            const char *t2 = tlr_json_str(o2, "interfaceType");
+            (void)tlr_json_int(o2, "deviceIndex", &d2);
+            (void)tlr_json_int(o2, "networkCardIndex", &c2);
+            if (c2 == card && (d2 == dev || (strcmp(type, "efa-only") == 0 && t2 != NULL &&
+                                             strcmp(t2, "efa-only") == 0)))
+                return kfail(c, TLR_E_INVAL, "spec.networkInterfaces", "networkInterfaces must "
+                             "not have duplicate networkCardIndex and deviceIndex pairs, and can "
+                             "have at most one efa device per network card");
+        }
+    }
+    if (len > 0 && !primary)
+        return kfail(c, TLR_E_INVAL, "spec.networkInterfaces", "networkInterfaces must include "
+                     "a primary interface with interfaceType='interface'");
+    if (len > 0)
+        kwarn(c, "spec.networkInterfaces", "ignored: tailor launches with one primary network "
+              "interface");
+    const char *ctx;
+    if ((rc = kstr(c, spec, "context", "spec.context", &ctx)))
+        return rc;
+    if (ctx != NULL)
+        kwarn(c, "spec.context", "ignored: tailor passes no launch context to EC2");
     return TLR_OK;
 }
 
@@ -428,21 +790,24 @@ int tlr_kubeobj_nodeclass(json_object *o, const tlr_kubeobj_opts *opts,
          tlr_json_str(o, "metadata.annotations.karpenter\\.k8s\\.aws/ec2nodeclass-hash-version"));
     if ((rc = karr(&c, spec, "amiSelectorTerms", "spec.amiSelectorTerms", &v)) ||
         (rc = ami_terms(&c, v, nc)) ||
-        (rc = sel_terms(&c, spec, "subnetSelectorTerms", true, false, NULL,
-                        &nc->subnet_selector_terms, &nc->n_subnet_selector_terms)) ||
-        (rc = sel_terms(&c, spec, "securityGroupSelectorTerms", true, true, NULL,
-                        &nc->security_group_selector_terms,
+        (rc = sel_terms(&c, spec, &SUBNETS, &nc->subnet_selector_terms,
+                        &nc->n_subnet_selector_terms)) ||
+        (rc = sel_terms(&c, spec, &SGS, &nc->security_group_selector_terms,
                         &nc->n_security_group_selector_terms)) ||
-        (rc = sel_terms(&c, spec, "capacityReservationSelectorTerms", false, false, "ownerID",
-                        &nc->capacity_reservation_selector_terms,
+        (rc = sel_terms(&c, spec, &CRS, &nc->capacity_reservation_selector_terms,
                         &nc->n_capacity_reservation_selector_terms)))
         goto out;
     if ((rc = kstr(&c, spec, "role", "spec.role", &role)) ||
         (rc = kstr(&c, spec, "instanceProfile", "spec.instanceProfile", &prof)))
         goto out;
-    if ((role == NULL || *role == '\0') == (prof == NULL || *prof == '\0')) {
+    if ((role == NULL) == (prof == NULL)) {
         rc = kfail(&c, TLR_E_INVAL, "spec.role", "exactly one of role and instanceProfile "
                    "must be set");
+        goto out;
+    }
+    if ((role != NULL && *role == '\0') || (prof != NULL && *prof == '\0')) {
+        rc = kfail(&c, TLR_E_INVAL, role ? "spec.role" : "spec.instanceProfile",
+                   "cannot be empty");
         goto out;
     }
     kset(&nc->role, role);
@@ -450,7 +815,8 @@ int tlr_kubeobj_nodeclass(json_object *o, const tlr_kubeobj_opts *opts,
     if ((rc = kstr(&c, spec, "userData", "spec.userData", &s)))
         goto out;
     kset(&nc->user_data, s);
-    if ((rc = klabels(&c, tlr_json_get(spec, "tags"), "spec.tags", NULL, &nc->tags,
+    if ((rc = spec_tags(&c, tlr_json_get(spec, "tags"))) ||
+        (rc = klabels(&c, tlr_json_get(spec, "tags"), "spec.tags", NULL, &nc->tags,
                       &nc->n_tags)) ||
         (rc = karr(&c, spec, "blockDeviceMappings", "spec.blockDeviceMappings", &v)) ||
         (rc = block_devices(&c, v, nc)) ||
@@ -470,7 +836,7 @@ int tlr_kubeobj_nodeclass(json_object *o, const tlr_kubeobj_opts *opts,
     if (s != NULL)
         nc->instance_store_policy = TAILOR__V1__INSTANCE_STORE_POLICY__INSTANCE_STORE_POLICY_RAID0;
     if ((rc = kstr(&c, spec, "amiFamily", "spec.amiFamily", &s)) ||
-        (rc = ami_family(&c, s, nc)))
+        (rc = ami_family(&c, s, nc)) || (rc = unused_fields(&c, spec, nc)))
         goto out;
     if ((v = tlr_json_obj(o, "status")) != NULL) {
         if ((rc = status_part(&c, v, nc)))

@@ -3,10 +3,15 @@
  * Karpenter's CRD defaults are applied here so every consumer sees
  * effective values (contracts.md: defaults are applied by the producer):
  * expireAfter 720h, consolidationPolicy WhenEmptyOrUnderutilized,
- * consolidateAfter 0s, budgets [{nodes: "10%"}].  The CRD's validation
- * rules that guard against impossible pools are enforced too: weight
- * 1..100, a nodeClassRef, requirement operators and values, minValues
- * 1..50, budget node counts and schedule/duration pairs.
+ * consolidateAfter 0s, budgets [{nodes: "10%"}].  Karpenter v1.14's CRD
+ * schema, CEL rules and runtime checks are enforced (karpenter.c has the
+ * shared ones): weight 1..100, nodeClassRef group/kind/name, restricted
+ * label domains, requirement keys, operators and values, minValues 1..50,
+ * taint syntax, duration patterns, budget nodes/schedule/duration/reasons.
+ * Static NodePools (spec.replicas) are refused: tailor only provisions for
+ * pending pods.  consolidationPolicy Balanced has no scoring in tailor's
+ * disruptor: it runs as WhenEmptyOrUnderutilized, with a warning, and
+ * Disruption.consolidation_policy_as_written keeps BALANCED.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +23,14 @@
 #include "tlr_json.h"
 
 #define DEFAULT_EXPIRE_MS (720LL * 3600 * 1000)
+
+/* The CRD's patterns for a budget's duration and schedule.  The schedule's
+ * alternation is unanchored in the CRD: "@daily..." or anything holding
+ * five whitespace-separated parts. */
+#define BUDGET_DURATION_ERE "^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$"
+#define BUDGET_SCHEDULE_ERE                                                   \
+    "^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|"              \
+    "((.+)[[:space:]](.+)[[:space:]](.+)[[:space:]](.+)[[:space:]](.+))$"
 
 /* "10%", "100%" or a count such as "5" (the CRD's pattern). */
 static bool budget_nodes_ok(const char *s)
@@ -60,7 +73,14 @@ static int budgets(kctx *c, json_object *arr, Tailor__V1__Disruption *d)
         kpath(f, "spec.disruption.budgets[%zu]", i);
         if (!json_object_is_type(o, json_type_object))
             return kfail(c, TLR_E_PARSE, f, "want an object");
+        char fd[KF], fs[KF];
+        kpath(fd, "%s.duration", f);
+        kpath(fs, "%s.schedule", f);
         if ((rc = kstr(c, o, "nodes", f, &nodes)) || (rc = kstr(c, o, "schedule", f, &sched)) ||
+            (rc = kpattern(c, o, "schedule", fs, BUDGET_SCHEDULE_ERE,
+                           "is not a cron schedule (5 fields or @daily, @hourly, ...)")) ||
+            (rc = kpattern(c, o, "duration", fd, BUDGET_DURATION_ERE,
+                           "is not a duration in whole hours and minutes (e.g. 1h30m)")) ||
             (rc = kduration(c, o, "duration", f, false, &dur, NULL, &has_dur)) ||
             (rc = karr(c, o, "reasons", f, &reasons)))
             return rc;
@@ -78,6 +98,8 @@ static int budgets(kctx *c, json_object *arr, Tailor__V1__Disruption *d)
         kset(&b->schedule, sched);
         b->duration_ms = dur;
         size_t nr = reasons ? json_object_array_length(reasons) : 0;
+        if (nr > 50)
+            return kfail(c, TLR_E_INVAL, f, "at most 50 reasons");
         if (nr > 0)
             b->reasons = tlr_calloc(nr, sizeof(*b->reasons));
         for (size_t k = 0; k < nr; k++) {
@@ -92,6 +114,9 @@ static int budgets(kctx *c, json_object *arr, Tailor__V1__Disruption *d)
             else
                 return kfail(c, TLR_E_PARSE, f, "reason \"%.20s\" is not Underutilized, "
                              "Empty or Drifted", r ? r : "");
+            for (size_t j = 0; j < b->n_reasons; j++)
+                if (b->reasons[j] == dr)   /* x-kubernetes-list-type: set */
+                    return kfail(c, TLR_E_INVAL, f, "reason %s is listed twice", r);
             b->reasons[b->n_reasons++] = dr;
         }
     }
@@ -169,6 +194,11 @@ int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
     kset(&p->hash, tlr_json_str(o, "metadata.annotations.karpenter\\.sh/nodepool-hash"));
     kset(&p->hash_version,
          tlr_json_str(o, "metadata.annotations.karpenter\\.sh/nodepool-hash-version"));
+    if (tlr_json_get(o, "spec.replicas") != NULL) {
+        rc = kfail(&c, TLR_E_INVAL, "spec.replicas",
+                   "static NodePools (spec.replicas) are not supported by tailor");
+        goto out;
+    }
     if ((rc = kint(&c, o, "spec.weight", "spec.weight", 1, 100, &w, &has)))
         goto out;
     p->weight = (int32_t)w;
@@ -179,9 +209,18 @@ int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
         rc = kfail(&c, TLR_E_INVAL, "spec.template.spec", "is required");
         goto out;
     }
-    if ((rc = karr(&c, ts, "requirements", "spec.template.spec.requirements", &v)) ||
-        (rc = knsreqs(&c, v, "spec.template.spec.requirements", true, &p->requirements,
+    if ((rc = karr(&c, ts, "requirements", "spec.template.spec.requirements", &v)))
+        goto out;
+    if (v == NULL) {
+        rc = kfail(&c, TLR_E_INVAL, "spec.template.spec.requirements", "is required");
+        goto out;
+    }
+    if ((rc = knsreqs(&c, v, "spec.template.spec.requirements", true, &p->requirements,
                       &p->n_requirements)) ||
+        (rc = kkarp_reqs(&c, p->requirements, p->n_requirements,
+                         "spec.template.spec.requirements", false)) ||
+        (rc = kkarp_labels(&c, tlr_json_get(o, "spec.template.metadata.labels"),
+                           "spec.template.metadata.labels")) ||
         (rc = klabels(&c, tlr_json_get(o, "spec.template.metadata.labels"),
                       "spec.template.metadata.labels", NULL, &p->labels, &p->n_labels)) ||
         (rc = klabels(&c, tlr_json_get(o, "spec.template.metadata.annotations"),
@@ -191,7 +230,10 @@ int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
         (rc = ktaints(&c, v, "spec.template.spec.taints", &p->taints, &p->n_taints)) ||
         (rc = karr(&c, ts, "startupTaints", "spec.template.spec.startupTaints", &v)) ||
         (rc = ktaints(&c, v, "spec.template.spec.startupTaints", &p->startup_taints,
-                      &p->n_startup_taints)))
+                      &p->n_startup_taints)) ||
+        (rc = kkarp_taints(&c, p->taints, p->n_taints, "spec.template.spec.taints",
+                           p->startup_taints, p->n_startup_taints,
+                           "spec.template.spec.startupTaints")))
         goto out;
     if (p->n_requirements > 100) {
         rc = kfail(&c, TLR_E_INVAL, "spec.template.spec.requirements", "at most 100");
@@ -200,24 +242,19 @@ int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
 
     /* nodeClassRef: required, all three parts */
     const char *g, *k, *n;
-    if ((rc = kstr(&c, ts, "nodeClassRef.group", "spec.template.spec.nodeClassRef.group", &g)) ||
-        (rc = kstr(&c, ts, "nodeClassRef.kind", "spec.template.spec.nodeClassRef.kind", &k)) ||
-        (rc = kstr(&c, ts, "nodeClassRef.name", "spec.template.spec.nodeClassRef.name", &n)))
+    if ((rc = kkarp_nodeclassref(&c, ts, "nodeClassRef", "spec.template.spec.nodeClassRef", &g,
+                                 &k, &n)))
         goto out;
-    if (n == NULL || *n == '\0') {
-        rc = kfail(&c, TLR_E_INVAL, "spec.template.spec.nodeClassRef.name", "is required");
-        goto out;
-    }
     p->node_class_ref = tlr_malloc(sizeof(*p->node_class_ref));
     tailor__v1__node_class_ref__init(p->node_class_ref);
-    kset(&p->node_class_ref->group, g ? g : "karpenter.k8s.aws");
-    kset(&p->node_class_ref->kind, k ? k : "EC2NodeClass");
+    kset(&p->node_class_ref->group, g);
+    kset(&p->node_class_ref->kind, k);
     kset(&p->node_class_ref->name, n);
 
     p->expire_after_ms = DEFAULT_EXPIRE_MS;
-    if ((rc = kduration(&c, ts, "expireAfter", "spec.template.spec.expireAfter", true,
-                        &p->expire_after_ms, &p->expire_never, NULL)) ||
-        (rc = kduration(&c, ts, "terminationGracePeriod",
+    if ((rc = kkarp_duration(&c, ts, "expireAfter", "spec.template.spec.expireAfter", true,
+                             &p->expire_after_ms, &p->expire_never, NULL)) ||
+        (rc = kkarp_duration(&c, ts, "terminationGracePeriod",
                         "spec.template.spec.terminationGracePeriod", false,
                         &p->termination_grace_period_ms, NULL, NULL)))
         goto out;
@@ -234,12 +271,32 @@ int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
             TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY_OR_UNDERUTILIZED;
     } else if (strcmp(s, "WhenEmpty") == 0) {
         d->consolidation_policy = TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY;
+    } else if (strcmp(s, "Balanced") == 0) {
+        /* The nearest tailor has: Balanced consolidates a subset of what
+         * WhenEmptyOrUnderutilized does (only moves whose savings outweigh
+         * the disruption). */
+        d->consolidation_policy =
+            TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY_OR_UNDERUTILIZED;
+        kwarn(&c, "spec.disruption.consolidationPolicy",
+              "Balanced is run as WhenEmptyOrUnderutilized: tailor has no Balanced scoring, so "
+              "it may consolidate nodes whose savings Karpenter would judge too small");
     } else {
         rc = kfail(&c, TLR_E_PARSE, "spec.disruption.consolidationPolicy",
-                   "\"%.40s\" is not WhenEmpty or WhenEmptyOrUnderutilized", s);
+                   "\"%.40s\" is not WhenEmpty, WhenEmptyOrUnderutilized or Balanced", s);
         goto out;
     }
-    if ((rc = kduration(&c, o, "spec.disruption.consolidateAfter",
+    d->consolidation_policy_as_written =
+        s != NULL && strcmp(s, "Balanced") == 0
+            ? TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_BALANCED
+            : d->consolidation_policy;
+    /* The CRD defaults the whole disruption block to {consolidateAfter: 0s}
+     * but requires consolidateAfter in a block that is written. */
+    if (tlr_json_obj(o, "spec.disruption") != NULL &&
+        tlr_json_get(o, "spec.disruption.consolidateAfter") == NULL) {
+        rc = kfail(&c, TLR_E_INVAL, "spec.disruption.consolidateAfter", "is required");
+        goto out;
+    }
+    if ((rc = kkarp_duration(&c, o, "spec.disruption.consolidateAfter",
                         "spec.disruption.consolidateAfter", true, &d->consolidate_after_ms,
                         &d->consolidate_after_never, NULL)) ||
         (rc = karr(&c, o, "spec.disruption.budgets", "spec.disruption.budgets", &v)) ||

@@ -57,6 +57,15 @@ typedef struct tlr_kubeobj_opts {
     void *ns_resolver_arg;
     /* Pods: fill only the fields of the compact form (pod.proto). */
     bool compact;
+    /* NULL, or called once per valid field that tailor accepts but does not
+     * act on as Karpenter would (EC2NodeClass placementGroupSelector,
+     * NodePool consolidationPolicy Balanced, ...).  msg (borrowed, valid
+     * for the call) names object and field like an error:
+     *   EC2NodeClass default: spec.placementGroupSelector: ignored: ...
+     * The conversion still succeeds; callers turn these into log lines
+     * and Warning Events. */
+    void (*warn)(void *arg, const char *msg);
+    void *warn_arg;
 } tlr_kubeobj_opts;
 
 /* Free a message returned by this module.  NULL is fine. */
@@ -94,17 +103,24 @@ void tlr_kubeobj_node_add_pod(Tailor__V1__Node *node, const Tailor__V1__Pod *pod
 
 /* karpenter.sh/v1 NodePool, defaults applied (expireAfter 720h,
  * consolidationPolicy WhenEmptyOrUnderutilized, consolidateAfter 0s,
- * budgets [{nodes: 10%}]).  weight must be 1..100 when set. */
+ * budgets [{nodes: 10%}]), validated against Karpenter v1.14's CRD schema
+ * and CEL rules (docs/contracts.md, "Karpenter object validation").
+ * Static NodePools (spec.replicas) are refused: tailor provisions only
+ * dynamically.  consolidationPolicy Balanced is accepted and run as
+ * WhenEmptyOrUnderutilized, with a warning. */
 int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
                          Tailor__V1__NodePool **out, char *err, size_t errlen);
 
 /* karpenter.k8s.aws/v1 EC2NodeClass, defaults applied (metadataOptions
  * enabled/disabled/1/required), status (amis, subnets, security groups,
- * capacity reservations, instance profile) when present. */
+ * capacity reservations, instance profile) when present.  Validated like
+ * the NodePool (CRD schema, CEL, and the kubelet rules Karpenter's
+ * controller applies); fields tailor does not act on are warned about. */
 int tlr_kubeobj_nodeclass(json_object *o, const tlr_kubeobj_opts *opts,
                           Tailor__V1__NodeClass **out, char *err, size_t errlen);
 
-/* karpenter.sh/v1 NodeClaim, with its phase derived from its conditions. */
+/* karpenter.sh/v1 NodeClaim, with its phase derived from its conditions;
+ * spec validated against the CRD like the NodePool's template. */
 int tlr_kubeobj_nodeclaim(json_object *o, const tlr_kubeobj_opts *opts,
                           Tailor__V1__NodeClaim **out, char *err, size_t errlen);
 
