@@ -354,7 +354,7 @@ int main(int argc, char **argv)
     char path[1024];
     snprintf(path, sizeof(path), "%s/aws-instance-types.json", data ? data : "../shared/data");
     const char *const zones[] = { "us-east-1a", "us-east-1b", "us-east-1c" };
-    tlr_catalog_file_opts co = { "us-east-1", zones, 3, 0, "file" };
+    tlr_catalog_file_opts co = { "us-east-1", zones, 3, 0, "file", NULL, true };   /* on-demand */
     Tailor__V1__Catalog *cat = NULL;
     char err[512];
     if (tlr_catalog_file_load(path, &co, &cat, err, sizeof(err)) != TLR_OK) {

@@ -269,7 +269,7 @@ static Tailor__V1__SolveRequest *alibaba_case(const char *data, bool gpus, size_
     snprintf(path, sizeof(path), "%s/aws-instance-types.json", data);
     Tailor__V1__Catalog *cat = NULL;
     char err[256];
-    tlr_catalog_file_opts o = {.price_source = "static:karpenter-2026-07-20"};
+    tlr_catalog_file_opts o = {.price_source = "static:karpenter-2026-07-20", .no_spot = true};
     if (tlr_catalog_file_load(path, &o, &cat, err, sizeof(err)) != TLR_OK) {
         fprintf(stderr, "bench-solver: %s\n", err);
         return NULL;

@@ -278,7 +278,8 @@ static void decode_type(const tlr_xml_node *it, tlr_ec2_type_info *t)
     t->neuron_devices = (int32_t)num(nd, "count");
     t->neuron_cores = t->neuron_devices * (int32_t)num(nd, "coreInfo/count");
     const tlr_xml_node *ia = tlr_xml_find(it, "inferenceAcceleratorInfo/accelerators/item");
-    if (ia != NULL) {
+    /* Neuron devices win over the inference accelerators (Karpenter). */
+    if (ia != NULL && nd == NULL) {
         t->accelerator_count = (int32_t)num(ia, "count");
         t->accelerator_name = tlr_xml_find_dup(ia, "name");
         t->accelerator_manufacturer = tlr_xml_find_dup(ia, "manufacturer");
@@ -287,6 +288,15 @@ static void decode_type(const tlr_xml_node *it, tlr_ec2_type_info *t)
         t->accelerator_name = tlr_xml_find_dup(nd, "name");
         t->accelerator_manufacturer = tlr_strdup(t->neuron_devices > 0 ? "AWS" : "");
     }
+    const tlr_xml_node *ebs = tlr_xml_find(it, "ebsInfo");
+    const char *opt = tlr_xml_find_text(ebs, "ebsOptimizedSupport");
+    if (opt != NULL && strcmp(opt, "default") == 0)
+        t->ebs_max_mbps = num(ebs, "ebsOptimizedInfo/maximumBandwidthInMbps");
+    t->sustained_clock_mhz =
+        (int32_t)(dnum(it, "processorInfo/sustainedClockSpeedInGhz") * 1000 + 0.5);
+    t->encryption_in_transit = flag(net, "encryptionInTransitSupported");
+    const char *ne = tlr_xml_find_text(it, "nitroEnclavesSupport");
+    t->nitro_enclaves = ne != NULL && strcmp(ne, "supported") == 0;
 }
 
 int tlr_ec2_parse_instance_types(const tlr_xml_node *root, tlr_ec2_type_infos *out,

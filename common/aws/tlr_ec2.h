@@ -242,6 +242,11 @@ typedef struct tlr_ec2_type_info {
     int32_t neuron_devices, neuron_cores;   /* neuronInfo (Inferentia2/Trainium) */
     int32_t accelerator_count;  /* inferenceAcceleratorInfo (Inferentia1), else neuron devices */
     char *accelerator_name, *accelerator_manufacturer;
+    int64_t ebs_max_mbps;       /* ebsOptimizedInfo/maximumBandwidthInMbps when EBS
+                                 * optimisation is on by default; 0 = not */
+    int32_t sustained_clock_mhz;  /* processorInfo's GHz x 1000, rounded; 0 = not given */
+    bool encryption_in_transit; /* networkInfo/encryptionInTransitSupported */
+    bool nitro_enclaves;        /* nitroEnclavesSupport = supported */
 } tlr_ec2_type_info;
 
 typedef struct tlr_ec2_type_infos {

@@ -53,6 +53,24 @@ static void add_req_int(Tailor__V1__InstanceType *t, const char *key, int64_t v)
     add_req(t, key, b);
 }
 
+static void add_req_bool(Tailor__V1__InstanceType *t, const char *key, bool v)
+{
+    add_req(t, key, v ? "true" : "false");
+}
+
+/* key In [values...]: a label the node may take either value of. */
+static void add_req_any(Tailor__V1__InstanceType *t, const char *key,
+                        const char *const *values, size_t n)
+{
+    Tailor__V1__NodeSelectorRequirement *r = tlr_malloc(sizeof(*r));
+    tailor__v1__node_selector_requirement__init(r);
+    r->key = tlr_strdup(key);
+    r->operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
+    for (size_t i = 0; i < n; i++)
+        PUSH(r->values, r->n_values, tlr_strdup(values[i]));
+    PUSH(t->requirements, t->n_requirements, r);
+}
+
 static void add_ext(Tailor__V1__ResourceList *l, const char *name, int64_t v)
 {
     if (v <= 0)
@@ -77,6 +95,24 @@ static int get_count(json_object *o, const char *key, int64_t max, int64_t *out)
         return TLR_E_RANGE;
     *out = v;
     return TLR_OK;
+}
+
+/* An optional count whose absence means something (null = no label):
+ * *present says whether it was given. */
+static int get_opt_count(json_object *o, const char *key, int64_t max, int64_t *out,
+                         bool *present)
+{
+    int rc = get_count(o, key, max, out);
+    *present = rc == TLR_OK && tlr_json_get(o, key) != NULL;
+    return rc;
+}
+
+/* An optional boolean: *present says whether it was given (null = no). */
+static int get_opt_bool(json_object *o, const char *key, bool *out, bool *present)
+{
+    int rc = tlr_json_bool(o, key, out);
+    *present = rc == TLR_OK;
+    return rc == TLR_E_NOTFOUND ? TLR_OK : rc;
 }
 
 static const char *str_or(json_object *o, const char *key, const char *dflt)
@@ -128,6 +164,22 @@ int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_o
                      ext_fields[i].field);
             return TLR_E_PARSE;
         }
+    }
+    int64_t ebs = 0, clock = 0;
+    bool has_ebs = false, has_clock = false, eit = false, has_eit = false, nitro = false,
+         has_nitro = false;
+    const char *bad = NULL;
+    if (get_opt_count(e, "ebs_bandwidth_mbps", 1LL << 40, &ebs, &has_ebs) != TLR_OK)
+        bad = "ebs_bandwidth_mbps";
+    else if (get_opt_count(e, "cpu_sustained_clock_mhz", MAX_COUNT, &clock, &has_clock) != TLR_OK)
+        bad = "cpu_sustained_clock_mhz";
+    else if (get_opt_bool(e, "encryption_in_transit", &eit, &has_eit) != TLR_OK)
+        bad = "encryption_in_transit";
+    else if (get_opt_bool(e, "nitro_enclaves_supported", &nitro, &has_nitro) != TLR_OK)
+        bad = "nitro_enclaves_supported";
+    if (bad) {
+        snprintf(err, errlen, "instance type %s: %s is not valid", name, bad);
+        return TLR_E_PARSE;
     }
     const char *region = o && o->region ? o->region : "us-east-1";
     json_object *prices = tlr_json_obj(e, "od_price_usd_hr");
@@ -195,34 +247,62 @@ int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_o
         add_ext(t->capacity, ext_fields[i].name, ext[i]);
     }
 
+    /* Karpenter's computeRequirements (tlr_catalog.h lists the rules). */
     add_req(t, "node.kubernetes.io/instance-type", t->name);
     add_req(t, "kubernetes.io/arch", t->arch);
     add_req(t, "kubernetes.io/os", t->operating_systems[0]);
+    add_req(t, "topology.kubernetes.io/region", region);
     add_req(t, "karpenter.k8s.aws/instance-family", t->family);
     add_req(t, "karpenter.k8s.aws/instance-category", t->category);
-    add_req_int(t, "karpenter.k8s.aws/instance-generation", t->generation);
+    if (t->generation > 0)
+        add_req_int(t, "karpenter.k8s.aws/instance-generation", t->generation);
     add_req(t, "karpenter.k8s.aws/instance-size", t->size);
     add_req_int(t, "karpenter.k8s.aws/instance-cpu", t->vcpu);
     add_req_int(t, "karpenter.k8s.aws/instance-memory", t->memory_mib);
-    add_req_int(t, "karpenter.k8s.aws/instance-gpu-count", t->gpu_count);
-    add_req(t, "karpenter.k8s.aws/instance-gpu-name", t->gpu_name);
-    add_req(t, "karpenter.k8s.aws/instance-gpu-manufacturer", t->gpu_manufacturer);
-    if (t->gpu_memory_mib)
-        add_req_int(t, "karpenter.k8s.aws/instance-gpu-memory", t->gpu_memory_mib);
+    /* A GPU is one DescribeInstanceTypes lists, even with count 0 (g6f's
+     * fractional GPUs are labelled gpu-count 0); none, no GPU label. */
+    if (t->gpu_name[0] || t->gpu_count > 0) {
+        add_req(t, "karpenter.k8s.aws/instance-gpu-name", t->gpu_name);
+        add_req(t, "karpenter.k8s.aws/instance-gpu-manufacturer", t->gpu_manufacturer);
+        add_req_int(t, "karpenter.k8s.aws/instance-gpu-count", t->gpu_count);
+        if (t->gpu_memory_mib)
+            add_req_int(t, "karpenter.k8s.aws/instance-gpu-memory", t->gpu_memory_mib);
+    }
+    const char *acc_name = str_or(e, "accelerator_name", "");
+    if (acc_name[0] || n[ACC].v > 0) {
+        add_req(t, "karpenter.k8s.aws/instance-accelerator-name", acc_name);
+        add_req(t, "karpenter.k8s.aws/instance-accelerator-manufacturer",
+                str_or(e, "accelerator_manufacturer", ""));
+        add_req_int(t, "karpenter.k8s.aws/instance-accelerator-count", n[ACC].v);
+    }
     add_req(t, "karpenter.k8s.aws/instance-hypervisor", t->hypervisor);
     add_req(t, "karpenter.k8s.aws/instance-cpu-manufacturer", t->cpu_manufacturer);
+    if (has_clock)
+        add_req_int(t, "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz", clock);
     if (n[NVME].v)
         add_req_int(t, "karpenter.k8s.aws/instance-local-nvme", n[NVME].v);
     if (n[NET].v)
         add_req_int(t, "karpenter.k8s.aws/instance-network-bandwidth", n[NET].v);
-    add_req_int(t, "karpenter.k8s.aws/instance-accelerator-count", n[ACC].v);
-    add_req(t, "karpenter.k8s.aws/instance-accelerator-name",
-            str_or(e, "accelerator_name", ""));
+    if (has_ebs)
+        add_req_int(t, "karpenter.k8s.aws/instance-ebs-bandwidth", ebs);
+    if (has_eit)
+        add_req_bool(t, "karpenter.k8s.aws/instance-encryption-in-transit-supported", eit);
+    if (has_nitro)
+        add_req_bool(t, "karpenter.k8s.aws/nitro-sandbox", nitro);
+    /* Karpenter: "-flex" in the part of the name before the dot. */
+    const char *dot = strchr(t->name, '.');
+    size_t fam_len = dot ? (size_t)(dot - t->name) : strlen(t->name);
+    const char *flex = strstr(t->name, "-flex");
+    add_req_bool(t, "karpenter.k8s.aws/instance-capability-flex",
+                 flex && (size_t)(flex - t->name) + 5 <= fam_len);
+    static const char *const tenancies[] = {"default", "dedicated"};
+    add_req_any(t, "karpenter.k8s.aws/instance-tenancy", tenancies, 2);
 
     static const char *const dflt_suffix[] = {"a", "b", "c"};
     size_t nz = o && o->zones ? o->n_zones : 3;
+    double discount = o ? o->spot_discount : 0;
     for (int spot = 0; spot < 2; spot++) {
-        if (spot && !(o && o->spot_discount > 0 && o->spot_discount < 1))
+        if (spot && o && o->no_spot)
             break;
         for (size_t z = 0; z < nz; z++) {
             Tailor__V1__Offering *of = tlr_malloc(sizeof(*of));
@@ -233,9 +313,11 @@ int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_o
             else
                 snprintf(zone, sizeof(zone), "%s%s", region, dflt_suffix[z]);
             of->zone = tlr_strdup(zone);
+            if (o && o->zones && o->zone_ids && o->zone_ids[z] && o->zone_ids[z][0])
+                of->zone_id = tlr_strdup(o->zone_ids[z]);
             of->capacity_type = spot ? TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
                                      : TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND;
-            of->price_per_hour = spot ? price * (1 - o->spot_discount) : price;
+            of->price_per_hour = spot ? price * (1 - discount) : price;
             of->available = 1;
             PUSH(t->offerings, t->n_offerings, of);
         }
@@ -296,6 +378,11 @@ int tlr_catalog_from_json(const char *buf, size_t len, const tlr_catalog_file_op
     }
     if (!buf || !out)
         return TLR_E_INVAL;
+    if (o && (!(o->spot_discount >= 0 && o->spot_discount < 1) || (o->zone_ids && !o->zones))) {
+        snprintf(err, errlen, "catalog: spot discount %g not in [0, 1), or zone IDs without "
+                 "zones", o->spot_discount);
+        return TLR_E_INVAL;
+    }
     json_object *root = NULL;
     int rc = tlr_json_parse(buf, len, TLR_CATALOG_FILE_MAX, &root, err, errlen);
     if (rc != TLR_OK)

@@ -77,15 +77,19 @@ static int64_t alloc_memory_mib(const tlr_ec2_type_info *t, int64_t pods)
 
 /* ---- labels ------------------------------------------------------------ */
 
+/* Karpenter's lowerKabobCase: "Radeon Pro V520" -> "radeon-pro-v520". */
 static char *lower(const char *s)
 {
     char *d = tlr_strdup(s ? s : "");
     for (char *p = d; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
+        *p = *p == ' ' ? '-' : (char)tolower((unsigned char)*p);
     return d;
 }
 
-/* family, category, generation and size from "m7gd.2xlarge". */
+/* family, category, generation and size from "m7gd.2xlarge", by
+ * Karpenter's rule: category = the leading letters, then an optional
+ * "-<n>tb" (u-6tb1.56xlarge), then the generation digits; a name that
+ * does not read so has neither label. */
 static void name_labels(const char *name, json_object *e)
 {
     const char *dot = strchr(name, '.');
@@ -97,12 +101,18 @@ static void name_labels(const char *name, json_object *e)
         cl++;
     snprintf(cat, sizeof(cat), "%.*s", (int)cl, name);
     const char *g = name + cl;
-    while (g < name + fl && !isdigit((unsigned char)*g))
-        g++;
+    if (*g == '-' && isdigit((unsigned char)g[1])) {   /* "-6tb" */
+        const char *p = g + 1;
+        while (isdigit((unsigned char)*p))
+            p++;
+        if (p[0] == 't' && p[1] == 'b')
+            g = p + 2;
+    }
     json_object_object_add(e, "family", json_object_new_string(fam));
-    json_object_object_add(e, "category", json_object_new_string(cat));
-    json_object_object_add(e, "generation", json_object_new_int(isdigit((unsigned char)*g)
-                                                                    ? atoi(g) : 0));
+    if (cl > 0 && dot && g < dot && isdigit((unsigned char)*g)) {
+        json_object_object_add(e, "category", json_object_new_string(cat));
+        json_object_object_add(e, "generation", json_object_new_int(atoi(g)));
+    }
     json_object_object_add(e, "size", json_object_new_string(dot ? dot + 1 : ""));
 }
 
@@ -121,14 +131,6 @@ static double file_od_price(const Tailor__V1__InstanceType *ft)
         if (ft->offerings[i]->capacity_type == TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND)
             return ft->offerings[i]->price_per_hour;
     return -1;
-}
-
-static const char *req_value(const Tailor__V1__InstanceType *ft, const char *key)
-{
-    for (size_t i = 0; ft && i < ft->n_requirements; i++)
-        if (strcmp(ft->requirements[i]->key, key) == 0 && ft->requirements[i]->n_values > 0)
-            return ft->requirements[i]->values[0];
-    return NULL;
 }
 
 static void add_s(json_object *e, const char *k, const char *v)
@@ -170,6 +172,8 @@ static json_object *entry_of(const tlr_ec2_type_info *t, const Tailor__V1__Insta
     add_i(e, "ephemeral_storage_gib", ft && ft->allocatable
                                           ? ft->allocatable->ephemeral_storage_bytes >> 30
                                           : EPHEMERAL_GIB);
+    /* GPU and accelerator labels only when EC2 lists one (the loader
+     * leaves them off otherwise, as Karpenter does). */
     add_i(e, "gpu_count", t->gpu_count);
     char *gname = lower(t->gpu_name), *gman = lower(t->gpu_manufacturer);
     add_s(e, "gpu_name", gname);
@@ -182,18 +186,34 @@ static json_object *entry_of(const tlr_ec2_type_info *t, const Tailor__V1__Insta
     free(gname);
     free(gman);
     add_i(e, "accelerator_count", t->accelerator_count);
-    const char *acc = ft ? req_value(ft, "karpenter.k8s.aws/instance-accelerator-name") : NULL;
-    char *aname = lower(t->accelerator_name);
-    add_s(e, "accelerator_name", acc ? acc : aname);
+    char *aname = lower(t->accelerator_name), *aman = lower(t->accelerator_manufacturer);
+    add_s(e, "accelerator_name", aname);
+    add_s(e, "accelerator_manufacturer", aman);
     free(aname);
+    free(aman);
     add_i(e, "neuron", t->neuron_devices ? t->neuron_devices : t->accelerator_count);
     add_i(e, "neuroncore", t->neuron_cores);
     add_i(e, "efa", t->efa);
     add_i(e, "pod_eni", ext_of(ft, "vpc.amazonaws.com/pod-eni"));
     if (t->local_nvme_gb)
         add_i(e, "local_nvme_gib", t->local_nvme_gb);
-    if (t->network_mbps)
-        add_i(e, "network_bandwidth_mbps", t->network_mbps);
+    /* Karpenter reads the bandwidth from its generated table, which the
+     * file's figure is (p4d.24xlarge: 400000, all four cards); the
+     * description's default card is only the fallback for a type the
+     * file does not know. */
+    int64_t net = ft && ft->network_bandwidth_mbps ? ft->network_bandwidth_mbps
+                                                   : t->network_mbps;
+    if (net)
+        add_i(e, "network_bandwidth_mbps", net);
+    if (t->ebs_max_mbps > 0)
+        add_i(e, "ebs_bandwidth_mbps", t->ebs_max_mbps);
+    /* Karpenter labels the clock speed whenever EC2 describes the
+     * processor, 0 when it gives no figure. */
+    add_i(e, "cpu_sustained_clock_mhz", t->sustained_clock_mhz);
+    json_object_object_add(e, "encryption_in_transit",
+                           json_object_new_boolean(t->encryption_in_transit));
+    json_object_object_add(e, "nitro_enclaves_supported",
+                           json_object_new_boolean(t->nitro_enclaves));
     add_s(e, "hypervisor", t->hypervisor);
     json_object_object_add(e, "bare_metal", json_object_new_boolean(t->bare_metal));
     char *cm = lower(t->cpu_manufacturer);
@@ -217,12 +237,23 @@ static bool zone_allowed(const tlr_catalog_live_in *in, const char *zone)
     return false;
 }
 
-static void add_offering(Tailor__V1__InstanceType *it, const char *zone,
-                         Tailor__V1__CapacityType ct, double price)
+static const char *zone_id_of(const tlr_catalog_live_in *in, const char *zone)
+{
+    for (size_t i = 0; in->az_names && in->az_ids && i < in->n_az; i++)
+        if (in->az_names[i] && strcmp(in->az_names[i], zone) == 0)
+            return in->az_ids[i];
+    return NULL;
+}
+
+static void add_offering(const tlr_catalog_live_in *in, Tailor__V1__InstanceType *it,
+                         const char *zone, Tailor__V1__CapacityType ct, double price)
 {
     Tailor__V1__Offering *o = tlr_malloc(sizeof(*o));
     tailor__v1__offering__init(o);
     o->zone = tlr_strdup(zone);
+    const char *zid = zone_id_of(in, zone);
+    if (zid && zid[0])
+        o->zone_id = tlr_strdup(zid);
     o->capacity_type = ct;
     o->price_per_hour = price;
     o->available = true;
@@ -268,22 +299,20 @@ static void set_offerings(const tlr_catalog_live_in *in, Tailor__V1__InstanceTyp
         if (!zone_allowed(in, zone))
             continue;
         if (t->on_demand)
-            add_offering(it, zone, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND, od);
-        if (!t->spot)
+            add_offering(in, it, zone, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND, od);
+        if (!t->spot || in->no_spot)
             continue;
         const tlr_ec2_spot_price *sp = zr[i].spot ? zr[i].spot : spot_of(in, t->name, zone);
         if (sp && sp->price >= od * floor && sp->price > 0) {
-            add_offering(it, zone, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT, sp->price);
+            add_offering(in, it, zone, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT, sp->price);
             st->spot_live++;
             continue;
         }
         if (sp)
             st->spot_implausible++;
-        if (in->spot_discount > 0 && in->spot_discount < 1) {
-            add_offering(it, zone, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT,
-                         od * (1 - in->spot_discount));
-            st->spot_fallback++;
-        }
+        add_offering(in, it, zone, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT,
+                     od * (1 - in->spot_discount));
+        st->spot_fallback++;
     }
 }
 
@@ -304,9 +333,14 @@ int tlr_catalog_from_ec2(const tlr_catalog_live_in *in, Tailor__V1__Catalog **ou
     }
     if (!in || !in->types || !out)
         return TLR_E_INVAL;
+    if (!(in->spot_discount >= 0 && in->spot_discount < 1)) {
+        snprintf(err, errlen, "spot discount %g not in [0, 1)", in->spot_discount);
+        return TLR_E_INVAL;
+    }
     tlr_catalog_live_stats st = { 0 };
     const char *region = in->region ? in->region : "us-east-1";
-    tlr_catalog_file_opts fo = { region, in->zones, in->n_zones, 0, NULL };
+    /* The loader's offerings are replaced by set_offerings: none wanted. */
+    tlr_catalog_file_opts fo = { region, in->zones, in->n_zones, 0, NULL, NULL, true };
 
     /* (type, zone) rows: the offerings, or every allowed zone for every
      * type when EC2 did not say; the spot row of each attached. */

@@ -72,6 +72,15 @@ static int teardown(void **state)
     return 0;
 }
 
+static const Tailor__V1__NodeSelectorRequirement *req_of(const Tailor__V1__InstanceType *t,
+                                                           const char *key)
+{
+    for (size_t i = 0; t && i < t->n_requirements; i++)
+        if (strcmp(t->requirements[i]->key, key) == 0)
+            return t->requirements[i];
+    return NULL;
+}
+
 static int64_t ext(const Tailor__V1__ResourceList *r, const char *name)
 {
     for (size_t i = 0; r && i < r->n_extended; i++)
@@ -79,6 +88,11 @@ static int64_t ext(const Tailor__V1__ResourceList *r, const char *name)
             return r->extended[i]->value;
     return 0;
 }
+
+static double price_of(const Tailor__V1__InstanceType *t, const char *zone,
+                       Tailor__V1__CapacityType ct);
+#define OD TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND
+#define SPOT TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
 
 /* Every figure the solver uses, live vs file, for the five fixture types
  * (x86, Graviton, NVIDIA, Inferentia2, a 4-card 8-GPU EFA machine). */
@@ -130,9 +144,128 @@ static void test_resources_match_file(void **state)
                        (long long)ext(f->allocatable, exts[e]));
             assert_int_equal(ext(l->allocatable, exts[e]), ext(f->allocatable, exts[e]));
         }
-        assert_int_equal(l->n_requirements, f->n_requirements);
+        /* Every label the file has, live has with the same values; live
+         * has one more, nitro-sandbox, which the file does not know. */
+        for (size_t r = 0; r < f->n_requirements; r++) {
+            const Tailor__V1__NodeSelectorRequirement *fr = f->requirements[r];
+            const Tailor__V1__NodeSelectorRequirement *lr = req_of(l, fr->key);
+            bool same = lr && lr->n_values == fr->n_values;
+            for (size_t v = 0; same && v < fr->n_values; v++)
+                same = strcmp(lr->values[v], fr->values[v]) == 0;
+            if (!same)
+                printf("  %s: got %s, want %s\n", fr->key, lr ? lr->values[0] : "(absent)",
+                       fr->values[0]);
+            assert_true(same);
+        }
+        assert_int_equal(l->n_requirements, f->n_requirements + 1);
+        assert_non_null(req_of(l, "karpenter.k8s.aws/nitro-sandbox"));
     }
+    /* What DescribeInstanceTypes says beyond the file: m5.large has no
+     * Nitro Enclaves, g4dn.xlarge has; neither has a GPU label missing or
+     * extra. */
+    static const struct { const char *type, *key, *want; } cases[] = {
+        { "m5.large", "karpenter.k8s.aws/nitro-sandbox", "false" },
+        { "g4dn.xlarge", "karpenter.k8s.aws/nitro-sandbox", "true" },
+        { "m5.large", "karpenter.k8s.aws/instance-gpu-count", NULL },
+        { "m5.large", "karpenter.k8s.aws/instance-accelerator-count", NULL },
+        { "g4dn.xlarge", "karpenter.k8s.aws/instance-gpu-count", "1" },
+        { "g4dn.xlarge", "karpenter.k8s.aws/instance-ebs-bandwidth", "3500" },
+        { "inf2.xlarge", "karpenter.k8s.aws/instance-accelerator-manufacturer", "aws" },
+        { "inf2.xlarge", "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz", "3600" },
+        { "m6g.large", "karpenter.k8s.aws/instance-encryption-in-transit-supported", "false" },
+        { "p4d.24xlarge", "karpenter.k8s.aws/instance-encryption-in-transit-supported", "true" },
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const Tailor__V1__NodeSelectorRequirement *r =
+            req_of(tlr_catalog_find(live, cases[i].type), cases[i].key);
+        const char *got = r ? r->values[0] : NULL;
+        if ((got == NULL) != (cases[i].want == NULL) ||
+            (got && strcmp(got, cases[i].want) != 0)) {
+            printf("%s %s: got %s, want %s\n", cases[i].type, cases[i].key,
+                   got ? got : "(absent)", cases[i].want ? cases[i].want : "(absent)");
+            failed++;
+        }
+    }
+    assert_int_equal(failed, 0);
     tlr_catalog_free(live);
+}
+
+/* A type the file does not know: labels from the description alone, in
+ * Karpenter's spelling ("Radeon Pro V520" -> radeon-pro-v520; the
+ * "-6tb" of u-6tb1 is not the generation). */
+static void test_labels_without_file(void **state)
+{
+    fx *x = *state;
+    tlr_ec2_type_info t = x->types.v[0];   /* g4dn.xlarge's figures, renamed */
+    t.name = (char *)"u-6tb1.56xlarge";
+    t.gpu_name = (char *)"Radeon Pro V520";
+    t.gpu_manufacturer = (char *)"AMD";
+    tlr_ec2_type_infos one = { &t, 1 };
+    tlr_price pv[] = { { (char *)"u-6tb1.56xlarge", 40.0 } };
+    tlr_prices od = { pv, 1 };
+    tlr_catalog_live_in in = { .region = "us-west-2", .types = &one, .on_demand = &od };
+    Tailor__V1__Catalog *c = NULL;
+    char err[256] = "";
+    assert_int_equal(tlr_catalog_from_ec2(&in, &c, NULL, err, sizeof(err)), TLR_OK);
+    const Tailor__V1__InstanceType *it = c->instance_types[0];
+    static const struct { const char *key, *want; } cases[] = {
+        { "karpenter.k8s.aws/instance-family", "u-6tb1" },
+        { "karpenter.k8s.aws/instance-category", "u" },
+        { "karpenter.k8s.aws/instance-generation", "1" },
+        { "karpenter.k8s.aws/instance-size", "56xlarge" },
+        { "karpenter.k8s.aws/instance-gpu-name", "radeon-pro-v520" },
+        { "karpenter.k8s.aws/instance-gpu-manufacturer", "amd" },
+        { "karpenter.k8s.aws/instance-capability-flex", "false" },
+        { "topology.kubernetes.io/region", "us-west-2" },
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const Tailor__V1__NodeSelectorRequirement *r = req_of(it, cases[i].key);
+        if (!r || strcmp(r->values[0], cases[i].want) != 0) {
+            printf("%s: got %s, want %s\n", cases[i].key, r ? r->values[0] : "(absent)",
+                   cases[i].want);
+            failed++;
+        }
+    }
+    assert_int_equal(failed, 0);
+    tlr_catalog_free(c);
+}
+
+/* Spot without a usable price: discount 0 = the on-demand price; no_spot
+ * = no spot offering even with a history price; zone IDs by zone name. */
+static void test_spot_modes_and_zone_ids(void **state)
+{
+    fx *x = *state;
+    tlr_ec2_spot_price sv[] = { { (char *)"m5.large", (char *)"us-east-1a", 0.05, 1 } };
+    tlr_ec2_spot_prices spot = { sv, 1 };
+    const char *names[] = { "us-east-1b", "us-east-1a" }, *ids[] = { "use1-az4", "use1-az6" };
+    const char *zones[] = { "us-east-1a", "us-east-1b" };
+    for (int no_spot = 0; no_spot < 2; no_spot++) {
+        tlr_catalog_live_in in = { .types = &x->types, .fallback = x->file, .spot = &spot,
+                                   .zones = zones, .n_zones = 2, .az_names = names,
+                                   .az_ids = ids, .n_az = 2, .no_spot = no_spot };
+        Tailor__V1__Catalog *c = NULL;
+        assert_int_equal(tlr_catalog_from_ec2(&in, &c, NULL, NULL, 0), TLR_OK);
+        const Tailor__V1__InstanceType *m5 = tlr_catalog_find(c, "m5.large");
+        double od = price_of(m5, "us-east-1b", OD);
+        assert_true(od > 0);
+        if (no_spot) {
+            assert_true(price_of(m5, "us-east-1a", SPOT) < 0);
+            assert_true(price_of(m5, "us-east-1b", SPOT) < 0);
+        } else {
+            assert_true(price_of(m5, "us-east-1a", SPOT) == 0.05);   /* history */
+            assert_true(price_of(m5, "us-east-1b", SPOT) == od);     /* none: od */
+        }
+        for (size_t i = 0; i < m5->n_offerings; i++)
+            assert_string_equal(m5->offerings[i]->zone_id,
+                                strcmp(m5->offerings[i]->zone, "us-east-1a") == 0 ? "use1-az6"
+                                                                                  : "use1-az4");
+        tlr_catalog_free(c);
+    }
+    tlr_catalog_live_in bad = { .types = &x->types, .spot_discount = 1 };
+    Tailor__V1__Catalog *c = NULL;
+    assert_int_equal(tlr_catalog_from_ec2(&bad, &c, NULL, NULL, 0), TLR_E_INVAL);
 }
 
 static double price_of(const Tailor__V1__InstanceType *t, const char *zone,
@@ -143,9 +276,6 @@ static double price_of(const Tailor__V1__InstanceType *t, const char *zone,
             return t->offerings[i]->price_per_hour;
     return -1;
 }
-
-#define OD TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND
-#define SPOT TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
 
 /* Where each price comes from, and which zones are offered. */
 static void test_prices_and_zones(void **state)
@@ -256,6 +386,8 @@ int main(void)
         cmocka_unit_test(test_prices_and_zones),
         cmocka_unit_test(test_hash),
         cmocka_unit_test(test_unpriced),
+        cmocka_unit_test(test_labels_without_file),
+        cmocka_unit_test(test_spot_modes_and_zone_ids),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,19 +15,43 @@
  *     aws.amazon.com/neuroncore, vpc.amazonaws.com/efa,
  *     vpc.amazonaws.com/pod-eni); capacity: vcpu, memory_mib, the same
  *     extended counts.
- *   - offerings: one on-demand offering per zone at the region's price;
- *     with spot_discount > 0 also one spot offering per zone at
- *     price * (1 - spot_discount).  A type without a price in the region
- *     gets no offerings and is left out of the catalog.
- *   - requirements: node.kubernetes.io/instance-type, kubernetes.io/arch,
- *     kubernetes.io/os and the karpenter.k8s.aws/instance-* labels, each
- *     as key In [value].
+ *   - offerings: one on-demand offering per zone at the region's price
+ *     and one spot offering per zone at price * (1 - spot_discount);
+ *     spot_discount 0 prices spot at the on-demand price, which is what
+ *     Karpenter assumes before it has a spot price.  no_spot leaves the
+ *     spot offerings out.  A type without a price in the region gets no
+ *     offerings and is left out of the catalog.  Each offering's zone_id
+ *     is zone_ids[i] of its zone, "" when none is given: zone IDs are
+ *     per account (us-east-1a is use1-az1 in one, use1-az4 in another),
+ *     so the file cannot know them.
+ *   - requirements: the labels Karpenter v1's aws provider gives the type
+ *     (computeRequirements, pkg/providers/instancetype/types.go), each as
+ *     key In [value...]; a label Karpenter leaves off is absent here too,
+ *     so DoesNotExist matches it and Exists / In do not:
+ *       always: node.kubernetes.io/instance-type, kubernetes.io/arch,
+ *         kubernetes.io/os, topology.kubernetes.io/region,
+ *         karpenter.k8s.aws/instance-{family,category,generation,size,cpu,
+ *         memory,cpu-manufacturer,capability-flex ("-flex" in the family),
+ *         tenancy (In [default, dedicated]: either may be chosen)};
+ *       when the entry says: instance-{hypervisor (absent on metal),
+ *         cpu-sustained-clock-speed-mhz, ebs-bandwidth, network-bandwidth,
+ *         local-nvme, encryption-in-transit-supported ("true"/"false")},
+ *         karpenter.k8s.aws/nitro-sandbox ("true"/"false"; Karpenter's
+ *         key for NitroEnclavesSupport; the shared data file does not
+ *         have it, the live catalog does);
+ *       only with a GPU (gpu_name set): instance-gpu-{name,manufacturer,
+ *         count,memory} (count may be "0": g6f's fractional GPUs);
+ *       only with an accelerator (accelerator_name set):
+ *         instance-accelerator-{name,manufacturer,count}.
+ *     Zone, zone ID and capacity type are the offerings' (the solver
+ *     reads them there).
  *   - instance types sorted by name; hash = lowercase hex SHA-256 of the
  *     packed catalog with hash "" (instancetype.proto).
  */
 #ifndef TLR_CATALOG_H
 #define TLR_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tailor/v1/instancetype.pb-c.h"
@@ -41,14 +65,18 @@ typedef struct tlr_catalog_file_opts {
     const char *region;           /* NULL = "us-east-1" */
     const char *const *zones;     /* borrowed; NULL = region + "a", "b", "c" */
     size_t n_zones;
-    double spot_discount;         /* 0 = on-demand offerings only; 0 < d < 1 */
+    double spot_discount;         /* spot = od x (1 - d), 0 <= d < 1; 0 = the od price */
     const char *price_source;     /* borrowed; copied; NULL = "file" */
+    const char *const *zone_ids;  /* borrowed; parallel to zones[] (needs zones); NULL
+                                   * or an entry NULL/"" = no zone ID for that zone */
+    bool no_spot;                 /* true = on-demand offerings only */
 } tlr_catalog_file_opts;
 
 /* Parse buf[0..len) (borrowed).  o may be NULL (defaults).  On TLR_OK *out
  * is new and owned by the caller: free with tlr_catalog_free().  Errors:
  * TLR_E_PARSE (malformed JSON or an entry without a name / with a negative
- * or absurd quantity; err names the entry), TLR_E_TOOBIG, TLR_E_INVAL. */
+ * or absurd quantity; err names the entry), TLR_E_TOOBIG, TLR_E_INVAL
+ * (also spot_discount outside [0, 1), or zone_ids without zones). */
 int tlr_catalog_from_json(const char *buf, size_t len, const tlr_catalog_file_opts *o,
                           Tailor__V1__Catalog **out, char *err, size_t errlen);
 
@@ -83,10 +111,22 @@ void tlr_catalog_free(Tailor__V1__Catalog *c);   /* NULL is fine */
  *   - spot price per zone: the newest history price, unless it is below
  *     spot_floor x on-demand (EC2 never discounts that deep; moto answers
  *     0.00001 for every type), then on-demand x (1 - spot_discount), as
- *     for a zone without history.  A type EC2 does not sell as spot gets
- *     no spot offering;
+ *     for a zone without history (spot_discount 0: at the on-demand
+ *     price, as Karpenter before its first spot price update).  A type EC2
+ *     does not sell as spot, or every type with no_spot, gets no spot
+ *     offering;
  *   - zones: those DescribeInstanceTypeOfferings lists for the type,
- *     kept only when in zones[] (NULL = all).
+ *     kept only when in zones[] (NULL = all); each offering's zone_id
+ *     from az_names[] / az_ids[] (DescribeAvailabilityZones or the
+ *     subnets' AvailabilityZoneId), "" for a zone not listed there;
+ *   - labels as for the file (above), from the description: GPU labels
+ *     when DescribeInstanceTypes lists a GPU, accelerator labels for
+ *     NeuronInfo (manufacturer "aws") or else InferenceAcceleratorInfo,
+ *     ebs-bandwidth = EbsOptimizedInfo.MaximumBandwidthInMbps when EBS
+ *     optimisation is on by default, cpu-sustained-clock-speed-mhz =
+ *     SustainedClockSpeedInGhz x 1000 rounded, encryption-in-transit and
+ *     nitro-sandbox from NetworkInfo / NitroEnclavesSupport; names are
+ *     lower-kebab-case ("Radeon Pro V520" -> "radeon-pro-v520").
  * The hash is computed as for the file, so solvers cache it the same way;
  * price_source says which prices were used ("ec2+pricing-api" or
  * "ec2+file"). */
@@ -101,8 +141,13 @@ typedef struct tlr_catalog_live_in {
     const Tailor__V1__Catalog *fallback;     /* the catalog file; may be NULL */
     const char *const *zones;                /* borrowed; NULL = all offered */
     size_t n_zones;
-    double spot_discount;                    /* 0 = no spot without a usable price */
+    double spot_discount;                    /* without a usable price: od x (1 - d);
+                                              * 0 <= d < 1, 0 = the od price */
     double spot_floor;                       /* 0 = 0.05 */
+    const char *const *az_names;             /* borrowed; zone names, parallel to */
+    const char *const *az_ids;               /* zone IDs ("use1-az1"); NULL = none */
+    size_t n_az;
+    bool no_spot;                            /* true = on-demand offerings only */
 } tlr_catalog_live_in;
 
 typedef struct tlr_catalog_live_stats {
@@ -118,8 +163,9 @@ typedef struct tlr_catalog_live_stats {
 } tlr_catalog_live_stats;
 
 /* Build; on TLR_OK *out is new and owned (tlr_catalog_free) and *st (may
- * be NULL) says where each figure came from.  TLR_E_INVAL without types;
- * TLR_E_NOTFOUND when no type is left. */
+ * be NULL) says where each figure came from.  TLR_E_INVAL without types
+ * or with spot_discount outside [0, 1); TLR_E_NOTFOUND when no type is
+ * left. */
 int tlr_catalog_from_ec2(const tlr_catalog_live_in *in, Tailor__V1__Catalog **out,
                          tlr_catalog_live_stats *st, char *err, size_t errlen);
 

@@ -26,7 +26,7 @@ export CLUSTER_NAME=boot-it DISCOVERY_TAG=boot-it BOOT_DELAY=1s
 e2e_up
 e2e_start_solver
 e2e_start_watcher --batch-idle 1s --batch-max 5s
-e2e_start_launcher --catalog-source file --spot-discount 0
+e2e_start_launcher --catalog-source file --no-spot
 
 # --- 1. the manifests, as a user writes them ---------------------------------
 cat >"$STATE_DIR/m.yaml" <<YAML
@@ -312,7 +312,7 @@ sys.exit(0 if ok else 1)'"
 
 # --- 2. a wrong endpoint: the instance never registers ------------------------
 kill "$LAUNCHER_PID"; wait "$LAUNCHER_PID" 2>/dev/null || true
-e2e_start_launcher --catalog-source file --spot-discount 0 \
+e2e_start_launcher --catalog-source file --no-spot \
   --cluster-endpoint https://127.0.0.1:9 --registration-ttl 15s
 # 3 CPU: more than the pool's first node has left, so a new NodeClaim.
 dep wrong 1 3 dedicated "{karpenter.sh/nodepool: tainted}" | $K apply --validate=false -f - >/dev/null

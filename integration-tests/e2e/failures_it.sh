@@ -82,7 +82,7 @@ print(sum(1 for e in json.load(sys.stdin)["items"]
 }
 
 echo "--- A. invalid credentials"
-AWS_SHARED_CREDENTIALS_FILE=$STATE_DIR/bad-credentials e2e_start_launcher --catalog-source file --spot-discount 0
+AWS_SHARED_CREDENTIALS_FILE=$STATE_DIR/bad-credentials e2e_start_launcher --catalog-source file --no-spot
 pid_a=$LAUNCHER_PID
 $K apply --validate=false -f "$STATE_DIR/pools.yaml" >/dev/null
 dep app 6 1 general | $K apply --validate=false -f - >/dev/null
@@ -106,7 +106,7 @@ kill "$pid_a"; wait "$pid_a" 2>/dev/null || true
 echo "--- B. expired credentials, then renewed"
 e2e_proxy reset
 e2e_proxy config '{"expired": true}'
-e2e_start_launcher --catalog-source file --spot-discount 0
+e2e_start_launcher --catalog-source file --no-spot
 for ((i = 0; i < 30; i++)); do
   c=$(cond default SubnetsReady)
   case $c in *ExpiredToken*) break ;; esac

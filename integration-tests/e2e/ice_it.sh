@@ -17,7 +17,7 @@ TTL=25
 e2e_up proxy
 e2e_start_solver
 e2e_start_watcher --batch-idle 1s
-e2e_start_launcher --catalog-source file --spot-discount 0 --ice-ttl ${TTL}s
+e2e_start_launcher --catalog-source file --no-spot --ice-ttl ${TTL}s
 
 cat >"$STATE_DIR/pools.yaml" <<'YAML'
 apiVersion: karpenter.sh/v1

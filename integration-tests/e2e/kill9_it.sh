@@ -19,7 +19,7 @@ export BOOT_DELAY=2s
 e2e_up proxy
 e2e_start_solver
 e2e_start_watcher --batch-idle 1s
-LARGS=(--catalog-source file --spot-discount 0 --parallel-calls 1)
+LARGS=(--catalog-source file --no-spot --parallel-calls 1)
 e2e_start_launcher "${LARGS[@]}"
 e2e_proxy config '{"fleet_delay_ms": 700}'
 

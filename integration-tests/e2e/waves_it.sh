@@ -19,7 +19,7 @@ export BOOT_DELAY=8s
 e2e_up
 e2e_start_solver
 e2e_start_watcher --batch-idle 1s --batch-max 10s
-e2e_start_launcher --catalog-source file --spot-discount 0
+e2e_start_launcher --catalog-source file --no-spot
 
 cat >"$STATE_DIR/pools.yaml" <<'YAML'
 apiVersion: karpenter.sh/v1

@@ -333,7 +333,7 @@ static void *fetch_main(void *arg)
     lc_app_cfg *cfg = a->cfg;
     lc_catsrc_opts o = { cfg->region, cfg->endpoint, cfg->pricing_endpoint, cfg->pricing_region,
                          a->creds, a->log, (const char *const *)cfg->zones.items, cfg->zones.n,
-                         cfg->spot_discount, cfg->spot_floor, 0 };
+                         cfg->spot_discount, cfg->spot_floor, 0, !cfg->spot };
     a->fetch_rc = lc_catsrc_fetch(&o, a->file_catalog, &a->fetched, &a->fetched_st, a->fetch_why,
                                   sizeof(a->fetch_why));
     uint64_t one = 1;
@@ -404,7 +404,7 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
         return TLR_E_INVAL;
     }
     tlr_catalog_file_opts co = { cfg->region, (const char *const *)cfg->zones.items,
-                                 cfg->zones.n, cfg->spot_discount, "file" };
+                                 cfg->zones.n, cfg->spot_discount, "file", NULL, !cfg->spot };
     if ((rc = tlr_catalog_file_load(cfg->catalog, &co, &a->file_catalog, err, sizeof(err)))) {
         snprintf(a->why, sizeof(a->why), "catalog %s: %s", cfg->catalog, err);
         return rc;
@@ -422,7 +422,7 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
         lc_catsrc_opts so = { cfg->region, cfg->endpoint, cfg->pricing_endpoint,
                               cfg->pricing_region, a->creds, a->log,
                               (const char *const *)cfg->zones.items, cfg->zones.n,
-                              cfg->spot_discount, cfg->spot_floor, 0 };
+                              cfg->spot_discount, cfg->spot_floor, 0, !cfg->spot };
         Tailor__V1__Catalog *live = NULL;
         if ((rc = lc_catsrc_fetch(&so, a->file_catalog, &live, NULL, err, sizeof(err)))) {
             snprintf(a->why, sizeof(a->why), "live catalog: %s", err);

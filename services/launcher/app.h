@@ -26,6 +26,7 @@ typedef struct lc_app_cfg {
     double spot_floor;
     tlr_strlist zones;
     double spot_discount;
+    bool spot;                      /* false: no spot offerings in the catalog */
     char *default_ami, *k8s_version;
     int64_t solve_timeout_ms;
     int64_t lifecycle_every_ms, gc_every_ms;

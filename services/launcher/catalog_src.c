@@ -71,7 +71,8 @@ int lc_catsrc_fetch(const lc_catsrc_opts *o, const Tailor__V1__Catalog *fallback
                                .spot = have_spot ? &spot : NULL,
                                .on_demand = have_od ? &od : NULL, .fallback = fallback,
                                .zones = o->zones, .n_zones = o->n_zones,
-                               .spot_discount = o->spot_discount, .spot_floor = o->spot_floor };
+                               .spot_discount = o->spot_discount, .spot_floor = o->spot_floor,
+                               .no_spot = o->no_spot };
     rc = tlr_catalog_from_ec2(&in, out, st, why, len);
     if (rc == TLR_OK)
         TLR_INFO(o->log, "catalog fetched from EC2", TLR_I("ms", tlr_mono_ms() - t0),

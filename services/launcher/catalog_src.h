@@ -41,6 +41,7 @@ typedef struct lc_catsrc_opts {
     double spot_discount;          /* fallback spot price = od x (1 - d) */
     double spot_floor;             /* history prices below od x floor are refused; 0 = 0.05 */
     int timeout_ms;                /* per AWS call; 0 = 30000 */
+    bool no_spot;                  /* true: on-demand offerings only */
 } lc_catsrc_opts;
 
 /* Fetch and build the live catalog, fallback (borrowed, may be NULL) for

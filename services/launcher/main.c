@@ -58,7 +58,10 @@ static const tlr_setting settings[] = {
       "us-east-1a,us-east-1b,us-east-1c", "zones offered in the catalog" },
     { "spot-discount", "TAILOR_SPOT_DISCOUNT", TLR_SET_DOUBLE,
       offsetof(lc_app_cfg, spot_discount), "0.6",
-      "spot price = on-demand * (1 - discount) where EC2 gives none (and for the file); 0 = no spot" },
+      "spot price = on-demand * (1 - discount) where EC2 gives none (and for the file); 0 = the "
+      "on-demand price (Karpenter's assumption without a spot price)" },
+    { "spot", "TAILOR_SPOT", TLR_SET_BOOL, offsetof(lc_app_cfg, spot), "true",
+      "offer spot capacity in the catalog; --no-spot: on-demand offerings only" },
     { "default-ami", "TAILOR_DEFAULT_AMI", TLR_SET_STR, offsetof(lc_app_cfg, default_ami), NULL,
       "AMI used when a NodeClass's amiSelectorTerms resolve to none" },
     { "kubernetes-version", "TAILOR_K8S_VERSION", TLR_SET_STR,

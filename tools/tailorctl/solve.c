@@ -69,6 +69,7 @@ typedef struct solve_cfg {
     const char *region;
     strvec zones;
     double spot_discount;
+    bool spot;                 /* --spot-discount given: offer spot */
     bool json;
     bool explain;
     bool tight;
@@ -127,7 +128,8 @@ static void usage(FILE *out)
         "                       no EC2 to ask; the services get the catalog from EC2.\n"
         "  --region NAME        catalog region for prices (default us-east-1)\n"
         "  --zones A,B,...      zones offered (default REGIONa,REGIONb,REGIONc)\n"
-        "  --spot-discount F    also offer spot at price*(1-F), 0<F<1 (default: none)\n"
+        "  --spot-discount F    also offer spot at price*(1-F), 0<=F<1; 0 = spot at the\n"
+        "                       on-demand price (default: on-demand only)\n"
         "\n"
         "Output and engine:\n"
         "  -o, --output FMT     text (default) or json\n"
@@ -212,7 +214,8 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
         } else if (!strcmp(name, "--spot-discount")) {
             char *end;
             cfg->spot_discount = strtod(val, &end);
-            if (*end != '\0' || cfg->spot_discount < 0 || cfg->spot_discount >= 1) {
+            cfg->spot = true;
+            if (*end != '\0' || !(cfg->spot_discount >= 0 && cfg->spot_discount < 1)) {
                 fprintf(stderr, "tailorctl solve: --spot-discount: \"%s\" is not in [0, 1)\n",
                         val);
                 return TLR_E_INVAL;
@@ -888,7 +891,8 @@ int cmd_solve(int argc, char **argv)
     tlr_catalog_file_opts copts = { .region = cfg.region,
                                     .zones = (const char *const *)cfg.zones.v,
                                     .n_zones = cfg.zones.n,
-                                    .spot_discount = cfg.spot_discount };
+                                    .spot_discount = cfg.spot_discount,
+                                    .no_spot = !cfg.spot };
     rc = tlr_catalog_file_load(cfg.catalog, &copts, &cat, err, sizeof(err));
     if (rc != TLR_OK) {
         fprintf(stderr, "tailorctl solve: %s: %s\n", cfg.catalog, err[0] ? err : tlr_strerror(rc));
