@@ -796,7 +796,7 @@ static uint64_t bytes_hash(const uint8_t *b, size_t n)
 }
 
 /* Add a topology group (deduplicated); returns its index. */
-static int group_get(sv_model *m, int tk, const Tailor__V1__LabelSelector *sel,
+static int group_get(sv_model *m, int tk, int tki, const Tailor__V1__LabelSelector *sel,
                      const sv_reqset *extra, bool all_ns, char *const *nss, size_t nns,
                      sv_id own_ns)
 {
@@ -810,7 +810,7 @@ static int group_get(sv_model *m, int tk, const Tailor__V1__LabelSelector *sel,
     }
     for (int g = 0; g < m->ngroups; g++) {
         sv_group *x = &m->groups[g];
-        if (x->tk != tk || x->all_ns != all_ns || x->nns != nn || x->extra.n != extra->n)
+        if (x->tk != tk || x->tki != tki || x->all_ns != all_ns || x->nns != nn || x->extra.n != extra->n)
             continue;
         if (nn && memcmp(x->ns, ns, (size_t)nn * sizeof(sv_id)))
             continue;
@@ -846,6 +846,7 @@ static int group_get(sv_model *m, int tk, const Tailor__V1__LabelSelector *sel,
     sv_group *x = &m->groups[m->ngroups];
     memset(x, 0, sizeof(*x));
     x->tk = tk;
+    x->tki = tki;
     x->sel = sel;
     x->extra.n = extra->n;
     x->extra.r = tlr_arena_alloc(m->ar, (size_t)(extra->n + 1) * sizeof(sv_req));
@@ -857,12 +858,32 @@ static int group_get(sv_model *m, int tk, const Tailor__V1__LabelSelector *sel,
     return m->ngroups++;
 }
 
-static int topo_kind(const sv_model *m, const char *key)
+/* The kind of topology key key; *tki gets its tkey index for SV_TK_LABEL
+ * (registered on first sight; SV_NONE past SV_MAXTK keys), else SV_NONE. */
+static int topo_kind(sv_model *m, const char *key, int *tki)
 {
-    sv_id k = sv_intern((sv_model *)m, key);
-    return k == m->k_zone ? SV_TK_ZONE : k == m->k_host ? SV_TK_HOST : k == m->k_ct ? SV_TK_CT
-                                                                                  : SV_TK_OTHER;
+    sv_id k = sv_intern(m, key);
+    *tki = SV_NONE;
+    if (k == m->k_zone)
+        return SV_TK_ZONE;
+    if (k == m->k_host)
+        return SV_TK_HOST;
+    if (k == m->k_ct)
+        return SV_TK_CT;
+    for (int i = 0; i < m->ntkeys; i++)
+        if (m->tkeys[i].key == k) {
+            *tki = i;
+            return SV_TK_LABEL;
+        }
+    if (k && m->ntkeys < SV_MAXTK && !m->tk_built) {
+        *tki = m->ntkeys;
+        m->tkeys[m->ntkeys++].key = k;
+    }
+    return SV_TK_LABEL;
 }
+
+/* A key topo_kind could not take (empty, or past SV_MAXTK keys). */
+#define TK_UNUSABLE(tk, tki) ((tk) == SV_TK_LABEL && (tki) == SV_NONE)
 
 /* match_label_keys (In the pod's value) and mismatch_label_keys (NotIn). */
 static sv_reqset label_keys(sv_model *m, const sv_dom *labels, char *const *keys, size_t nkeys,
@@ -905,36 +926,40 @@ static void class_topology(sv_model *m, sv_class *c)
                     TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_SCHEDULE_ANYWAY;
         if (soft && m->ignore_prefs)
             continue;
-        int tk = topo_kind(m, t->topology_key);
-        if (tk == SV_TK_OTHER) {
+        int tki;
+        int tk = topo_kind(m, t->topology_key, &tki);
+        if (TK_UNUSABLE(tk, tki)) {
             if (!soft && !c->bad)
-                c->bad = sv_arena_printf(m->ar, "topology spread key %s is not supported "
-                                         "(zone, hostname and capacity type are)", t->topology_key);
+                c->bad = sv_arena_printf(m->ar, "topology spread key '%s' is not supported (empty, or "
+                                         "more than %d distinct topology keys)", t->topology_key, SV_MAXTK);
             continue;
         }
         sv_reqset extra = label_keys(m, &c->labels, t->match_label_keys, t->n_match_label_keys, NULL, 0);
-        sv_cons cn = { SV_C_SPREAD, group_get(m, tk, t->label_selector, &extra, false, NULL, 0, c->ns),
-                       t->max_skew > 0 ? t->max_skew : 1, t->min_domains, soft, false, 0 };
+        sv_cons cn = { SV_C_SPREAD, group_get(m, tk, tki, t->label_selector, &extra, false, NULL, 0, c->ns),
+                       t->max_skew > 0 ? t->max_skew : 1, t->min_domains, soft, false, 0,
+                       t->node_affinity_policy == TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_IGNORE,
+                       t->node_taints_policy == TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_HONOR };
         cons_add(m, c, &cn);
     }
     for (int anti = 0; anti < 2; anti++) {
         const Tailor__V1__PodAffinity *a = anti ? p->pod_anti_affinity : p->pod_affinity;
         for (size_t i = 0; a && i < a->n_required; i++) {
             const Tailor__V1__PodAffinityTerm *t = a->required[i];
-            int tk = topo_kind(m, t->topology_key);
-            if (tk == SV_TK_OTHER) {
+            int tki;
+            int tk = topo_kind(m, t->topology_key, &tki);
+            if (TK_UNUSABLE(tk, tki)) {
                 if (!c->bad)
-                    c->bad = sv_arena_printf(m->ar, "pod %saffinity topology key %s is not supported "
-                                             "(zone, hostname and capacity type are)",
-                                             anti ? "anti-" : "", t->topology_key);
+                    c->bad = sv_arena_printf(m->ar, "pod %saffinity topology key '%s' is not supported "
+                                             "(empty, or more than %d distinct topology keys)",
+                                             anti ? "anti-" : "", t->topology_key, SV_MAXTK);
                 continue;
             }
             sv_reqset extra = label_keys(m, &c->labels, t->match_label_keys, t->n_match_label_keys,
                                          t->mismatch_label_keys, t->n_mismatch_label_keys);
             sv_cons cn = { anti ? SV_C_ANTI : SV_C_AFFINITY,
-                           group_get(m, tk, t->label_selector, &extra, t->all_namespaces,
+                           group_get(m, tk, tki, t->label_selector, &extra, t->all_namespaces,
                                      t->namespaces, t->n_namespaces, c->ns),
-                           0, 0, false, false, 0 };
+                           0, 0, false, false, 0, false, false };
             cons_add(m, c, &cn);
         }
         /* Preferred terms: enforced like required ones until relaxation
@@ -950,14 +975,15 @@ static void class_topology(sv_model *m, sv_class *c)
         int rank = 0;
         for (size_t i = 0; i < np; i++) {
             const Tailor__V1__PodAffinityTerm *t = w[i]->term;
-            if (!t || topo_kind(m, t->topology_key) == SV_TK_OTHER)
+            int tki = SV_NONE, tk = t ? topo_kind(m, t->topology_key, &tki) : SV_TK_LABEL;
+            if (!t || TK_UNUSABLE(tk, tki))
                 continue;
             sv_reqset extra = label_keys(m, &c->labels, t->match_label_keys, t->n_match_label_keys,
                                          t->mismatch_label_keys, t->n_mismatch_label_keys);
             sv_cons cn = { anti ? SV_C_ANTI : SV_C_AFFINITY,
-                           group_get(m, topo_kind(m, t->topology_key), t->label_selector, &extra,
+                           group_get(m, tk, tki, t->label_selector, &extra,
                                      t->all_namespaces, t->namespaces, t->n_namespaces, c->ns),
-                           0, 0, false, false, ++rank };
+                           0, 0, false, false, ++rank, false, false };
             cons_add(m, c, &cn);
         }
     }
@@ -1454,14 +1480,15 @@ static void existing_anti_groups(sv_model *m)
             const Tailor__V1__PodAffinity *a = p->pod_anti_affinity;
             for (size_t j = 0; a && j < a->n_required; j++) {
                 const Tailor__V1__PodAffinityTerm *t = a->required[j];
-                int tk = topo_kind(m, t->topology_key);
-                if (tk == SV_TK_OTHER)
+                int tki;
+                int tk = topo_kind(m, t->topology_key, &tki);
+                if (TK_UNUSABLE(tk, tki))
                     continue;
                 dom_b b = { 0 };
                 sv_dom l = dom_from_labels(m, p->labels, p->n_labels, &b);
                 sv_reqset extra = label_keys(m, &l, t->match_label_keys, t->n_match_label_keys,
                                              t->mismatch_label_keys, t->n_mismatch_label_keys);
-                group_get(m, tk, t->label_selector, &extra, t->all_namespaces, t->namespaces,
+                group_get(m, tk, tki, t->label_selector, &extra, t->all_namespaces, t->namespaces,
                           t->n_namespaces, sv_intern(m, p->namespace_));
             }
         }
@@ -1480,6 +1507,8 @@ static void class_matches(sv_model *m)
                     c->pin_zone = true;
                 if (x->tk == SV_TK_CT)
                     c->pin_ct = true;
+                if (x->tk == SV_TK_LABEL)
+                    c->pin_tk |= (uint64_t)1 << x->tki;
             }
         }
         c->owns = tlr_arena_alloc(m->ar, ((size_t)c->ncons + 1) * sizeof(int));
@@ -1495,8 +1524,148 @@ static void class_matches(sv_model *m)
                 c->pin_zone = true;
             if (tk == SV_TK_CT)
                 c->pin_ct = true;
+            if (tk == SV_TK_LABEL)
+                c->pin_tk |= (uint64_t)1 << m->groups[cn->group].tki;
         }
     }
+}
+
+/* ---- topology keys other than zone, hostname, capacity type ----------- */
+
+static int tk_val_index(const sv_tkey *k, sv_id v)
+{
+    for (int i = 0; i < k->nvals; i++)
+        if (k->vals[i] == v)
+            return i;
+    return SV_NONE;
+}
+
+static void tk_val_add(sv_model *m, sv_tkey *k, int *cap, sv_id v)
+{
+    if (!v || tk_val_index(k, v) != SV_NONE)
+        return;
+    if (k->nvals == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        sv_id *nv = tlr_arena_alloc(m->ar, (size_t)nc * sizeof(sv_id));
+        if (k->nvals)
+            memcpy(nv, k->vals, (size_t)k->nvals * sizeof(sv_id));
+        k->vals = nv;
+        *cap = nc;
+    }
+    k->vals[k->nvals++] = v;
+}
+
+static void tk_dent_add(sv_model *m, sv_tkey *k, int *cap, const sv_dent *e)
+{
+    for (int i = 0; e && !e->any && i < e->nvals; i++)
+        tk_val_add(m, k, cap, e->vals[i]);
+}
+
+/* The domains of every SV_TK_LABEL key (what NodePools, instance types,
+ * existing nodes and in-flight claims give it, as Karpenter's
+ * buildDomainGroups and countDomains find them), the groups' per-value
+ * counters, and how each pool's claims get a value. */
+static void tkeys_build(sv_model *m)
+{
+    const Tailor__V1__ClusterState *cs = m->cluster;
+    for (int i = 0; i < m->ntkeys; i++) {
+        sv_tkey *k = &m->tkeys[i];
+        int cap = 0;
+        for (int pi = 0; pi < m->npools; pi++) {
+            const sv_pool *p = &m->pools[pi];
+            const sv_dent *e = sv_dom_get(&p->dom, k->key);
+            if (e) {
+                tk_dent_add(m, k, &cap, e);
+                continue;
+            }
+            for (int pt = 0; pt < p->ntypes; pt++)
+                tk_dent_add(m, k, &cap, sv_dom_get(&m->types[p->types[pt]].labels, k->key));
+        }
+        const char *ks = sv_str(m, k->key);
+        for (size_t n = 0; cs && n < cs->n_nodes; n++) {
+            const Tailor__V1__Node *nd = cs->nodes[n];
+            for (size_t j = 0; j < nd->n_labels; j++)
+                if (nd->labels[j]->key && !strcmp(nd->labels[j]->key, ks))
+                    tk_val_add(m, k, &cap, sv_intern(m, nd->labels[j]->value));
+            if (k->key == m->k_type && nd->instance_type && *nd->instance_type)
+                tk_val_add(m, k, &cap, sv_intern(m, nd->instance_type));
+        }
+        for (size_t n = 0; cs && n < cs->n_nodeclaims; n++) {
+            const Tailor__V1__NodeClaim *nc = cs->nodeclaims[n];
+            for (size_t j = 0; j < nc->n_labels; j++)
+                if (nc->labels[j]->key && !strcmp(nc->labels[j]->key, ks))
+                    tk_val_add(m, k, &cap, sv_intern(m, nc->labels[j]->value));
+            for (size_t j = 0; j < nc->n_requirements; j++) {
+                const Tailor__V1__NodeSelectorRequirement *r = nc->requirements[j];
+                if (r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN && r->n_values == 1 &&
+                    !strcmp(r->key, ks))
+                    tk_val_add(m, k, &cap, sv_intern(m, r->values[0]));
+            }
+        }
+    }
+    m->tk_built = true;   /* domains are final: no key joins later */
+    for (int g = 0; g < m->ngroups; g++) {
+        sv_group *x = &m->groups[g];
+        if (x->tk != SV_TK_LABEL || x->tki == SV_NONE)
+            continue;
+        int nv = m->tkeys[x->tki].nvals;
+        x->lab_match = tlr_arena_calloc(m->ar, (size_t)nv + 1, sizeof(int));
+        x->lab_owner = tlr_arena_calloc(m->ar, (size_t)nv + 1, sizeof(int));
+    }
+    for (int pi = 0; pi < m->npools && m->ntkeys; pi++) {
+        sv_pool *p = &m->pools[pi];
+        p->tk_mode = tlr_arena_calloc(m->ar, (size_t)m->ntkeys, sizeof(int));
+        p->tk_arg = tlr_arena_calloc(m->ar, (size_t)m->ntkeys, sizeof(int));
+        p->tk_tval = tlr_arena_calloc(m->ar, (size_t)m->ntkeys, sizeof(int *));
+        for (int i = 0; i < m->ntkeys; i++) {
+            const sv_tkey *k = &m->tkeys[i];
+            const sv_dent *e = sv_dom_get(&p->dom, k->key);
+            p->tk_arg[i] = SV_NONE;
+            if (e) {
+                if (e->any || e->nvals == 0)
+                    continue;   /* Exists, NotIn, Gt...: no value known in advance */
+                if (e->nvals == 1) {
+                    p->tk_mode[i] = SV_TKM_FIXED;
+                    p->tk_arg[i] = tk_val_index(k, e->vals[0]);
+                    continue;
+                }
+                for (int j = 0; j < p->ncustom; j++)
+                    if (p->custom_key[j] == k->key)
+                        p->tk_arg[i] = j;
+                if (p->tk_arg[i] != SV_NONE)
+                    p->tk_mode[i] = SV_TKM_CUSTOM;
+                continue;
+            }
+            int *tv = tlr_arena_alloc(m->ar, ((size_t)p->ntypes + 1) * sizeof(int));
+            bool any = false;
+            for (int pt = 0; pt < p->ntypes; pt++) {
+                tv[pt] = sv_tk_value(m, i, &m->types[p->types[pt]].labels);
+                any |= tv[pt] != SV_NONE;
+            }
+            if (any) {
+                p->tk_mode[i] = SV_TKM_TYPE;
+                p->tk_tval[i] = tv;
+            }
+        }
+    }
+}
+
+int sv_tk_value(const sv_model *m, int tki, const sv_dom *d)
+{
+    const sv_dent *e = sv_dom_get(d, m->tkeys[tki].key);
+    if (!e || e->any || e->nvals != 1)
+        return SV_NONE;
+    return tk_val_index(&m->tkeys[tki], e->vals[0]);
+}
+
+int *sv_tk_values(sv_model *m, const sv_dom *d)
+{
+    if (!m->ntkeys)
+        return NULL;
+    int *v = tlr_arena_alloc(m->ar, (size_t)m->ntkeys * sizeof(int));
+    for (int i = 0; i < m->ntkeys; i++)
+        v[i] = sv_tk_value(m, i, d);
+    return v;
 }
 
 /* ---- the whole model -------------------------------------------------- */
@@ -1553,6 +1722,7 @@ int sv_model_build(sv_model *m, const Tailor__V1__Pod *const *pods, size_t npods
     classes_build(m, pods, npods);
     existing_anti_groups(m);
     class_matches(m);
+    tkeys_build(m);
     for (int c = 0; c < m->nclasses; c++)
         class_levels(m, &m->classes[c]);
     return TLR_OK;
@@ -1583,12 +1753,13 @@ int sv_pod_anti_groups(sv_model *m, const Tailor__V1__Pod *p, const sv_dom *labe
     const Tailor__V1__PodAffinity *a = p->pod_anti_affinity;
     for (size_t j = 0; a && j < a->n_required && n < max; j++) {
         const Tailor__V1__PodAffinityTerm *t = a->required[j];
-        int tk = topo_kind(m, t->topology_key);
-        if (tk == SV_TK_OTHER)
+        int tki;
+        int tk = topo_kind(m, t->topology_key, &tki);
+        if (TK_UNUSABLE(tk, tki))
             continue;
         sv_reqset extra = label_keys(m, labels, t->match_label_keys, t->n_match_label_keys,
                                      t->mismatch_label_keys, t->n_mismatch_label_keys);
-        out[n++] = group_get(m, tk, t->label_selector, &extra, t->all_namespaces, t->namespaces,
+        out[n++] = group_get(m, tk, tki, t->label_selector, &extra, t->all_namespaces, t->namespaces,
                              t->n_namespaces, sv_intern(m, p->namespace_));
     }
     return n;

@@ -149,6 +149,12 @@ typedef struct emitted_opts {
     char **names;
 } emitted_opts;
 
+/* A candidate type of a claim with the pods it holds (sv_minv_room). */
+typedef struct minv_t {
+    int pt;
+    int q;
+} minv_t;
+
 /* Work arrays for one claim, sized for the largest pool, reused. */
 typedef struct scratch {
     opt *o, *picked;
@@ -162,6 +168,11 @@ typedef struct scratch {
     char ***name;
     Tailor__V1__InstanceTypeOption ***msg;
     emitted_opts *last;
+    /* minValues while placing (sv_minv_room): candidate types with the
+     * pods each holds, and the distinct values seen of one key */
+    minv_t *mq;
+    sv_id *mseen;
+    int nmseen;
 } scratch;
 
 static int opt_cmp(const void *a, const void *b)
@@ -194,6 +205,9 @@ static scratch *scratch_get(sv_model *m)
     s->taken = tlr_arena_alloc(m->ar, (size_t)max * sizeof(bool));
     s->vals = tlr_arena_alloc(m->ar, (size_t)max * sizeof(sv_id));
     s->orders = tlr_arena_calloc(m->ar, (size_t)m->npools + 1, sizeof(price_order *));
+    s->mq = tlr_arena_alloc(m->ar, (size_t)max * sizeof(*s->mq));
+    s->mseen = tlr_arena_alloc(m->ar, (size_t)max * sizeof(sv_id));
+    s->nmseen = max;
     m->scratch = s;
     return s;
 }
@@ -270,20 +284,29 @@ double sv_claim_cost(sv_model *m, int b)
     return n ? s->o[0].price : 0;
 }
 
-/* minValues requirements in force on claim b. */
-static int claim_min_values(const sv_model *m, const sv_bin *x, const sv_req **out, int max)
+static int level_min_values(const sv_level *lv, const sv_req **out, int n, int max)
+{
+    for (int i = 0; i < lv->reqs.n && n < max; i++)
+        if (lv->reqs.r[i].min_values > 0)
+            out[n++] = &lv->reqs.r[i];
+    return n;
+}
+
+/* minValues requirements in force on claim x: its pool's, then those of
+ * its classes' levels when levels is set, then extra's (a level about to
+ * join; may be NULL). */
+static int claim_min_values(const sv_model *m, const sv_bin *x, bool levels, const sv_level *extra,
+                            const sv_req **out, int max)
 {
     int n = 0;
     const sv_pool *p = &m->pools[x->pool];
     for (int i = 0; i < p->reqs.n && n < max; i++)
         if (p->reqs.r[i].min_values > 0)
             out[n++] = &p->reqs.r[i];
-    for (int c = 0; c < x->nclasses; c++) {
-        const sv_level *lv = &m->classes[x->classes[c]].levels[x->lvls[c]];
-        for (int i = 0; i < lv->reqs.n && n < max; i++)
-            if (lv->reqs.r[i].min_values > 0)
-                out[n++] = &lv->reqs.r[i];
-    }
+    for (int c = 0; levels && c < x->nclasses; c++)
+        n = level_min_values(&m->classes[x->classes[c]].levels[x->lvls[c]], out, n, max);
+    if (levels && extra)
+        n = level_min_values(extra, out, n, max);
     return n;
 }
 
@@ -337,6 +360,225 @@ static int pick_options(sv_model *m, const sv_bin *x, opt *o, int n, int max, co
     if (nmv)   /* else picked is o's prefix, already cheapest first */
         qsort(picked, (size_t)k, sizeof(opt), opt_cmp);
     return k;
+}
+
+/* ---- minValues while placing ------------------------------------------ *
+ *
+ * Karpenter keeps minValues when a pod joins a NodeClaim, not only when the
+ * claim is launched (nodeclaim.go, filterInstanceTypesByRequirements): the
+ * instance types left once the pod's requests and requirements are added
+ * must still carry at least minValues distinct values of every key that
+ * has one, or the pod does not join; it tries the next claim or a new one,
+ * and fails only when a claim of its own cannot meet minValues either.
+ * Without that, a claim packed to the size of its target type may end up
+ * holding content that only one or two families fit, and emitting it would
+ * fail every pod on it.
+ *
+ * room_at (place.c) asks sv_minv_room the same question for k pods at once.
+ * The types that hold k more pods shrink as k grows, so the answer is the
+ * largest k whose types still meet every requirement.  With q(t) the pods
+ * type t holds on top of the claim's content, a requirement's largest k is
+ * the minValues-th largest, over distinct values v of its key, of the most
+ * pods a type of value v holds: one pass in decreasing q.  The usual case,
+ * where want pods leave enough values, is answered first by a scan that
+ * stops as soon as every requirement has its values, without sorting.
+ *
+ * The type set is the one claim_options emits from: candidates of the
+ * claim and of the joining level, with an offering in the claim's places
+ * (narrowed to the place room_at pins), holding the pods plus the
+ * DaemonSets, and for a NodePool with limits no larger than what the claim
+ * charges. */
+
+static void minv_scan(sv_model *m)
+{
+    m->minv_scanned = true;
+    for (int i = 0; i < m->npools; i++)
+        m->minv_pools |= m->pools[i].has_min_values;
+    for (int c = 0; c < m->nclasses && !m->minv_levels; c++)
+        for (int l = 0; l < m->classes[c].nlevels && !m->minv_levels; l++) {
+            const sv_req *r[1];
+            m->minv_levels = level_min_values(&m->classes[c].levels[l], r, 0, 1) > 0;
+        }
+}
+
+/* Pods of request req that pool type pt holds on top of used, at most
+ * want (sv_pool_type_fits' rule: a dimension nothing uses is not checked). */
+static int type_room(const sv_model *m, const sv_pool *p, int pt, const sv_res *used, const sv_res *req, int want)
+{
+    const sv_type *t = &m->types[p->types[pt]];
+    const sv_res *ds = &p->ds[pt];
+    int k = want;
+    for (int d = 0; d < m->ndim && k > 0; d++) {
+        int64_t free = t->alloc.v[d] - ds->v[d] - used->v[d];
+        if (req->v[d] > 0) {
+            int64_t q = free < 0 ? 0 : free / req->v[d];
+            if (q < k)
+                k = (int)q;
+        } else if (used->v[d] && free < 0)
+            k = 0;
+    }
+    return k;
+}
+
+/* Over the types of t[0..n) that hold at least atleast pods: the q of the
+ * one bringing the min_values-th distinct value of r's key (a type without
+ * the label brings none), 0 when the values are too few.  With t sorted by
+ * q descending that is the most pods r allows; unsorted, nonzero just
+ * means "met". */
+static int req_cap(const sv_model *m, const sv_pool *p, const minv_t *t, int n, const sv_req *r, int atleast,
+                   sv_id *seen)
+{
+    int nv = 0;
+    for (int i = 0; i < n; i++) {
+        if (t[i].q < atleast)
+            continue;
+        sv_id v = type_value(m, p->types[t[i].pt], r->key);
+        bool dup = !v;
+        for (int j = 0; j < nv && !dup; j++)
+            dup = seen[j] == v;
+        if (dup)
+            continue;
+        seen[nv++] = v;
+        if (nv >= r->min_values)
+            return t[i].q;
+    }
+    return 0;
+}
+
+static int minv_cmp(const void *a, const void *b)
+{
+    const minv_t *x = a, *y = b;
+    if (x->q != y->q)
+        return x->q > y->q ? -1 : 1;
+    return x->pt - y->pt;
+}
+
+/* sv_minv_room, with the requirement that stops the first pod in *unmet
+ * (NULL when it is not minValues). */
+static int minv_cap(sv_model *m, int b, int c, int lvi, int want, int place, const sv_req **unmet)
+{
+    *unmet = NULL;
+    if (want <= 0 || m->best_effort_min_values)
+        return want;
+    if (!m->minv_scanned)
+        minv_scan(m);
+    if (!m->minv_pools && !m->minv_levels)
+        return want;
+    const sv_bin *x = &m->bins[b];
+    if (x->kind != SV_BIN_NEW)
+        return want;
+    const sv_class *cl = &m->classes[c];
+    const sv_level *lv = &cl->levels[lvi];
+    const sv_req *mv[32];
+    int nmv = claim_min_values(m, x, m->minv_levels, lv, mv, 32);
+    if (!nmv)
+        return want;
+    int pi = x->pool;
+    const sv_pool *p = &m->pools[pi];
+    const uint64_t *compat = lv->compat[pi];
+    if (!compat)
+        return 0;
+    sv_pmask pm = sv_pmask_and(x->pmask, lv->pmask[pi]);
+    if (place >= 0 && cl->pin_zone && x->zone < 0) {   /* as place_n pins */
+        sv_pmask zm = { { 0, 0 } };
+        for (int k = 1; k < 4; k++)
+            sv_pmask_set(&zm, SV_PLACE(place / 4, k));
+        pm = sv_pmask_and(pm, zm);
+    }
+    if (place >= 0 && cl->pin_ct && x->ct < 0) {
+        sv_pmask cm = { { 0, 0 } };
+        for (int z = 0; z < m->nzones; z++)
+            sv_pmask_set(&cm, SV_PLACE(z, place % 4));
+        pm = sv_pmask_and(pm, cm);
+    }
+    /* limits: emit keeps the options no larger than the claim charges */
+    const sv_res *bound = NULL;
+    if (p->limited) {
+        if (m->strategy == TLR_SOLVE_TAILOR && x->target >= 0)
+            bound = &m->types[p->types[x->target]].cap;
+        else if (x->npods)
+            bound = &x->charged;
+    }
+    scratch *s = scratch_get(m);
+    minv_t *t = s->mq;
+    /* The usual answer, want, is found during the scan: it stops once every
+     * requirement has its values among types holding all want pods (seen
+     * lists side by side in mseen, when they fit; else after the scan). */
+    int nv[32], off[32], need = 0, done = 0;
+    for (int r = 0; r < nmv; r++) {
+        off[r] = need;
+        nv[r] = 0;
+        need += mv[r]->min_values;
+    }
+    bool early = need <= s->nmseen;
+    int n = 0;
+    for (int w = 0; w <= (p->ntypes - 1) / 64; w++) {
+        uint64_t bits = x->cand[w] & compat[w];
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            int q = type_room(m, p, pt, &x->used, &cl->req, want);
+            if (q <= 0 || sv_type_price(m, p->types[pt], pm, NULL) < 0)
+                continue;
+            bool ok = true;
+            for (int d = 0; bound && d < m->ndim && ok; d++)
+                ok = m->types[p->types[pt]].cap.v[d] <= bound->v[d];
+            if (!ok)
+                continue;
+            t[n].pt = pt;
+            t[n++].q = q;
+            for (int r = 0; early && q == want && r < nmv; r++) {
+                if (nv[r] >= mv[r]->min_values)
+                    continue;
+                sv_id v = type_value(m, p->types[pt], mv[r]->key), *seen = s->mseen + off[r];
+                bool dup = !v;
+                for (int j = 0; j < nv[r] && !dup; j++)
+                    dup = seen[j] == v;
+                if (dup)
+                    continue;
+                seen[nv[r]++] = v;
+                if (nv[r] >= mv[r]->min_values && ++done == nmv)
+                    return want;
+            }
+        }
+    }
+    /* the first requirement that want pods leave short of values */
+    int r = 0;
+    while (r < nmv && (early ? nv[r] >= mv[r]->min_values : req_cap(m, p, t, n, mv[r], want, s->mseen) > 0))
+        r++;
+    if (r == nmv)
+        return want;
+    if (want == 1) {   /* no fewer pods to try: skip the sort */
+        *unmet = mv[r];
+        return 0;
+    }
+    qsort(t, (size_t)n, sizeof(minv_t), minv_cmp);
+    int k = want;
+    for (r = 0; r < nmv && k > 0; r++) {
+        int kr = req_cap(m, p, t, n, mv[r], 1, s->mseen);
+        if (kr < k)
+            k = kr;
+        if (k <= 0)
+            *unmet = mv[r];
+    }
+    return k;
+}
+
+int sv_minv_room(sv_model *m, int b, int c, int lv, int want, int place)
+{
+    if (m->minv_scanned && !m->minv_pools && !m->minv_levels)
+        return want;   /* the usual request: room_at's hot path */
+    const sv_req *unmet;
+    return minv_cap(m, b, c, lv, want, place, &unmet);
+}
+
+char *sv_minv_why(sv_model *m, int b, int c, int lv)
+{
+    const sv_req *unmet;
+    if (minv_cap(m, b, c, lv, 1, SV_NONE, &unmet) > 0 || !unmet)
+        return NULL;
+    return sv_arena_printf(m->ar, "minValues %d for %s cannot be met by the instance types that fit",
+                           unmet->min_values, sv_str(m, unmet->key));
 }
 
 static bool req_is_offering(const sv_model *m, sv_id key)
@@ -421,7 +663,7 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
     const Tailor__V1__NodePool *np = p->np;
     scratch *s = scratch_get(m);
     const sv_req *mv[32];
-    int nmv = claim_min_values(m, x, mv, 32);
+    int nmv = claim_min_values(m, x, true, NULL, mv, 32);
     opt *o = s->o, *picked = s->picked;
     /* minValues may need types beyond the cheapest max_types */
     int n = claim_options(m, x, o, nmv ? -1 : m->max_types);
@@ -509,6 +751,15 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
             if (!dup)
                 push_req(oa, nc, &cap, nsr_copy(oa, r->src));
         }
+    }
+    /* The topology domain chosen for the claim (a spread on a pool's In
+     * values or an instance-type label): key In [value], so the node gets
+     * the label. */
+    sv_id tk_key[SV_MAXTK], tk_val[SV_MAXTK];
+    for (int i = 0, ntk = sv_claim_topo_labels(m, b, tk_key, tk_val, SV_MAXTK); i < ntk; i++) {
+        const char *v = sv_str(m, tk_val[i]);
+        push_req(oa, nc, &cap, nsr_new(oa, sv_str(m, tk_key[i]), TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN,
+                                       &v, 1, 0));
     }
     /* Resources: the pods plus the DaemonSets of the cheapest option. */
     sv_res rr = x->used;

@@ -89,9 +89,11 @@ static void group_host_grow(sv_model *m, sv_group *g, int need)
     g->nhost = nc;
 }
 
-static void group_record(sv_model *m, int gi, int b, int zone, int ct, int n, bool owner)
+static void group_record(sv_model *m, int gi, int b, int zone, int ct, const int *tkv, int n, bool owner)
 {
     sv_group *g = &m->groups[gi];
+    if (g->tk == SV_TK_LABEL && g->lab_match && tkv && tkv[g->tki] >= 0)
+        (owner ? g->lab_owner : g->lab_match)[tkv[g->tki]] += n;
     if (owner) {
         if (zone >= 0)
             g->zone_owner[zone] += n;
@@ -204,20 +206,21 @@ static bool removed(const sv_model *m, const char *name)
     return false;
 }
 
-/* Record a pod already running (or planned) in bin b into the groups. */
-static void record_existing(sv_model *m, const Tailor__V1__Pod *p, int b, int zone, int ct)
+/* Record a pod already running (or planned) in bin b into the groups;
+ * tkv (may be NULL) is its node's value per SV_TK_LABEL key. */
+static void record_existing(sv_model *m, const Tailor__V1__Pod *p, int b, int zone, int ct, const int *tkv)
 {
     sv_dom l = sv_labels_dom(m, p->labels, p->n_labels);
     sv_id ns = sv_intern(m, p->namespace_);
     for (int g = 0; g < m->ngroups; g++) {
         sv_group *x = &m->groups[g];
         if (sv_group_ns_ok(x, ns) && sv_selector_match(m, x->sel, &x->extra, &l))
-            group_record(m, g, b, zone, ct, 1, false);
+            group_record(m, g, b, zone, ct, tkv, 1, false);
     }
     int own[16];
     int n = sv_pod_anti_groups(m, p, &l, own, 16);
     for (int i = 0; i < n; i++)
-        group_record(m, own[i], b, zone, ct, 1, true);
+        group_record(m, own[i], b, zone, ct, tkv, 1, true);
 }
 
 /* ---- existing capacity ------------------------------------------------ */
@@ -261,6 +264,7 @@ static void bins_nodes(sv_model *m)
         sv_dom labels = sv_dom_extend(m, &base, ks, vs, 4);
         int zone = zone_of(m, label_val(m, &labels, m->k_zone));
         int ct = ct_of(label_val(m, &labels, m->k_ct));
+        int *tkv = sv_tk_values(m, &labels);
         bool eligible = n->ready && !n->unschedulable && !n->marked_for_deletion && !n->deletion_unix_ms &&
                         (n->initialized || m->allow_uninit);
         int b = SV_NONE;
@@ -276,6 +280,7 @@ static void bins_nodes(sv_model *m)
             x->np = find_pool(m, n->nodepool);
             x->zone = zone;
             x->ct = ct;
+            x->tkv = tkv;
             x->initialized = n->initialized;
             sv_res a = { { 0 } }, r = { { 0 } };
             const Tailor__V1__ResourceList *al = n->allocatable, *rq = n->requested;
@@ -307,7 +312,7 @@ static void bins_nodes(sv_model *m)
                               n->pods[j]->n_host_ports, NULL, 0);
         }
         for (size_t j = 0; j < n->n_pods; j++)
-            record_existing(m, n->pods[j], b, zone, ct);
+            record_existing(m, n->pods[j], b, zone, ct, tkv);
     }
 }
 
@@ -404,6 +409,7 @@ static void bins_inflight(sv_model *m)
         x->labels = sv_dom_extend(m, &base, rk, rv, nr);
         x->zone = zone_of(m, label_val(m, &x->labels, m->k_zone));
         x->ct = ct_of(label_val(m, &x->labels, m->k_ct));
+        x->tkv = sv_tk_values(m, &x->labels);
         /* Capacity: the launched type's allocatable, else the smallest of
          * its options that the catalog knows. */
         sv_res a = { { 0 } };
@@ -451,9 +457,9 @@ static void bins_inflight(sv_model *m)
                     x->free.v[d] -= c->req.v[d];
             bin_add_ports(m, x, NULL, 0, c->ports, c->nports);
             for (int g = 0; g < c->nmatch; g++)
-                group_record(m, c->match[g], b, x->zone, x->ct, 1, false);
+                group_record(m, c->match[g], b, x->zone, x->ct, x->tkv, 1, false);
             for (int g = 0; g < c->nowns; g++)
-                group_record(m, c->owns[g], b, x->zone, x->ct, 1, true);
+                group_record(m, c->owns[g], b, x->zone, x->ct, x->tkv, 1, true);
         }
     }
 }
@@ -525,8 +531,89 @@ static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
     lv->dmask_ok = true;
 }
 
+/* The index of value v among tkey tki's values, SV_NONE if not one. */
+static int tk_index(const sv_model *m, int tki, sv_id v)
+{
+    const sv_tkey *k = &m->tkeys[tki];
+    for (int i = 0; i < k->nvals; i++)
+        if (k->vals[i] == v)
+            return i;
+    return SV_NONE;
+}
+
+/* Values of SV_TK_LABEL key tki a spread cn of class c at level lv counts
+ * as domains, as a bitset over the key's values (cached per level and
+ * policy).  nodeAffinityPolicy Honor (the default): the values of the
+ * pools the level can use (a pool's fixed value, the In values its
+ * requirements leave, the values of its compatible types) and of the
+ * existing nodes whose labels the level accepts; Ignore: every pool's and
+ * node's.  nodeTaintsPolicy Honor drops the existing nodes whose taints
+ * the pod does not tolerate (pools with such taints are never usable). */
+static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, int tki, const sv_cons *cn)
+{
+    int pol = (cn->aff_ignore ? 1 : 0) | (cn->taints_honor ? 2 : 0);
+    if (!lv->tkdom)
+        lv->tkdom = tlr_arena_calloc(m->ar, (size_t)m->ntkeys * 4, sizeof(uint64_t *));
+    if (lv->tkdom[tki * 4 + pol])
+        return lv->tkdom[tki * 4 + pol];
+    const sv_tkey *k = &m->tkeys[tki];
+    uint64_t *bits = tlr_arena_calloc(m->ar, (size_t)k->nvals / 64 + 1, sizeof(uint64_t));
+    bool all = cn->aff_ignore;
+    for (int pi = 0; pi < m->npools; pi++) {
+        const sv_pool *p = &m->pools[pi];
+        const uint64_t *compat = lv->compat[pi];
+        if (!p->tk_mode || (!compat && !all))
+            continue;
+        int arg = p->tk_arg[tki];
+        switch (p->tk_mode[tki]) {
+        case SV_TKM_FIXED:
+            if (arg >= 0)
+                sv_bit_set(bits, arg);
+            break;
+        case SV_TKM_CUSTOM: {
+            const sv_dent *e = p->custom_dent[arg];
+            for (int j = 0; j < e->nvals && j < 64; j++)
+                if (all || ((lv->custom[pi][arg] >> j) & 1)) {
+                    int v = tk_index(m, tki, e->vals[j]);
+                    if (v >= 0)
+                        sv_bit_set(bits, v);
+                }
+            break;
+        }
+        case SV_TKM_TYPE:
+            for (int pt = 0; pt < p->ntypes; pt++)
+                if (p->tk_tval[tki][pt] >= 0 && (all || sv_bit(compat, pt)))
+                    sv_bit_set(bits, p->tk_tval[tki][pt]);
+            break;
+        default:
+            break;
+        }
+    }
+    for (int b = 0; b < m->nexisting; b++) {
+        sv_bin *x = &m->bins[b];
+        if (!x->tkv || x->tkv[tki] < 0)
+            continue;
+        if ((!all && !labels_ok(m, x, lv)) || (cn->taints_honor && !taints_ok(x, c, lv)))
+            continue;
+        sv_bit_set(bits, x->tkv[tki]);
+    }
+    lv->tkdom[tki * 4 + pol] = bits;
+    return bits;
+}
+
 static int spread_min(sv_model *m, sv_class *c, sv_level *lv, const sv_group *g, const sv_cons *cn)
 {
+    if (g->tk == SV_TK_LABEL) {
+        const uint64_t *dm = level_tk_domains(m, c, lv, g->tki, cn);
+        int mn = -1, nd = 0;
+        for (int v = 0; v < m->tkeys[g->tki].nvals; v++)
+            if (sv_bit(dm, v)) {
+                nd++;
+                if (mn < 0 || g->lab_match[v] < mn)
+                    mn = g->lab_match[v];
+            }
+        return mn < 0 || nd < cn->min_domains ? 0 : mn;
+    }
     if (g->tk == SV_TK_HOST) {
         if (m->allow_new)
             return 0;
@@ -561,17 +648,32 @@ static int spread_min(sv_model *m, sv_class *c, sv_level *lv, const sv_group *g,
     return mn;
 }
 
-/* How many pods of c the topology allows on bin b if its zone is z and its
- * capacity type ct (SV_NONE = unknown). */
-static int topo_cap(sv_model *m, sv_class *c, sv_level *lv, int b, int z, int ct, int k)
+/* How many pods of c the topology allows on bin b if its zone is z, its
+ * capacity type ct (SV_NONE = unknown) and its values of the SV_TK_LABEL
+ * keys tkv (may be NULL; SV_NONE = the node has no such label).  With
+ * only >= 0, just the constraints and groups of that tkey count. */
+static int topo_cap(sv_model *m, sv_class *c, sv_level *lv, int b, int z, int ct, const int *tkv, int k,
+                    int only)
 {
     for (int i = 0; i < c->ncons && k > 0; i++) {
         const sv_cons *cn = &c->cons[i];
         if ((cn->soft && !lv->soft_tsc) || !SV_CONS_ON(cn, lv))
             continue;
         const sv_group *g = &m->groups[cn->group];
+        if (only >= 0 && (g->tk != SV_TK_LABEL || g->tki != only))
+            continue;
         int cnt;
-        if (g->tk == SV_TK_ZONE) {
+        if (g->tk == SV_TK_LABEL) {
+            int v = tkv && g->lab_match ? tkv[g->tki] : SV_NONE;
+            if (v < 0) {
+                /* A node without the label: no domain for a spread or an
+                 * affinity, and nothing an anti-affinity could meet. */
+                if (cn->kind == SV_C_ANTI)
+                    continue;
+                return 0;
+            }
+            cnt = g->lab_match[v];
+        } else if (g->tk == SV_TK_ZONE) {
             if (z < 0)
                 return 0;
             cnt = g->zone_match[z];
@@ -604,7 +706,10 @@ static int topo_cap(sv_model *m, sv_class *c, sv_level *lv, int b, int z, int ct
     }
     for (int i = 0; i < c->nmatch && k > 0; i++) {
         const sv_group *g = &m->groups[c->match[i]];
-        int own = g->tk == SV_TK_ZONE ? (z >= 0 ? g->zone_owner[z] : 0)
+        if (only >= 0 && (g->tk != SV_TK_LABEL || g->tki != only))
+            continue;
+        int own = g->tk == SV_TK_LABEL ? (tkv && g->lab_owner && tkv[g->tki] >= 0 ? g->lab_owner[tkv[g->tki]] : 0)
+                : g->tk == SV_TK_ZONE ? (z >= 0 ? g->zone_owner[z] : 0)
                 : g->tk == SV_TK_CT ? (ct >= 0 ? g->ct_owner[ct] : 0)
                 : host_count(g, g->host_owner, b);
         if (own > 0)
@@ -667,6 +772,124 @@ static bool custom_ok(const sv_pool *p, const uint64_t *a, const uint64_t *b)
     return true;
 }
 
+/* The value of SV_TK_LABEL key tki to give new claim b, not pinned on it
+ * yet, for class c at level lvi: the one whose constraints on that key
+ * allow the most pods (for a spread, the least loaded domain, as
+ * Karpenter's nextDomainTopologySpread picks), ties to the value with the
+ * cheapest type (SV_TKM_TYPE) or the first one.  tailor claims already
+ * have their target type, whose value it must be.  Returns SV_NONE when
+ * the pool gives the key no value (its nodes will lack the label), -2 when
+ * no value is possible.  Pure: place_n repeats room_at's choice. */
+static const double *pool_prices(sv_model *m, int pi, sv_pmask pm);
+
+#define SV_TK_IMPOSSIBLE (-2)
+#define SV_TK_TRY 256
+static int tk_choose(sv_model *m, int b, int c, int lvi, int tki)
+{
+    sv_bin *x = &m->bins[b];
+    sv_class *cl = &m->classes[c];
+    sv_level *lv = &cl->levels[lvi];
+    int pi = x->pool;
+    const sv_pool *p = &m->pools[pi];
+    int mode = p->tk_mode ? p->tk_mode[tki] : SV_TKM_NONE;
+    if (mode == SV_TKM_NONE)
+        return SV_NONE;
+    if (mode == SV_TKM_FIXED)
+        return p->tk_arg[tki] >= 0 ? p->tk_arg[tki] : SV_TK_IMPOSSIBLE;
+    /* the values to try, with the cheapest price of each (TYPE) */
+    int vals[SV_TK_TRY];
+    double price[SV_TK_TRY];
+    int nv = 0;
+    if (mode == SV_TKM_CUSTOM) {
+        int kk = p->tk_arg[tki];
+        const sv_dent *e = p->custom_dent[kk];
+        uint64_t mask = x->custom[kk] & lv->custom[pi][kk];
+        for (int j = 0; j < e->nvals && j < 64 && nv < SV_TK_TRY; j++)
+            if ((mask >> j) & 1) {
+                int v = tk_index(m, tki, e->vals[j]);
+                if (v >= 0) {
+                    price[nv] = 0;
+                    vals[nv++] = v;
+                }
+            }
+    } else if (m->strategy == TLR_SOLVE_TAILOR && x->target >= 0) {
+        int v = p->tk_tval[tki][x->target];
+        return v >= 0 ? v : SV_TK_IMPOSSIBLE;
+    } else {
+        sv_pmask pm = sv_pmask_and(x->pmask, lv->pmask[pi]);
+        const double *pr = pool_prices(m, pi, pm);
+        sv_res u = x->used;
+        for (int d = 0; d < m->ndim; d++)
+            u.v[d] += cl->req.v[d];
+        for (int w = 0; w <= (p->ntypes - 1) / 64; w++) {
+            uint64_t bits = x->cand[w] & lv->compat[pi][w];
+            while (bits) {
+                int pt = w * 64 + __builtin_ctzll(bits);
+                bits &= bits - 1;
+                int v = p->tk_tval[tki][pt];
+                if (v < 0 || pr[pt] < 0 || (x->npods && !sv_pool_type_fits(m, p, pt, &u)))
+                    continue;
+                int j = 0;
+                while (j < nv && vals[j] != v)
+                    j++;
+                if (j == nv) {
+                    if (nv == SV_TK_TRY)
+                        continue;
+                    vals[nv] = v;
+                    price[nv++] = pr[pt];
+                } else if (pr[pt] < price[j])
+                    price[j] = pr[pt];
+            }
+        }
+    }
+    int tkv[SV_MAXTK];
+    for (int i = 0; i < m->ntkeys; i++)
+        tkv[i] = x->tkv[i];
+    int best = SV_TK_IMPOSSIBLE, bestcap = 0;
+    double bestprice = 0;
+    for (int j = 0; j < nv; j++) {
+        tkv[tki] = vals[j];
+        int cap = topo_cap(m, cl, lv, b, SV_NONE, SV_NONE, tkv, 1 << 30, tki);
+        if (cap > bestcap || (cap == bestcap && cap > 0 && price[j] < bestprice)) {
+            best = vals[j];
+            bestcap = cap;
+            bestprice = price[j];
+        }
+    }
+    return best;
+}
+
+/* Narrow new claim b to value v of SV_TK_LABEL key tki: its value mask
+ * (SV_TKM_CUSTOM) or its candidate types (SV_TKM_TYPE). */
+static void tk_apply(sv_model *m, int b, int tki, int v)
+{
+    sv_bin *x = &m->bins[b];
+    const sv_pool *p = &m->pools[x->pool];
+    x->tkv[tki] = v;
+    if (p->tk_mode[tki] == SV_TKM_CUSTOM) {
+        int kk = p->tk_arg[tki];
+        const sv_dent *e = p->custom_dent[kk];
+        uint64_t keep = 0;
+        for (int j = 0; j < e->nvals && j < 64; j++)
+            if (tk_index(m, tki, e->vals[j]) == v)
+                keep |= (uint64_t)1 << j;
+        x->custom[kk] &= keep;
+    } else if (p->tk_mode[tki] == SV_TKM_TYPE) {
+        int n = 0;
+        for (int pt = 0; pt < p->ntypes; pt++) {
+            if (!sv_bit(x->cand, pt))
+                continue;
+            if (p->tk_tval[tki][pt] != v)
+                sv_bit_clr(x->cand, pt);
+            else
+                n++;
+        }
+        x->ncand = n;
+        if (x->target >= 0 && !sv_bit(x->cand, x->target) && m->strategy != TLR_SOLVE_TAILOR)
+            x->target = SV_NONE;
+    }
+}
+
 /* The room of bin b for class c at level lv, at most want; *place gets the
  * place to pin (SV_NONE when nothing to pin). */
 static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
@@ -686,7 +909,7 @@ static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
         k = res_room(m, &x->free, &cl->req, k);
         if (k <= 0)
             return 0;
-        return topo_cap(m, cl, lv, b, x->zone, x->ct, k);
+        return topo_cap(m, cl, lv, b, x->zone, x->ct, x->tkv, k, SV_NONE);
     }
     int pi = x->pool;
     const sv_pool *p = &m->pools[pi];
@@ -706,9 +929,27 @@ static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
     }
     if (k <= 0)
         return 0;
+    /* SV_TK_LABEL keys the class needs and the claim has no value for yet:
+     * the value place_n will pin (tk_choose). */
+    int tkbuf[SV_MAXTK];
+    const int *tkv = x->tkv;
+    for (int i = 0; cl->pin_tk && i < m->ntkeys; i++) {
+        if (!((cl->pin_tk >> i) & 1) || x->tkv[i] >= 0)
+            continue;
+        if (tkv != tkbuf) {
+            memcpy(tkbuf, x->tkv, (size_t)m->ntkeys * sizeof(int));
+            tkv = tkbuf;
+        }
+        int v = tk_choose(m, b, c, lvi, i);
+        if (v == SV_TK_IMPOSSIBLE)
+            return 0;
+        tkbuf[i] = v;
+    }
     bool needz = cl->pin_zone && x->zone < 0, needc = cl->pin_ct && x->ct < 0;
-    if (!needz && !needc)
-        return topo_cap(m, cl, lv, b, x->zone, x->ct, k);
+    if (!needz && !needc) {
+        k = topo_cap(m, cl, lv, b, x->zone, x->ct, tkv, k, SV_NONE);
+        return k > 0 ? sv_minv_room(m, b, c, lvi, k, SV_NONE) : 0;   /* Strict minValues (emit.c) */
+    }
     /* Choose the place to pin: the one allowing most pods, then the
      * cheapest for the claim's target type. */
     int best = 0, bestp = SV_NONE;
@@ -723,7 +964,9 @@ static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
         double price = tt >= 0 ? sv_type_price(m, tt, one, NULL) : 0;
         if (price < 0)
             continue;
-        int r = topo_cap(m, cl, lv, b, z, ct, k);
+        int r = topo_cap(m, cl, lv, b, z, ct, tkv, k, SV_NONE);
+        if (r > 0)
+            r = sv_minv_room(m, b, c, lvi, r, pl);   /* Strict minValues once pinned there (emit.c) */
         if (r > best || (r == best && r > 0 && price < bestprice)) {
             best = r;
             bestp = pl;
@@ -767,6 +1010,15 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
     sv_bin *x = &m->bins[b];
     sv_class *cl = &m->classes[c];
     sv_level *lv = &cl->levels[lvi];
+    /* the SV_TK_LABEL values room_at chose, before any other narrowing */
+    if (x->kind == SV_BIN_NEW && cl->pin_tk) {
+        for (int i = 0; i < m->ntkeys; i++)
+            if (((cl->pin_tk >> i) & 1) && x->tkv[i] < 0) {
+                int v = tk_choose(m, b, c, lvi, i);
+                if (v >= 0)
+                    tk_apply(m, b, i, v);
+            }
+    }
     if (place >= 0) {
         if (cl->pin_zone && x->zone < 0) {
             x->zone = place / 4;
@@ -841,9 +1093,9 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
         for (int d = 0; d < m->ndim; d++)
             m->tot_all[d] -= (double)cl->req.v[d] * n;
     for (int g = 0; g < cl->nmatch; g++)
-        group_record(m, cl->match[g], b, x->zone, x->ct, n, false);
+        group_record(m, cl->match[g], b, x->zone, x->ct, x->tkv, n, false);
     for (int g = 0; g < cl->nowns; g++)
-        group_record(m, cl->owns[g], b, x->zone, x->ct, n, true);
+        group_record(m, cl->owns[g], b, x->zone, x->ct, x->tkv, n, true);
 }
 
 /* Most pods of class c one node may take because of its constraints. */
@@ -1252,6 +1504,11 @@ static int claim_new(sv_model *m, int pi, uint64_t *cand, int ncand, sv_pmask pm
     x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
     for (int k = 0; k < p->ncustom; k++)
         x->custom[k] = ~(uint64_t)0;
+    if (m->ntkeys) {
+        x->tkv = tlr_arena_alloc(m->ar, (size_t)m->ntkeys * sizeof(int));
+        for (int i = 0; i < m->ntkeys; i++)
+            x->tkv[i] = p->tk_mode[i] == SV_TKM_FIXED ? p->tk_arg[i] : SV_NONE;
+    }
     return b;
 }
 
@@ -1300,8 +1557,37 @@ static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int 
     sv_bin *x = &m->bins[b];
     x->level_class = c;
     x->level = lvi;
+    /* The SV_TK_LABEL keys the class constrains get their value before the
+     * type choice: for an instance-type label, the value decides the
+     * candidate types (the class's target cache then does not apply). */
+    target_cache fresh = { .pi = SV_NONE, .lvi = SV_NONE, .nextra = -1 };
+    for (int i = 0; i < cl->ncons; i++) {
+        const sv_cons *cn = &cl->cons[i];
+        const sv_group *g = &m->groups[cn->group];
+        if (g->tk != SV_TK_LABEL || (cn->soft && !lv->soft_tsc) || !SV_CONS_ON(cn, lv) || x->tkv[g->tki] >= 0)
+            continue;
+        int mode = p->tk_mode[g->tki];
+        if (mode == SV_TKM_NONE && cn->kind == SV_C_ANTI)
+            continue;   /* a node without the label meets no one */
+        int v = mode == SV_TKM_NONE ? SV_TK_IMPOSSIBLE : tk_choose(m, b, c, lvi, g->tki);
+        if (v >= 0) {
+            tk_apply(m, b, g->tki, v);
+            if (mode == SV_TKM_TYPE)
+                tc = &fresh;
+        }
+        if (v < 0 || !x->ncand) {
+            m->nbins--;
+            cl->fail[pi] = mode == SV_TKM_NONE
+                ? sv_arena_printf(m->ar, "topology key %s has no value on this NodePool's nodes (no template "
+                                  "label, requirement with In values or instance-type label gives one)",
+                                  sv_str(m, m->tkeys[g->tki].key))
+                : sv_arena_printf(m->ar, "topology constraints on %s cannot be met on a new node",
+                                  sv_str(m, m->tkeys[g->tki].key));
+            return 0;
+        }
+    }
     if (m->strategy == TLR_SOLVE_TAILOR) {
-        x->target = choose_target(m, c, lvi, pi, cand, cl->left, pos, tc);
+        x->target = choose_target(m, c, lvi, pi, x->cand, cl->left, pos, tc);
         if (x->target == SV_NONE) {
             m->nbins--;
             cl->fail[pi] = "no instance type has an available offering for the pod";
@@ -1315,8 +1601,10 @@ static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int 
     int place;
     int r = room_at(m, b, c, lvi, want, &place);
     if (r <= 0) {
+        char *minv = sv_minv_why(m, b, c, lvi);
         m->nbins--;
-        cl->fail[pi] = "topology constraints (spread, pod affinity or anti-affinity) cannot be met on a new node";
+        cl->fail[pi] = minv ? minv
+                            : "topology constraints (spread, pod affinity or anti-affinity) cannot be met on a new node";
         return 0;
     }
     place_n(m, b, c, lvi, pods, r, place);
@@ -1633,6 +1921,19 @@ static void karpenter_all(sv_model *m)
 bool sv_class_movable(const sv_class *c)
 {
     return !c->ncons && !c->nmatch && !c->nowns && !c->nports && !c->pin_zone && !c->pin_ct;
+}
+
+int sv_claim_topo_labels(const sv_model *m, int b, sv_id *keys, sv_id *vals, int max)
+{
+    const sv_bin *x = &m->bins[b];
+    const sv_pool *p = &m->pools[x->pool];
+    int n = 0;
+    for (int i = 0; x->tkv && i < m->ntkeys && n < max; i++)
+        if (x->tkv[i] >= 0 && (p->tk_mode[i] == SV_TKM_CUSTOM || p->tk_mode[i] == SV_TKM_TYPE)) {
+            keys[n] = m->tkeys[i].key;
+            vals[n++] = m->tkeys[i].vals[x->tkv[i]];
+        }
+    return n;
 }
 
 static double claim_fill(const sv_model *m, const sv_bin *x)

@@ -142,6 +142,11 @@ typedef struct sv_pool {
     int *rank;                            /* pool type -> rank by name (emit) */
     struct sv_prices *prices;             /* place.c: price per type, per mask */
     double *room;                         /* place.c: alloc - DaemonSets, per type x SV_NDIM */
+    /* Per model tkey: how a claim gets its value (SV_TKM_*); for FIXED the
+     * value index, for CUSTOM the custom key index; for TYPE, tk_tval gives
+     * each pool type's value index (SV_NONE: the type has none). */
+    int *tk_mode, *tk_arg;
+    int **tk_tval;
 } sv_pool;
 
 /* A pool's price per type (sv_type_price, -1 = no offering) for one place
@@ -167,9 +172,28 @@ typedef struct sv_level {
     uint32_t zmask;          /* zones a spread may count (lazy) */
     uint8_t ctmask;
     bool dmask_ok;
+    uint64_t **tkdom;        /* per tkey x 4 policies: values a spread may count (lazy) */
 } sv_level;
 
-enum { SV_TK_ZONE = 0, SV_TK_HOST, SV_TK_CT, SV_TK_OTHER };
+enum { SV_TK_ZONE = 0, SV_TK_HOST, SV_TK_CT, SV_TK_LABEL };
+
+/* A topology key other than zone, hostname and capacity type (a NodePool
+ * template label, a requirement key, an instance-type label such as
+ * karpenter.k8s.aws/instance-family).  Its domains are the values the
+ * NodePools (template labels, In values), the instance types and the
+ * existing nodes and in-flight claims give it, found once at compile time
+ * (compile.c, tkeys_build).  A new claim gets one of them: the value is
+ * fixed by its pool (SV_TKM_FIXED), picked from the pool's In values
+ * (SV_TKM_CUSTOM, narrowing its value mask) or picked through its
+ * instance types (SV_TKM_TYPE, narrowing its candidates). */
+#define SV_MAXTK 64
+typedef struct sv_tkey {
+    sv_id key;
+    sv_id *vals;
+    int nvals;
+} sv_tkey;
+
+enum { SV_TKM_NONE = 0, SV_TKM_FIXED, SV_TKM_CUSTOM, SV_TKM_TYPE };
 
 /* Pods matching (namespaces, selector) counted per topology domain. */
 typedef struct sv_group {
@@ -186,6 +210,8 @@ typedef struct sv_group {
     int *host_match, *host_owner;    /* per bin */
     int nhost;
     int total_match;
+    int tki;                         /* SV_TK_LABEL: index into model tkeys */
+    int *lab_match, *lab_owner;      /* SV_TK_LABEL: per value of the key */
 } sv_group;
 
 /* A constraint of a class on one group. */
@@ -200,6 +226,11 @@ typedef struct sv_cons {
     int pref;                    /* 0: required; k > 0: the k-th heaviest
                                   * preferred term of its kind (affinity or
                                   * anti-affinity), dropped by relaxation */
+    /* spreads on SV_TK_LABEL keys: nodeAffinityPolicy Ignore (domains of
+     * every pool and node, not only those the pod may use) and
+     * nodeTaintsPolicy Honor (existing nodes whose taints the pod does not
+     * tolerate are no domain) */
+    bool aff_ignore, taints_honor;
 } sv_cons;
 
 /* Is constraint cn enforced at level lv (preferred pod terms are dropped
@@ -235,6 +266,7 @@ typedef struct sv_class {
     sv_level *levels;
     int nlevels;
     int nreqterms;
+    uint64_t pin_tk;                     /* SV_TK_LABEL keys its placement needs */
     char *bad;                           /* whole-class error, else NULL */
     int left;                            /* pods not placed yet */
     int level;                           /* tailor: the class's level */
@@ -257,6 +289,7 @@ typedef struct sv_bin {
     sv_port *ports;
     int nports, cports;
     int zone, ct;                /* domain or SV_NONE when not pinned */
+    int *tkv;                    /* per tkey: value index, SV_NONE = none / not pinned */
     int npods;
     bool initialized;
     /* new claims */
@@ -295,6 +328,9 @@ typedef struct sv_model {
     int max_types;
     bool ignore_prefs;
     bool best_effort_min_values;
+    /* emit.c (sv_minv_room): does some pool requirement or some class level
+     * carry minValues; scanned on first use */
+    bool minv_scanned, minv_pools, minv_levels;
     int64_t deadline_ns;
     bool timed_out;
 
@@ -326,6 +362,9 @@ typedef struct sv_model {
 
     sv_group *groups;
     int ngroups, cgroups;
+    sv_tkey tkeys[SV_MAXTK];     /* topology keys of kind SV_TK_LABEL */
+    int ntkeys;
+    bool tk_built;               /* their domains are known (compile.c) */
 
     struct sv_cmemo *cmemo;      /* compile.c: shared compatibility bitsets */
     int cmemo_cap, cmemo_n;
@@ -386,6 +425,11 @@ sv_dom sv_labels_dom(sv_model *m, Tailor__V1__Label *const *l, size_t n);
 /* Groups pod p is anti-affine to (existing pods); returns the count. */
 int  sv_pod_anti_groups(sv_model *m, const Tailor__V1__Pod *p, const sv_dom *labels, int *out, int max);
 sv_dom sv_dom_extend(sv_model *m, const sv_dom *base, const char *const *k, const char *const *v, int n);
+/* The value index of labels d for tkey tki, SV_NONE when d has no single
+ * known value for it. */
+int  sv_tk_value(const sv_model *m, int tki, const sv_dom *d);
+/* A fresh per-tkey value array for labels d (arena), NULL without tkeys. */
+int *sv_tk_values(sv_model *m, const sv_dom *d);
 
 /* place.c */
 void sv_place_all(sv_model *m);
@@ -402,6 +446,11 @@ void sv_claim_commit(sv_model *m, int b);
 void sv_place_existing(sv_model *m, int c);
 /* No spread, affinity, anti-affinity, host ports; no group selects it. */
 bool sv_class_movable(const sv_class *c);
+/* The topology values new claim b was narrowed to that its requirements
+ * do not already carry (SV_TKM_CUSTOM and SV_TKM_TYPE keys): up to max
+ * (key, value) pairs into keys/vals; returns the count.  emit.c adds each
+ * as "key In [value]" so the node gets the label. */
+int  sv_claim_topo_labels(const sv_model *m, int b, sv_id *keys, sv_id *vals, int max);
 
 /* seed.c: with m->seed set, opens the new claims of the configuration
  * LP's rounded-down solution for the movable pods left after existing
@@ -413,6 +462,17 @@ void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);
 void sv_emit_claims(sv_model *m, Tailor__V1__NodeClaim ***out, size_t *n, double *cost);
 void sv_emit_errors(sv_model *m, Tailor__V1__PodError ***out, size_t *n);
 double sv_claim_cost(sv_model *m, int b);
+/* minValues while placing (Strict policy; Karpenter refuses a pod whose
+ * addition leaves a NodeClaim too few instance types for minValues).  Of
+ * want pods of class c at level lv, how many new claim b may take so that
+ * the types still holding its pods (and the DaemonSets) keep every minValues
+ * requirement in force; place is the place room_at would pin (SV_NONE: no
+ * pin).  Returns want unchanged for other bins, under BestEffort, or when no
+ * minValues is in force. */
+int  sv_minv_room(sv_model *m, int b, int c, int lv, int want, int place);
+/* Why one pod of class c at level lv cannot go on new claim b because of
+ * minValues (in m's arena), or NULL when minValues is not what stops it. */
+char *sv_minv_why(sv_model *m, int b, int c, int lv);
 char *sv_ostrdup(tlr_arena *oa, const char *s);   /* NULL -> "" */
 char *sv_arena_printf(tlr_arena *ar, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
