@@ -10,6 +10,27 @@ free_port() {
   /usr/bin/python3 "$tailor_scripts/free-port.py"
 }
 
+# promtool_check FILE: `promtool check metrics` on a /metrics page.  A
+# parse error always fails; a lint finding fails unless it is about a
+# metric Karpenter itself names that way and tailor exposes under that name
+# for its dashboards (integration-tests/metrics/karpenter_metrics.txt, e.g.
+# karpenter_cluster_state_node_count, a gauge ending in _count).  Prints
+# the findings that count.
+promtool_check() {
+  local list out rc=0
+  list="$(dirname "${BASH_SOURCE[0]}")/metrics/karpenter_metrics.txt"
+  out=$(promtool check metrics <"$1" 2>&1) || rc=$?
+  [ "$rc" = 0 ] && return 0
+  grep -q 'error while linting' <<<"$out" && { echo "$out" >&2; return 1; }
+  out=$(while read -r name rest; do
+          [ -z "$name" ] && continue
+          grep -q "^$name | .* | exposed | " "$list" || echo "$name $rest"
+        done <<<"$out")
+  [ -z "$out" ] && return 0
+  echo "$out" >&2
+  return 1
+}
+
 # http_get URL: print the body; return non-zero unless the status is 2xx.
 http_get() {
   curl -fsS --max-time 5 "$1"

@@ -29,26 +29,42 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 
 /* Label names per family; more is certainly a mistake, and a fixed bound
- * lets lookups keep their scratch arrays on the stack. */
-#define MAX_LABELS 16
+ * lets lookups keep their scratch arrays on the stack.  Karpenter's
+ * per-node gauges carry 41 (every well-known label, AWS ones included). */
+#define MAX_LABELS 48
+
+/* A summary's window: its quantiles are computed at render over at most
+ * SUMMARY_WINDOW of the observations made in the last SUMMARY_MAX_AGE_MS
+ * (client_golang's default MaxAge), newest first. */
+#define SUMMARY_WINDOW 512
+#define SUMMARY_MAX_AGE_MS (10 * 60 * 1000)
+static const double summary_quantiles[] = { 0, 0.5, 0.9, 0.99, 1 };
+#define SUMMARY_NQ ((int)(sizeof(summary_quantiles) / sizeof(summary_quantiles[0])))
 
 typedef enum metric_kind {
     KIND_COUNTER,
     KIND_GAUGE,
     KIND_HISTOGRAM,
+    KIND_SUMMARY,
 } metric_kind;
 
 struct tlr_metric {
     tlr_metric_family *fam;
     char **values;                  /* fam->nlabels owned strings */
     _Atomic uint64_t bits;          /* value (or histogram sum) as double bits */
-    _Atomic uint64_t *counts;       /* histogram: nbounds + 1, last is +Inf */
+    _Atomic uint64_t *counts;       /* histogram: nbounds + 1, last is +Inf;
+                                     * summary: 1, the observation count */
+    double *win_v;                  /* summary: SUMMARY_WINDOW ring, under mu */
+    int64_t *win_t;                 /* its observation times, mono ms */
+    size_t win_n, win_next;
+    bool stale;                     /* marked and not updated since; under mu */
 };
 
 struct tlr_metric_family {
@@ -83,6 +99,7 @@ static const char *const kind_names[] = {
     [KIND_COUNTER] = "counter",
     [KIND_GAUGE] = "gauge",
     [KIND_HISTOGRAM] = "histogram",
+    [KIND_SUMMARY] = "summary",
 };
 
 __attribute__((noreturn, format(printf, 1, 2)))
@@ -235,10 +252,14 @@ static tlr_metric *series_new(tlr_metric_family *f, const char *const *values)
     for (int i = 0; i < f->nlabels; i++)
         s->values[i] = tlr_strdup(values[i]);
     atomic_init(&s->bits, dbl_bits(0.0));
-    if (f->kind == KIND_HISTOGRAM) {
+    if (f->kind == KIND_HISTOGRAM || f->kind == KIND_SUMMARY) {
         s->counts = tlr_calloc((size_t)f->nbounds + 1, sizeof(*s->counts));
         for (int i = 0; i <= f->nbounds; i++)
             atomic_init(&s->counts[i], 0);
+    }
+    if (f->kind == KIND_SUMMARY) {
+        s->win_v = tlr_calloc(SUMMARY_WINDOW, sizeof(*s->win_v));
+        s->win_t = tlr_calloc(SUMMARY_WINDOW, sizeof(*s->win_t));
     }
     return s;
 }
@@ -251,6 +272,8 @@ static void series_free(tlr_metric *s, int nlabels)
         free(s->values[i]);
     free(s->values);
     free(s->counts);
+    free(s->win_v);
+    free(s->win_t);
     free(s);
 }
 
@@ -262,8 +285,10 @@ static tlr_metric *series_get_locked(tlr_metric_family *f,
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = values_cmp(f->nlabels, f->series[mid]->values, values);
-        if (c == 0)
+        if (c == 0) {
+            f->series[mid]->stale = false;
             return f->series[mid];
+        }
         if (c < 0)
             lo = mid + 1;
         else
@@ -310,6 +335,8 @@ static void check_labels(const char *name, metric_kind kind, int nlabels,
                 "not starting with __)", name, l ? l : "(null)");
         if (kind == KIND_HISTOGRAM && strcmp(l, "le") == 0)
             die("%s: label name \"le\" is reserved on a histogram", name);
+        if (kind == KIND_SUMMARY && strcmp(l, "quantile") == 0)
+            die("%s: label name \"quantile\" is reserved on a summary", name);
         for (int j = 0; j < i; j++)
             if (strcmp(labels[j], l) == 0)
                 die("%s: duplicate label name \"%s\"", name, l);
@@ -462,6 +489,14 @@ tlr_metric_family *tlr_metrics_histogram(tlr_metrics *m, const char *name,
                            buckets, nbuckets, NULL, NULL);
 }
 
+tlr_metric_family *tlr_metrics_summary(tlr_metrics *m, const char *name,
+                                       const char *help, int nlabels,
+                                       const char *const *label_names)
+{
+    return family_register(m, KIND_SUMMARY, name, help, nlabels, label_names,
+                           NULL, 0, NULL, NULL);
+}
+
 tlr_metric_family *tlr_metrics_gauge_func(tlr_metrics *m, const char *name,
                                           const char *help,
                                           double (*fn)(void *arg), void *arg)
@@ -567,6 +602,61 @@ void tlr_histogram_observe(tlr_metric *s, double v)
     atomic_dbl_add(&s->bits, v);
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tlr_summary_observe(tlr_metric *s, double v)
+{
+    check_kind(s, KIND_SUMMARY, "summary_observe");
+    if (isnan(v))
+        return;
+    pthread_mutex_lock(&s->fam->reg->mu);
+    s->win_v[s->win_next] = v;
+    s->win_t[s->win_next] = mono_ms();
+    s->win_next = (s->win_next + 1) % SUMMARY_WINDOW;
+    if (s->win_n < SUMMARY_WINDOW)
+        s->win_n++;
+    pthread_mutex_unlock(&s->fam->reg->mu);
+    atomic_fetch_add_explicit(&s->counts[0], 1, memory_order_relaxed);
+    atomic_dbl_add(&s->bits, v);
+}
+
+void tlr_metrics_summary_observe(tlr_metric_family *f,
+                                 const char *const *label_values, double v)
+{
+    tlr_summary_observe(tlr_metric_series(f, label_values), v);
+}
+
+void tlr_metrics_family_mark_stale(tlr_metric_family *f)
+{
+    pthread_mutex_lock(&f->reg->mu);
+    for (size_t i = 0; i < f->nseries; i++)
+        f->series[i]->stale = true;
+    pthread_mutex_unlock(&f->reg->mu);
+}
+
+size_t tlr_metrics_family_sweep_stale(tlr_metric_family *f)
+{
+    size_t kept = 0, gone;
+    pthread_mutex_lock(&f->reg->mu);
+    for (size_t i = 0; i < f->nseries; i++) {
+        if (f->series[i]->stale)
+            series_free(f->series[i], f->nlabels);
+        else
+            f->series[kept++] = f->series[i];
+    }
+    gone = f->nseries - kept;
+    f->nseries = kept;
+    if (f->nlabels == 0 && kept == 0)   /* an unlabelled family keeps its series */
+        series_get_locked(f, NULL);
+    pthread_mutex_unlock(&f->reg->mu);
+    return gone;
+}
+
 void tlr_metrics_counter_inc(tlr_metric_family *f, const char *const *label_values)
 {
     tlr_counter_inc(tlr_metric_series(f, label_values));
@@ -592,14 +682,16 @@ void tlr_metrics_histogram_observe(tlr_metric_family *f,
 
 double tlr_metric_value(const tlr_metric *s)
 {
-    if (s->fam->kind == KIND_HISTOGRAM)
-        die("%s: value of a histogram (use tlr_histogram_count/sum)", s->fam->name);
+    if (s->fam->kind == KIND_HISTOGRAM || s->fam->kind == KIND_SUMMARY)
+        die("%s: value of a %s (use tlr_histogram_count/sum)", s->fam->name,
+            kind_names[s->fam->kind]);
     return atomic_dbl_load(&s->bits);
 }
 
 uint64_t tlr_histogram_count(const tlr_metric *s)
 {
-    check_kind(s, KIND_HISTOGRAM, "histogram count");
+    if (s->fam->kind != KIND_SUMMARY)
+        check_kind(s, KIND_HISTOGRAM, "histogram count");
     uint64_t n = 0;
     for (int i = 0; i <= s->fam->nbounds; i++)
         n += atomic_load_explicit(&s->counts[i], memory_order_relaxed);
@@ -608,7 +700,8 @@ uint64_t tlr_histogram_count(const tlr_metric *s)
 
 double tlr_histogram_sum(const tlr_metric *s)
 {
-    check_kind(s, KIND_HISTOGRAM, "histogram sum");
+    if (s->fam->kind != KIND_SUMMARY)
+        check_kind(s, KIND_HISTOGRAM, "histogram sum");
     return atomic_dbl_load(&s->bits);
 }
 
@@ -655,9 +748,10 @@ static int add_escaped(tlr_buf *b, const char *s, bool quote)
     return rc;
 }
 
-/* One sample line: name+suffix{labels...,extra="..."} value */
-static int add_sample(tlr_buf *b, const tlr_metric_family *f, const char *suffix,
-                      const tlr_metric *s, const char *le, double v)
+/* One sample line: name+suffix{labels...,extra="..."} value; extra is
+ * le (histogram buckets) or quantile (summaries). */
+static int add_sample_x(tlr_buf *b, const tlr_metric_family *f, const char *suffix,
+                        const tlr_metric *s, const char *xname, const char *le, double v)
 {
     int rc = tlr_buf_adds(b, f->name);
     if (rc == TLR_OK)
@@ -673,7 +767,7 @@ static int add_sample(tlr_buf *b, const tlr_metric_family *f, const char *suffix
                 rc = tlr_buf_addc(b, '"');
         }
         if (rc == TLR_OK && le)
-            rc = tlr_buf_printf(b, "%sle=\"%s\"", nlabels ? "," : "", le);
+            rc = tlr_buf_printf(b, "%s%s=\"%s\"", nlabels ? "," : "", xname, le);
         if (rc == TLR_OK)
             rc = tlr_buf_addc(b, '}');
     }
@@ -685,6 +779,18 @@ static int add_sample(tlr_buf *b, const tlr_metric_family *f, const char *suffix
     if (rc == TLR_OK)
         rc = tlr_buf_addc(b, '\n');
     return rc;
+}
+
+static int add_sample(tlr_buf *b, const tlr_metric_family *f, const char *suffix,
+                      const tlr_metric *s, const char *le, double v)
+{
+    return add_sample_x(b, f, suffix, s, "le", le, v);
+}
+
+static int add_sample_q(tlr_buf *b, const tlr_metric_family *f, const tlr_metric *s,
+                        const char *q, double v)
+{
+    return add_sample_x(b, f, "", s, "quantile", q, v);
 }
 
 static int render_histogram(tlr_buf *b, const tlr_metric_family *f,
@@ -705,6 +811,43 @@ static int render_histogram(tlr_buf *b, const tlr_metric_family *f,
     return rc;
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A summary's quantiles over its window (nearest rank; NaN when the window
+ * holds nothing younger than SUMMARY_MAX_AGE_MS), then _sum and _count.
+ * mu held, so the window is still. */
+static int render_summary(tlr_buf *b, const tlr_metric_family *f, const tlr_metric *s)
+{
+    double v[SUMMARY_WINDOW];
+    size_t n = 0;
+    int64_t now = mono_ms();
+    for (size_t i = 0; i < s->win_n; i++)
+        if (now - s->win_t[i] <= SUMMARY_MAX_AGE_MS)
+            v[n++] = s->win_v[i];
+    qsort(v, n, sizeof(v[0]), dbl_cmp);
+    int rc = TLR_OK;
+    for (int q = 0; q < SUMMARY_NQ && rc == TLR_OK; q++) {
+        double x = NAN;
+        if (n) {
+            double r = ceil(summary_quantiles[q] * (double)n);
+            size_t k = r < 1 ? 0 : (size_t)r - 1;
+            x = v[k < n ? k : n - 1];
+        }
+        char qs[DOUBLE_BUFLEN];
+        rc = add_sample_q(b, f, s, format_double(summary_quantiles[q], qs), x);
+    }
+    if (rc == TLR_OK)
+        rc = add_sample(b, f, "_sum", s, NULL, atomic_dbl_load(&s->bits));
+    if (rc == TLR_OK)
+        rc = add_sample(b, f, "_count", s, NULL,
+                        (double)atomic_load_explicit(&s->counts[0], memory_order_relaxed));
+    return rc;
+}
+
 static int render_family(tlr_buf *b, const tlr_metric_family *f)
 {
     if (!f->fn && f->nseries == 0)
@@ -720,6 +863,8 @@ static int render_family(tlr_buf *b, const tlr_metric_family *f)
         const tlr_metric *s = f->series[i];
         if (f->kind == KIND_HISTOGRAM)
             rc = render_histogram(b, f, s);
+        else if (f->kind == KIND_SUMMARY)
+            rc = render_summary(b, f, s);
         else
             rc = add_sample(b, f, "", s, NULL, atomic_dbl_load(&s->bits));
     }

@@ -271,6 +271,10 @@ static void bad_label_le(tlr_metrics *m)
 {
     tlr_metrics_histogram(m, "ok_seconds", "h", 1, (const char *const[]){ "le" }, NULL, 0);
 }
+static void bad_label_quantile(tlr_metrics *m)
+{
+    tlr_metrics_summary(m, "ok_seconds", "h", 1, (const char *const[]){ "quantile" });
+}
 static void bad_label_dup(tlr_metrics *m)
 {
     tlr_metrics_counter(m, "ok_total", "h", 2, (const char *const[]){ "a", "a" });
@@ -310,6 +314,7 @@ static void test_programmer_errors_abort(void **state)
         { "label starts with __", bad_label_dunder, "invalid label name \"__x\"" },
         { "label with colon", bad_label_colon, "invalid label name \"a:b\"" },
         { "le on histogram", bad_label_le, "\"le\" is reserved" },
+        { "quantile on summary", bad_label_quantile, "\"quantile\" is reserved" },
         { "duplicate label", bad_label_dup, "duplicate label name \"a\"" },
         { "kind changed", bad_kind_change, "x registered twice" },
         { "labels changed", bad_labels_change, "x_total registered twice" },
@@ -505,6 +510,85 @@ static bool promtool_found(void)
     return system("command -v promtool >/dev/null 2>&1") == 0;
 }
 
+/* Summaries: nearest-rank quantiles over the window, _sum and _count;
+ * NaN quantiles before any observation. */
+static void test_summary(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    static const char *const l[] = { "nodepool" };
+    tlr_metric_family *f = tlr_metrics_summary(m, "k_seconds", "Durations.", 1, l);
+    tlr_metric_family *u = tlr_metrics_summary(m, "u_seconds", "Unlabelled.", 0, NULL);
+    for (int i = 100; i >= 1; i--)          /* 1..100, out of order */
+        tlr_metrics_summary_observe(f, (const char *const[]){ "a" }, i);
+    tlr_metrics_summary_observe(f, (const char *const[]){ "a" }, NAN);   /* ignored */
+    char *got = render(m);
+    assert_text(got,
+                "# HELP k_seconds Durations.\n# TYPE k_seconds summary\n"
+                "k_seconds{nodepool=\"a\",quantile=\"0\"} 1\n"
+                "k_seconds{nodepool=\"a\",quantile=\"0.5\"} 50\n"
+                "k_seconds{nodepool=\"a\",quantile=\"0.9\"} 90\n"
+                "k_seconds{nodepool=\"a\",quantile=\"0.99\"} 99\n"
+                "k_seconds{nodepool=\"a\",quantile=\"1\"} 100\n"
+                "k_seconds_sum{nodepool=\"a\"} 5050\n"
+                "k_seconds_count{nodepool=\"a\"} 100\n"
+                "# HELP u_seconds Unlabelled.\n# TYPE u_seconds summary\n"
+                "u_seconds{quantile=\"0\"} NaN\nu_seconds{quantile=\"0.5\"} NaN\n"
+                "u_seconds{quantile=\"0.9\"} NaN\nu_seconds{quantile=\"0.99\"} NaN\n"
+                "u_seconds{quantile=\"1\"} NaN\nu_seconds_sum 0\nu_seconds_count 0\n");
+    free(got);
+    /* The window keeps the newest 512; count and sum keep everything. */
+    tlr_metric *s = tlr_metric_series(u, NULL);
+    for (int i = 0; i < 1000; i++)
+        tlr_summary_observe(s, i < 488 ? 1e6 : 1);
+    assert_int_equal(tlr_histogram_count(s), 1000);
+    got = render(m);
+    assert_non_null(strstr(got, "u_seconds{quantile=\"1\"} 1\n"));
+    free(got);
+    tlr_metrics_free(m);
+}
+
+/* Mark, set the live series, sweep: the others go, scrapes between see
+ * the old values, an unlabelled family keeps its one series. */
+static void test_sweep_stale(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    static const char *const l[] = { "node" };
+    tlr_metric_family *g = tlr_metrics_gauge(m, "n_bytes", "Per node.", 1, l);
+    tlr_metric_family *one = tlr_metrics_gauge(m, "one", "Unlabelled.", 0, NULL);
+    static const struct {
+        const char *pass[3];
+        const char *want;
+        size_t swept;
+    } cases[] = {
+        { { "a", "b", "c" }, "n_bytes{node=\"a\"} 1\nn_bytes{node=\"b\"} 1\nn_bytes{node=\"c\"} 1\n", 0 },
+        { { "b", NULL }, "n_bytes{node=\"b\"} 2\n", 2 },
+        { { "d", "a", NULL }, "n_bytes{node=\"a\"} 3\nn_bytes{node=\"d\"} 3\n", 1 },
+        { { NULL }, "", 2 },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        tlr_metrics_family_mark_stale(g);
+        tlr_metrics_family_mark_stale(one);
+        for (int k = 0; k < 3 && cases[i].pass[k]; k++)
+            tlr_metrics_gauge_set(g, (const char *const[]){ cases[i].pass[k] }, (double)i + 1);
+        size_t swept = tlr_metrics_family_sweep_stale(g);
+        tlr_metrics_family_sweep_stale(one);
+        char want[512];
+        snprintf(want, sizeof(want), "%s%s# HELP one Unlabelled.\n# TYPE one gauge\none 0\n",
+                 cases[i].want[0] ? "# HELP n_bytes Per node.\n# TYPE n_bytes gauge\n" : "",
+                 cases[i].want);
+        char *got = render(m);
+        if (strcmp(got, want) || swept != cases[i].swept)
+            fail_msg("case %zu: swept %zu want %zu\n--- got ---\n%s--- want ---\n%s", i, swept,
+                     cases[i].swept, got, want);
+        free(got);
+    }
+    tlr_metrics_free(m);
+}
+
 static void test_promtool_accepts(void **state)
 {
     (void)state;
@@ -530,6 +614,10 @@ static void test_promtool_accepts(void **state)
         tlr_metrics_histogram_observe(h, (const char *const[]){ "x" }, i * 0.37);
     tlr_metrics_histogram(m, "tailor_empty_seconds", "Unlabelled histogram.", 0, NULL,
                           (const double[]){ 1e-3, 1e3, INFINITY }, 3);
+    tlr_metric_family *sm = tlr_metrics_summary(m, "tailor_termination_duration_seconds",
+                                                "A summary.", 1, l);
+    tlr_metrics_summary_observe(sm, (const char *const[]){ "x" }, 2.5);
+    tlr_metrics_summary(m, "tailor_idle_wait_seconds", "Unlabelled summary.", 0, NULL);
     char *txt = render(m);
 
     char path[] = "/tmp/tlr_metrics_promtool_XXXXXX";
@@ -571,6 +659,8 @@ int main(void)
         cmocka_unit_test(test_valid_names),
         cmocka_unit_test(test_concurrency),
         cmocka_unit_test(test_process_and_func),
+        cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_sweep_stale),
         cmocka_unit_test(test_promtool_accepts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,6 +46,7 @@
 #ifndef TLR_METRICS_H
 #define TLR_METRICS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tlr_buf.h"
@@ -85,6 +86,17 @@ tlr_metric_family *tlr_metrics_histogram(tlr_metrics *m, const char *name,
                                          const char *const *label_names,
                                          const double *buckets, int nbuckets);
 
+/* A summary (Prometheus type summary), for metrics other projects define
+ * as one (Karpenter's *_duration_seconds with quantile labels): renders
+ * quantile="0", "0.5", "0.9", "0.99", "1" over the last 512 observations
+ * made in the last 10 minutes (NaN when there are none), then _sum and
+ * _count over all time.  Label name "quantile" is reserved.  An
+ * observation takes the registry lock: not for hot paths; prefer a
+ * histogram for tailor's own metrics. */
+tlr_metric_family *tlr_metrics_summary(tlr_metrics *m, const char *name,
+                                       const char *help, int nlabels,
+                                       const char *const *label_names);
+
 /* Prometheus' default latency buckets, in seconds:
  * .005 .01 .025 .05 .1 .25 .5 1 2.5 5 10 */
 extern const double tlr_metrics_default_buckets[];
@@ -123,6 +135,7 @@ void tlr_gauge_add(tlr_metric *s, double v);     /* v may be negative */
 void tlr_gauge_inc(tlr_metric *s);
 void tlr_gauge_dec(tlr_metric *s);
 void tlr_histogram_observe(tlr_metric *s, double v);
+void tlr_summary_observe(tlr_metric *s, double v);     /* NaN is ignored */
 
 /* One-off updates that look the series up each time (a lock and a binary
  * search); fine off the hot path. */
@@ -134,10 +147,22 @@ void tlr_metrics_gauge_set(tlr_metric_family *f,
                            const char *const *label_values, double v);
 void tlr_metrics_histogram_observe(tlr_metric_family *f,
                                    const char *const *label_values, double v);
+void tlr_metrics_summary_observe(tlr_metric_family *f,
+                                 const char *const *label_values, double v);
+
+/* Series that follow a set of objects (one per Node, say) and must go when
+ * the object goes.  Mark the family, set every current series (the one-off
+ * calls or tlr_metric_series() clear the mark), then sweep: the series
+ * still marked are freed.  Until the sweep a scrape still sees the old
+ * values, so it never sees a half-updated family.  A swept series' handle
+ * is invalid: do not cache handles of families that are swept, and let one
+ * thread do the whole mark-set-sweep.  sweep returns how many went. */
+void   tlr_metrics_family_mark_stale(tlr_metric_family *f);
+size_t tlr_metrics_family_sweep_stale(tlr_metric_family *f);
 
 /* Read back a counter's or gauge's value (tests, debug endpoints). */
 double   tlr_metric_value(const tlr_metric *s);
-/* A histogram's observation count and sum. */
+/* A histogram's (or summary's) observation count and sum. */
 uint64_t tlr_histogram_count(const tlr_metric *s);
 double   tlr_histogram_sum(const tlr_metric *s);
 

@@ -13,6 +13,7 @@
 #include "poolstatus.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_plancheck.h"
 
 #define MAX_CMDS 16
 
@@ -41,7 +42,8 @@ struct ds_ctl {
     size_t nstale, capstale;
     amiset *amis;
     size_t namis, capamis;
-    tlr_metric_family *m_decisions, *m_eligible, *m_allowed, *m_duration, *m_sims;
+    tlr_metric_family *m_decisions, *m_by_pool, *m_disrupted, *m_eligible, *m_allowed, *m_duration, *m_sims;
+    tlr_metric_family *m_consuming, *m_failed_valid, *m_queue_fail;
 };
 
 static void img_free(struct lh_entry *e)
@@ -62,18 +64,44 @@ void ds_ctl_create(const ds_ctl_opts *o, ds_ctl **out)
     if (!c->o.ami_refresh_ms)
         c->o.ami_refresh_ms = 60 * 1000;
     if (o->metrics) {
+        /* Names, label names and values as Karpenter v1.14 (docs/metrics.md). */
         static const char *const dl[] = { "decision", "reason", "consolidation_type" };
+        static const char *const pdl[] = { "nodepool", "decision", "reason", "consolidation_type" };
+        static const char *const dis[] = { "reason", "nodepool", "capacity_type" };
         static const char *const rl[] = { "reason" };
         static const char *const pl[] = { "nodepool", "reason" };
         static const char *const ml[] = { "method" };
         static const double b[] = { .001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30 };
         c->m_decisions = tlr_metrics_counter(o->metrics, "karpenter_voluntary_disruption_decisions_total",
-                                             "Disruption decisions made, by decision, reason and "
-                                             "consolidation type.", 3, dl);
+                                             "Number of disruption decisions performed. Labeled by "
+                                             "disruption decision, reason, and consolidation type.", 3, dl);
+        c->m_by_pool = tlr_metrics_counter(o->metrics,
+                                           "karpenter_voluntary_disruption_decisions_by_nodepool_total",
+                                           "Number of disruption decisions performed by nodepool. "
+                                           "Labeled by nodepool name, disruption decision, reason, and "
+                                           "consolidation type.", 4, pdl);
+        c->m_disrupted = tlr_metrics_counter(o->metrics, "karpenter_nodeclaims_disrupted_total",
+                                             "Number of nodeclaims disrupted in total by Karpenter. "
+                                             "Labeled by reason the nodeclaim was disrupted and the "
+                                             "owning nodepool.", 3, dis);
         c->m_eligible = tlr_metrics_gauge(o->metrics, "karpenter_voluntary_disruption_eligible_nodes",
-                                          "Nodes eligible for disruption, by reason.", 1, rl);
+                                          "Number of nodes eligible for disruption by Karpenter. "
+                                          "Labeled by disruption reason.", 1, rl);
         c->m_allowed = tlr_metrics_gauge(o->metrics, "karpenter_nodepools_allowed_disruptions",
-                                         "Nodes each NodePool's budgets allow to disrupt now.", 2, pl);
+                                         "The number of nodes for a given NodePool that can be "
+                                         "concurrently disrupting at a point in time. Labeled by "
+                                         "NodePool.", 2, pl);
+        static const char *const ct[] = { "consolidation_type" };
+        c->m_consuming = tlr_metrics_gauge(o->metrics, "karpenter_nodepools_nodes_consuming_budgets",
+                                           "The number of nodes consuming the budget of a nodepool at a "
+                                           "point in time. Labeled by NodePool.", 2, pl);
+        c->m_failed_valid = tlr_metrics_counter(o->metrics,
+                                                "karpenter_voluntary_disruption_failed_validations_total",
+                                                "Number of candidates that were selected for disruption but "
+                                                "failed validation. Labeled by consolidation type.", 1, ct);
+        c->m_queue_fail = tlr_metrics_counter(o->metrics, "karpenter_voluntary_disruption_queue_failures_total",
+                                              "The number of times that an enqueued disruption decision "
+                                              "failed. Labeled by disruption method.", 3, dl);
         c->m_duration = tlr_metrics_histogram(o->metrics, "tailor_disruptor_decision_duration_seconds",
                                               "Time to a disruption decision, by method.", 1, ml, b,
                                               (int)(sizeof(b) / sizeof(b[0])));
@@ -233,18 +261,69 @@ static void events(ds_ctl *c, const ds_cmd *cmd, const char *type, const char *r
     }
 }
 
+/* Karpenter's reason label value for a voluntary disruption:
+ * "underutilized", "empty", "drifted" (its reason, lower-cased). */
+static const char *reason_label(Tailor__V1__DisruptionReason r)
+{
+    switch (r) {
+    case TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_UNDERUTILIZED:
+        return "underutilized";
+    case TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_EMPTY:
+        return "empty";
+    case TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_DRIFTED:
+        return "drifted";
+    default:
+        return "";
+    }
+}
+
+/* Karpenter's consolidation_type: "empty" for emptiness, "single" or
+ * "multi" for consolidation, "" for drift. */
+static const char *consolidation_type(const ds_cmd *cmd)
+{
+    switch (cmd->method) {
+    case TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_EMPTINESS:
+        return "empty";
+    case TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE:
+    case TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE:
+        return cmd->n > 1 ? "multi" : "single";
+    default:
+        return "";
+    }
+}
+
+/* karpenter_voluntary_disruption_decisions_total and its by-NodePool
+ * twin, once per validated voluntary decision (expiration is not one: it
+ * counts in karpenter_nodeclaims_disrupted_total only, as in Karpenter). */
 static void count_decision(ds_ctl *c, const ds_cmd *cmd)
 {
-    if (!c->m_decisions)
+    if (!c->m_decisions || !cmd->reason)
         return;
-    bool replace = cmd->nrepl > 0;
-    const char *type = cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE ||
-                               cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE
-                           ? (cmd->n > 1 ? "multi" : "single")
-                           : "";
-    const char *reason = cmd->reason ? ds_reason_name(cmd->reason) : ds_method_name(cmd->method);
-    tlr_metrics_counter_inc(c->m_decisions,
-                            (const char *const[]){ replace ? "replace" : "delete", reason, type });
+    const char *decision = cmd->nrepl > 0 ? "replace" : "delete";
+    const char *reason = reason_label(cmd->reason), *type = consolidation_type(cmd);
+    tlr_metrics_counter_inc(c->m_decisions, (const char *const[]){ decision, reason, type });
+    for (size_t i = 0; i < cmd->n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(cmd->c[j].pool, cmd->c[i].pool);
+        if (!seen)
+            tlr_metrics_counter_inc(c->m_by_pool,
+                                    (const char *const[]){ cmd->c[i].pool, decision, reason, type });
+    }
+}
+
+/* karpenter_nodeclaims_disrupted_total, per NodeClaim deleted. */
+static void count_disrupted(ds_ctl *c, const ds_cmd *cmd)
+{
+    if (!c->m_disrupted)
+        return;
+    const char *reason = cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_EXPIRATION
+                             ? "expired"
+                             : reason_label(cmd->reason);
+    for (size_t i = 0; i < cmd->n; i++)
+        tlr_metrics_counter_inc(c->m_disrupted,
+                                (const char *const[]){ reason, cmd->c[i].pool,
+                                                       tlr_pc_capacity_type_name(cmd->c[i].ct) });
 }
 
 /* ---- execution ------------------------------------------------------------ */
@@ -263,6 +342,7 @@ static void delete_claims(ds_ctl *c, ds_cmd *cmd)
             TLR_WARN(c->o.log, "could not delete nodeclaim", TLR_S("nodeclaim", cmd->c[i].claim),
                      TLR_S("decision", cmd->id), TLR_ERR(rc));
     }
+    count_disrupted(c, cmd);
     cmd->state = DS_CMD_DONE;
     TLR_INFO(c->o.log, "disruption decision executed", TLR_S("decision", cmd->id),
              TLR_S("method", ds_method_name(cmd->method)), TLR_I("nodes", (int64_t)cmd->n),
@@ -297,6 +377,10 @@ static void disruption_reason(ds_ctl *c, const ds_cmd *cmd, bool set)
 
 static void fail_cmd(ds_ctl *c, ds_cmd *cmd, const char *why)
 {
+    if (c->m_queue_fail && cmd->reason)
+        tlr_metrics_counter_inc(c->m_queue_fail,
+                                (const char *const[]){ cmd->nrepl ? "replace" : "delete",
+                                                       reason_label(cmd->reason), consolidation_type(cmd) });
     untaint(c, cmd);
     disruption_reason(c, cmd, false);
     for (size_t i = 0; i < cmd->nrepl; i++)
@@ -588,15 +672,23 @@ static void eligible_gauges(ds_ctl *c, ds_mctx *m)
             ds_drifted(m, x, why, sizeof(why)) != DS_DRIFT_NONE)
             drift++;
     }
-    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "Underutilized" }), cons);
-    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "Empty" }), empty);
-    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "Drifted" }), drift);
+    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "underutilized" }), cons);
+    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "empty" }), empty);
+    tlr_gauge_set(tlr_metric_series(c->m_eligible, (const char *const[]){ "drifted" }), drift);
+    /* Per NodePool and budget reason (Karpenter's spelling): what the
+     * budgets allow now, and the nodes already disrupting that they count.
+     * A NodePool that is gone takes its series with it. */
+    tlr_metrics_family_mark_stale(c->m_allowed);
+    tlr_metrics_family_mark_stale(c->m_consuming);
     for (size_t i = 0; i < m->b->n; i++)
-        for (int r = 1; r < DS_NREASONS; r++)
-            tlr_gauge_set(tlr_metric_series(c->m_allowed,
-                                            (const char *const[]){ m->b->v[i].pool,
-                                                                   ds_reason_name((Tailor__V1__DisruptionReason)r) }),
-                          ds_budgets_left(m->b, m->b->v[i].pool, (Tailor__V1__DisruptionReason)r));
+        for (int r = 1; r < DS_NREASONS; r++) {
+            const char *lv[] = { m->b->v[i].pool, ds_reason_name((Tailor__V1__DisruptionReason)r) };
+            tlr_metrics_gauge_set(c->m_allowed, lv,
+                                  ds_budgets_left(m->b, m->b->v[i].pool, (Tailor__V1__DisruptionReason)r));
+            tlr_metrics_gauge_set(c->m_consuming, lv, m->b->v[i].disrupting);
+        }
+    tlr_metrics_family_sweep_stale(c->m_allowed);
+    tlr_metrics_family_sweep_stale(c->m_consuming);
 }
 
 int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
@@ -644,7 +736,6 @@ int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
     ds_cmd *exp = ds_expiration_decide(&m);
     if (exp) {
         st->expired = (int)exp->n;
-        count_decision(c, exp);
         publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, exp, NULL);
         if (!c->o.dry_run) {
             events(c, exp, "Normal", "Expired", "the NodeClaim is older than its expireAfter: deleting it");
@@ -662,6 +753,9 @@ int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
             if (!validate(c, &m, cmd, why, sizeof(why))) {
                 cmd->state = DS_CMD_ABORTED;
                 st->aborted++;
+                if (c->m_failed_valid)
+                    tlr_metrics_counter_add(c->m_failed_valid,
+                                            (const char *const[]){ consolidation_type(cmd) }, (double)cmd->n);
                 TLR_INFO(c->o.log, "disruption decision aborted on validation", TLR_S("decision", cmd->id),
                          TLR_S("why", why));
                 publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_ABORTED, cmd, why);

@@ -77,6 +77,29 @@ static bool condition_true(json_object *obj, const char *type)
     return !strcmp(st, "True");
 }
 
+/* The reason of condition type when its status is True, into out (len
+ * bytes; "" otherwise). */
+static void condition_reason(json_object *obj, const char *type, char *out, size_t len)
+{
+    json_object *c = tlr_json_arr(obj, "status.conditions");
+    out[0] = '\0';
+    for (size_t i = 0; c && i < json_object_array_length(c); i++) {
+        json_object *x = json_object_array_get_idx(c, i);
+        const char *t = tlr_json_str(x, "type"), *s = tlr_json_str(x, "status");
+        const char *r = tlr_json_str(x, "reason");
+        if (t && s && r && !strcmp(t, type) && !strcmp(s, "True")) {
+            snprintf(out, len, "%s", r);
+            return;
+        }
+    }
+}
+
+static void label_into(json_object *obj, const char *path, char *out, size_t len)
+{
+    const char *v = tlr_json_str(obj, path);
+    snprintf(out, len, "%s", v ? v : "");
+}
+
 static int64_t time_at(json_object *obj, const char *path)
 {
     const char *s = tlr_json_str(obj, path);
@@ -108,6 +131,10 @@ void ds_kube_claim_decode(json_object *obj, ds_kclaim *out)
     out->launched = condition_true(obj, "Launched");
     out->drained_msg = dup_or_empty(condition_of(obj, "Drained", out->drained, sizeof(out->drained)));
     condition_of(obj, "InstanceTerminating", out->terminating, sizeof(out->terminating));
+    label_into(obj, "metadata.labels.topology\\.kubernetes\\.io/zone", out->zone, sizeof(out->zone));
+    label_into(obj, "metadata.labels.karpenter\\.sh/capacity-type", out->capacity_type,
+               sizeof(out->capacity_type));
+    condition_reason(obj, "DisruptionReason", out->disruption_reason, sizeof(out->disruption_reason));
 }
 
 void ds_kube_node_decode(json_object *obj, ds_knode *out)
@@ -124,6 +151,8 @@ void ds_kube_node_decode(json_object *obj, ds_knode *out)
     out->unschedulable = tlr_json_bool(obj, "spec.unschedulable", &b) == TLR_OK && b;
     const char *dnd = tlr_json_str(obj, "metadata.annotations.karpenter\\.sh/do-not-disrupt");
     out->do_not_disrupt = dnd && !strcmp(dnd, "true");
+    label_into(obj, "metadata.labels.topology\\.kubernetes\\.io/zone", out->zone, sizeof(out->zone));
+    out->creation_ms = time_at(obj, "metadata.creationTimestamp");
     json_object *t = tlr_json_arr(obj, "spec.taints");
     for (size_t i = 0; t && i < json_object_array_length(t); i++) {
         json_object *x = json_object_array_get_idx(t, i);

@@ -46,6 +46,10 @@ typedef struct ds_kclaim {
      * "Unknown" or "" (absent), and Drained's message. */
     char drained[8], terminating[8];
     char *drained_msg;
+    /* For metric labels: topology.kubernetes.io/zone and
+     * karpenter.sh/capacity-type ("" until launched), and the reason of a
+     * DisruptionReason=True condition ("" when absent). */
+    char zone[64], capacity_type[16], disruption_reason[48];
 } ds_kclaim;
 
 typedef struct ds_kclaims {
@@ -65,6 +69,8 @@ typedef struct ds_knode {
     bool tainted;            /* carries karpenter.sh/disrupted:NoSchedule */
     bool unschedulable;      /* spec.unschedulable (cordoned) */
     bool do_not_disrupt;     /* annotation karpenter.sh/do-not-disrupt=true */
+    char zone[64];           /* topology.kubernetes.io/zone, for metric labels */
+    int64_t creation_ms;     /* metadata.creationTimestamp, for metrics */
 } ds_knode;
 
 typedef struct ds_knodes {

@@ -109,7 +109,8 @@ typedef struct tstate {
 struct ds_term {
     ds_term_opts o;
     struct lh_table *st;
-    tlr_metric_family *m_terminated, *m_drained, *m_evicted, *m_blocked;
+    tlr_metric_family *m_terminated, *m_drained, *m_evicted, *m_evict_req, *m_blocked;
+    tlr_metric_family *m_claim_term_s, *m_node_term_s, *m_lifetime;
 };
 
 static void tstate_free(struct lh_entry *e)
@@ -148,13 +149,39 @@ void ds_term_create(const ds_term_opts *o, ds_term **out)
         t->o.event_every_ms = 60000;
     t->st = lh_kchar_table_new(64, tstate_free);
     if (o->metrics) {
+        /* Names, label names and label values as Karpenter v1 exposes
+         * them (docs/metrics.md), so its dashboards work unchanged. */
         static const char *const pool[] = { "nodepool" };
+        static const char *const pool_zone[] = { "nodepool", "zone" };
+        static const char *const reason[] = { "reason" };
+        static const char *const code[] = { "code" };
         t->m_terminated = tlr_metrics_counter(o->metrics, "karpenter_nodes_terminated_total",
-                                              "Nodes drained and terminated, by NodePool.", 1, pool);
+                                              "Number of nodes terminated in total by Karpenter. "
+                                              "Labeled by owning nodepool and zone.", 2, pool_zone);
         t->m_drained = tlr_metrics_counter(o->metrics, "karpenter_nodes_drained_total",
-                                           "Nodes fully drained, by NodePool.", 1, pool);
+                                           "The total number of nodes drained by Karpenter", 1, pool);
         t->m_evicted = tlr_metrics_counter(o->metrics, "karpenter_pods_drained_total",
-                                           "Pods evicted or deleted by the drain.", 0, NULL);
+                                           "The total number of pods drained during node termination "
+                                           "by Karpenter, labeled by reason", 1, reason);
+        /* Karpenter's ExponentialBuckets(1, 2, 12): 1 s .. 2048 s. */
+        static const double exp12[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048 };
+        t->m_claim_term_s = tlr_metrics_histogram(o->metrics,
+                                                  "karpenter_nodeclaims_termination_duration_seconds",
+                                                  "Duration of NodeClaim termination in seconds.", 1, pool,
+                                                  exp12, 12);
+        /* Karpenter's lifetime buckets: 15 min .. 30 days. */
+        static const double life[] = { 900, 1800, 2700, 3600, 7200, 14400, 21600, 28800, 36000,
+                                       43200, 57600, 72000, 86400, 172800, 259200, 432000,
+                                       864000, 1296000, 1728000, 2160000, 2592000 };
+        t->m_node_term_s = tlr_metrics_summary(o->metrics, "karpenter_nodes_termination_duration_seconds",
+                                               "The time taken between a node's deletion request and "
+                                               "the removal of its finalizer", 1, pool);
+        t->m_lifetime = tlr_metrics_histogram(o->metrics, "karpenter_nodes_lifetime_duration_seconds",
+                                              "The lifetime duration of the nodes since creation.", 1,
+                                              pool, life, (int)(sizeof(life) / sizeof(life[0])));
+        t->m_evict_req = tlr_metrics_counter(o->metrics, "karpenter_pods_eviction_requests_total",
+                                             "The total number of pod eviction requests made by "
+                                             "Karpenter, labeled by response code", 1, code);
         t->m_blocked = tlr_metrics_gauge(o->metrics, "tailor_disruptor_drains_blocked",
                                          "Nodes whose drain is blocked now (PDB, do-not-disrupt, "
                                          "single-replica protection).", 0, NULL);
@@ -267,6 +294,25 @@ static void count(tlr_metric_family *f, const char *pool, double v)
         tlr_counter_add(tlr_metric_series(f, (const char *const[]){ pool ? pool : "" }), v);
 }
 
+/* The Node's termination metrics as Karpenter keeps them, when tailor
+ * deletes it: its count, the time since its termination was asked for
+ * (the Node's deletionTimestamp, or its NodeClaim's, which in Karpenter
+ * deletes the Node at once) and its lifetime. */
+static void count_node_gone(ds_term *t, const ds_kclaim *c, const ds_knode *n)
+{
+    if (!t->m_terminated)
+        return;
+    int64_t now = now_ms(t), asked = n->deletion_ms;
+    if (!asked || (c->deletion_ms && c->deletion_ms < asked))
+        asked = c->deletion_ms;
+    const char *pool[] = { n->nodepool };
+    tlr_metrics_counter_inc(t->m_terminated, (const char *const[]){ n->nodepool, n->zone });
+    if (asked)
+        tlr_metrics_summary_observe(t->m_node_term_s, pool, (double)(now - asked) / 1000.0);
+    if (n->creation_ms)
+        tlr_metrics_histogram_observe(t->m_lifetime, pool, (double)(now - n->creation_ms) / 1000.0);
+}
+
 /* Steps 2-3 for one node: taint and drain.  Returns true when drained
  * (for min_drain_ms). */
 static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode *n,
@@ -301,8 +347,18 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
         return false;
     }
     st->evicted += (int)(r.evicted + r.deleted);
-    if (t->m_evicted && (r.evicted + r.deleted))
-        tlr_counter_add(tlr_metric_series(t->m_evicted, NULL), (double)(r.evicted + r.deleted));
+    if (t->m_evicted && (r.evicted + r.deleted)) {
+        /* Karpenter labels a drained pod with its NodeClaim's
+         * DisruptionReason condition, or "Forceful Termination" without
+         * one (a NodeClaim or Node deleted by hand, expiry, interruption). */
+        const char *why = c && c->disruption_reason[0] ? c->disruption_reason : "Forceful Termination";
+        tlr_metrics_counter_add(t->m_evicted, (const char *const[]){ why },
+                                (double)(r.evicted + r.deleted));
+    }
+    if (t->m_evict_req && r.evicted)
+        tlr_metrics_counter_add(t->m_evict_req, (const char *const[]){ "200" }, (double)r.evicted);
+    if (t->m_evict_req && r.refused)
+        tlr_metrics_counter_add(t->m_evict_req, (const char *const[]){ "429" }, (double)r.refused);
     bool done = r.done;
     s->blocked = !done && r.nblockers;
     if (!done) {
@@ -427,7 +483,11 @@ static void terminate_claim(ds_term *t, const ds_kclaim *c, const ds_knode *n, d
             TLR_WARN(t->o.log, "could not delete node", TLR_S("node", n->name), TLR_ERR(rc));
     }
     release(t, DS_KIND_NODECLAIM, c->name);
-    count(t->m_terminated, c->nodepool, 1);
+    if (n)
+        count_node_gone(t, c, n);
+    if (t->m_claim_term_s && c->deletion_ms)
+        tlr_metrics_histogram_observe(t->m_claim_term_s, (const char *const[]){ c->nodepool },
+                                      (double)(now_ms(t) - c->deletion_ms) / 1000.0);
     st->terminated++;
     TLR_INFO(t->o.log, "nodeclaim terminated", TLR_S("nodeclaim", c->name),
              TLR_S("node", n ? n->name : ""), TLR_S("instance", c->instance_id));

@@ -347,7 +347,7 @@ static void record_failure(lc_prov *p, lc_launch_item *it)
                   it->rc == TLR_E_CAPACITY ? "InsufficientCapacity" : "LaunchFailed", it->msg);
     lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED);
     p->o.kube.claim_delete(p->o.kube.arg, c->nc->name);
-    lc_prov_count(p->m_terminated, c->nc->nodepool, "launch-failed");
+    lc_prov_count_terminated(p, c->nc->nodepool, c->nc);
     lc_claims_remove(p->claims, c->nc->name);
     it->c = NULL;
 }

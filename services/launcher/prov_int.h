@@ -32,7 +32,8 @@ struct lc_prov {
     tlr_cluster_identity id;             /* strings owned */
     lc_told *told;                       /* FailedScheduling events, rate-limited */
     size_t ntold, captold;
-    tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_pods, *m_fleets;
+    tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_cloud_err, *m_pods, *m_fleets;
+    tlr_metric_family *m_nodes_created, *m_unschedulable;
 };
 
 /* One claim to launch and what became of it. */
@@ -59,7 +60,12 @@ void lc_prov_event(lc_prov *p, const char *kind, const char *ns, const char *nam
 void lc_prov_set_phase(lc_prov *p, lc_claim *c, Tailor__V1__NodeClaimPhase phase);
 void lc_prov_publish(lc_prov *p, Tailor__V1__LaunchEventKind kind, const lc_claim *c,
                      Tailor__V1__NodeClaimPhase prev, const char *msg);
-void lc_prov_count(tlr_metric_family *f, const char *a, const char *b);
+/* karpenter_nodeclaims_created_total for nc (borrowed), created for why
+ * (the launch reason). */
+void lc_prov_count_created(lc_prov *p, const Tailor__V1__NodeClaim *nc, const char *why);
+/* karpenter_nodeclaims_terminated_total; nc (borrowed, may be NULL) gives
+ * capacity type and zone once launched. */
+void lc_prov_count_terminated(lc_prov *p, const char *nodepool, const Tailor__V1__NodeClaim *nc);
 void lc_prov_observe(lc_prov *p, const char *method, int rc, int64_t t0);
 Tailor__V1__NodeClaimStatus *lc_prov_status_of(lc_claim *c);
 

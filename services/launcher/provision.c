@@ -31,6 +31,7 @@
 #include "prov_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_plancheck.h"
 
 #define TOLD_EVERY_MS (5 * 60 * 1000)
 #define TOLD_MAX 100000
@@ -109,20 +110,37 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
                            o->k8s_version, o->resolve_ttl_ms, o->iam, o->cluster, o->region };
     lc_classes_create(&co, &p->classes);
     if (o->metrics) {
-        static const char *const np_reason[] = { "nodepool", "reason" };
-        static const char *const method[] = { "method", "error" };
+        /* Names, label names and values as Karpenter v1.14 exposes them
+         * (docs/metrics.md); tailor's own under tailor_. */
+        static const char *const created[] = { "reason", "nodepool", "min_values_relaxed" };
+        static const char *const terminated[] = { "nodepool", "capacity_type", "zone" };
+        static const char *const method[] = { "controller", "method", "provider" };
+        static const char *const errs[] = { "controller", "method", "provider", "error" };
         p->m_created = tlr_metrics_counter(o->metrics, "karpenter_nodeclaims_created_total",
-                                           "NodeClaims created, by NodePool and reason.", 2,
-                                           np_reason);
+                                           "Number of nodeclaims created in total by Karpenter. Labeled "
+                                           "by reason the nodeclaim was created, the owning nodepool, "
+                                           "and if min values was relaxed for this nodeclaim.", 3, created);
         p->m_terminated = tlr_metrics_counter(o->metrics,
                                               "karpenter_nodeclaims_terminated_total",
-                                              "NodeClaims terminated, by NodePool and reason.",
-                                              2, np_reason);
+                                              "Number of nodeclaims terminated in total by Karpenter. "
+                                              "Labeled by the owning nodepool, capacity type, and zone.",
+                                              3, terminated);
         p->m_cloud = tlr_metrics_histogram(o->metrics,
                                            "karpenter_cloudprovider_duration_seconds",
-                                           "Duration of cloud provider calls.", 2, method,
+                                           "Duration of cloud provider method calls. Labeled by the "
+                                           "controller, method name and provider.", 3, method,
                                            NULL, 0);
-        p->m_pods = tlr_metrics_counter(o->metrics, "karpenter_pods_provisioning_total",
+        p->m_cloud_err = tlr_metrics_counter(o->metrics, "karpenter_cloudprovider_errors_total",
+                                             "Total number of errors returned from CloudProvider calls.",
+                                             4, errs);
+        static const char *const ctl[] = { "controller" };
+        p->m_unschedulable = tlr_metrics_gauge(o->metrics, "karpenter_scheduler_unschedulable_pods_count",
+                                               "The number of unschedulable Pods.", 1, ctl);
+        static const char *const pool_zone[] = { "nodepool", "zone" };
+        p->m_nodes_created = tlr_metrics_counter(o->metrics, "karpenter_nodes_created_total",
+                                                 "Number of nodes created in total by Karpenter. "
+                                                 "Labeled by owning nodepool and zone.", 2, pool_zone);
+        p->m_pods = tlr_metrics_counter(o->metrics, "tailor_launcher_pods_nominated_total",
                                         "Pods nominated to new or in-flight NodeClaims.", 0,
                                         NULL);
         p->m_fleets = tlr_metrics_counter(o->metrics, "tailor_launcher_create_fleet_calls_total",
@@ -169,21 +187,87 @@ void lc_prov_set_catalog(lc_prov *p, const Tailor__V1__Catalog *catalog)
     p->catalog = catalog;
 }
 
-void lc_prov_count(tlr_metric_family *f, const char *a, const char *b)
+/* Karpenter's reason label for a created NodeClaim, from the launch
+ * reason ("provisioning", "<disruption method>:<decision id>", ...):
+ * "provisioned", or the disruption reason lower-cased ("underutilized",
+ * "drifted", "empty"); tailor's own causes (interruption,
+ * single-replica-room) keep their name. */
+static void created_reason(const char *why, char *out, size_t len)
 {
-    if (!f)
+    static const struct {
+        const char *method, *reason;
+    } map[] = {
+        { "provisioning", "provisioned" },         { "consolidation-replace", "underutilized" },
+        { "consolidation-delete", "underutilized" }, { "drift", "drifted" },
+        { "emptiness", "empty" },
+    };
+    size_t n = strcspn(why, ":");
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strlen(map[i].method) == n && !strncmp(why, map[i].method, n)) {
+            snprintf(out, len, "%s", map[i].reason);
+            return;
+        }
+    snprintf(out, len, "%.*s", (int)n, why);
+}
+
+void lc_prov_count_created(lc_prov *p, const Tailor__V1__NodeClaim *nc, const char *why)
+{
+    if (!p->m_created)
         return;
-    const char *v[2] = { a, b };
-    tlr_metrics_counter_inc(f, v);
+    char reason[64];
+    created_reason(why, reason, sizeof(reason));
+    bool relaxed = false;
+    for (size_t i = 0; i < nc->n_annotations; i++)
+        relaxed |= !strcmp(nc->annotations[i]->key, "karpenter.sh/nodeclaim-min-values-relaxed") &&
+                   !strcmp(nc->annotations[i]->value, "true");
+    tlr_metrics_counter_inc(p->m_created,
+                            (const char *const[]){ reason, nc->nodepool, relaxed ? "true" : "false" });
+}
+
+void lc_prov_count_terminated(lc_prov *p, const char *nodepool, const Tailor__V1__NodeClaim *nc)
+{
+    if (!p->m_terminated)
+        return;
+    /* Karpenter reads the NodeClaim's labels: empty before launch. */
+    const Tailor__V1__NodeClaimStatus *st = nc ? nc->status : NULL;
+    const char *ct = st && st->instance_id[0] ? tlr_pc_capacity_type_name(st->capacity_type) : "";
+    tlr_metrics_counter_inc(p->m_terminated,
+                            (const char *const[]){ nodepool ? nodepool : "", ct ? ct : "",
+                                                   st ? st->zone : "" });
+}
+
+/* karpenter_nodes_created_total, when a NodeClaim's Node registers:
+ * labeled, as in Karpenter, by the Node's NodePool and zone labels. */
+static void count_node_created(lc_prov *p, const lc_claim *c, const lc_node *node)
+{
+    if (!p->m_nodes_created)
+        return;
+    const char *zone = "", *pool = c->nc->nodepool;
+    for (size_t i = 0; i < node->nlabels; i++) {
+        if (!strcmp(node->label_keys[i], "topology.kubernetes.io/zone"))
+            zone = node->label_values[i];
+        else if (!strcmp(node->label_keys[i], "karpenter.sh/nodepool"))
+            pool = node->label_values[i];
+    }
+    tlr_metrics_counter_inc(p->m_nodes_created, (const char *const[]){ pool, zone });
 }
 
 void lc_prov_observe(lc_prov *p, const char *method, int rc, int64_t t0)
 {
     if (!p->m_cloud)
         return;
-    const char *v[2] = { method, rc ? tlr_strerror(rc) : "" };
+    /* Karpenter's decorator labels: the calling controller, the
+     * CloudProvider method (Create, Delete, Get, List, ...), the provider. */
+    const char *v[3] = { "nodeclaim.lifecycle", method, "aws" };
+    if (!strcmp(method, "Delete"))
+        v[0] = "nodeclaim.termination";
     int64_t t = lc_prov_mono(p) - t0;
     tlr_metrics_histogram_observe(p->m_cloud, v, (double)t / 1000.0);
+    if (rc && p->m_cloud_err)
+        tlr_metrics_counter_inc(p->m_cloud_err,
+                                (const char *const[]){ v[0], v[1], v[2],
+                                                       rc == TLR_E_CAPACITY ? "InsufficientCapacityError"
+                                                                            : "" });
 }
 
 void lc_prov_publish(lc_prov *p, Tailor__V1__LaunchEventKind kind, const lc_claim *c,
@@ -339,7 +423,7 @@ static void create_claims(lc_prov *p, Tailor__V1__NodeClaim **ncs, size_t n,
         lc_claim *c = lc_claims_add(p->claims, ncs[i], lc_prov_now(p));
         if (!c)
             continue;
-        lc_prov_count(p->m_created, c->nc->nodepool, reason);
+        lc_prov_count_created(p, c->nc, reason);
         lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_PENDING);
         out[i] = c;
     }
@@ -686,6 +770,9 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
             break;
         r.solves++;
         r.pods_unplaced = (int)resp->n_pod_errors;
+        if (p->m_unschedulable)
+            tlr_metrics_gauge_set(p->m_unschedulable, (const char *const[]){ "provisioner" },
+                                  (double)resp->n_pod_errors);
         for (size_t i = 0; i < resp->n_bindings; i++) {
             const Tailor__V1__Binding *bd = resp->bindings[i];
             if (bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME) {
@@ -803,7 +890,7 @@ int lc_prov_adopt(lc_prov *p)
             TLR_INFO(p->o.log, "adoption: deleting nodeclaim that was never launched",
                      TLR_S("nodeclaim", k->name));
             if (p->o.kube.claim_delete(p->o.kube.arg, k->name) == TLR_OK) {
-                lc_prov_count(p->m_terminated, k->nodepool, "not-launched");
+                lc_prov_count_terminated(p, k->nodepool, NULL);
                 deleted++;
             }
             continue;
@@ -966,7 +1053,7 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
         int drc = p->o.kube.claim_delete(p->o.kube.arg, claim);
         if (drc && drc != TLR_E_NOTFOUND)
             return drc;
-        lc_prov_count(p->m_terminated, c ? c->nc->nodepool : "", why);
+        lc_prov_count_terminated(p, c ? c->nc->nodepool : "", c ? c->nc : NULL);
         if (c) {
             lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_TERMINATED);
             lc_claims_remove(p->claims, claim);
@@ -1078,6 +1165,7 @@ void lc_prov_lifecycle(lc_prov *p)
                 continue;
             }
             c->registered_ms = now;
+            count_node_created(p, c, node);
             lc_prov_status_of(c)->node_name = tlr_strdup(node->name);
             lc_prov_set_phase(p, c, TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_REGISTERED);
             write_status(p, c);

@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "handlers.h"
 #include "tlr_alloc.h"
@@ -36,6 +37,9 @@ struct solver_handlers {
     size_t lb_max_pods;
     char *replica_id;
     tlr_metric *hits, *misses, *stored, *evicted;
+    /* karpenter_scheduler_scheduling_duration_seconds: Solve is
+     * Karpenter's provisioner simulation, Simulate its disruption one. */
+    tlr_metric *sched_provisioner, *sched_disruption;
 };
 
 void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out)
@@ -54,6 +58,18 @@ void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out
         h->misses = tlr_metric_series(f, (const char *const[]){ "miss" });
         h->stored = tlr_metric_series(f, (const char *const[]){ "stored" });
         h->evicted = tlr_metric_series(f, (const char *const[]){ "evicted" });
+        /* Karpenter's DurationBuckets (controller-runtime's, up to 600 s). */
+        static const double b[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4,
+                                    0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5,
+                                    3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50,
+                                    60, 120, 150, 300, 450, 600 };
+        static const char *const cl[] = { "controller" };
+        tlr_metric_family *d = tlr_metrics_histogram(
+            o->metrics, "karpenter_scheduler_scheduling_duration_seconds",
+            "Duration of scheduling simulations used for deprovisioning and provisioning in seconds.",
+            1, cl, b, (int)(sizeof(b) / sizeof(b[0])));
+        h->sched_provisioner = tlr_metric_series(d, (const char *const[]){ "provisioner" });
+        h->sched_disruption = tlr_metric_series(d, (const char *const[]){ "disruption" });
     }
     *out = h;
 }
@@ -175,6 +191,13 @@ static Tailor__V1__CatalogRef **resolve(solver_handlers *h, Tailor__V1__CatalogR
     return v;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *request_id,
                         ProtobufCMessage **reply, tlr_status *st)
 {
@@ -190,7 +213,10 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
     Tailor__V1__SolveResponse *resp = NULL;
     /* A catalog miss or a malformed request still comes back as a
      * SolveResponse with its status set: that is the reply. */
+    double t0 = now_s();
     tlr_solve(&copy, &o, &resp);
+    if (h->sched_provisioner)
+        tlr_histogram_observe(h->sched_provisioner, now_s() - t0);
     free(copy.catalogs);
     free(store);
     *reply = &resp->base;
@@ -209,7 +235,10 @@ static int handle_simulate(void *arg, const ProtobufCMessage *msg, const char *r
     copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
     tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id };
     Tailor__V1__SimulateResponse *resp = NULL;
+    double t0 = now_s();
     tlr_simulate(&copy, &o, &resp);
+    if (h->sched_disruption)
+        tlr_histogram_observe(h->sched_disruption, now_s() - t0);
     free(copy.catalogs);
     free(store);
     *reply = &resp->base;

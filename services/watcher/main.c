@@ -16,6 +16,7 @@
 
 #include "batcher.h"
 #include "cache.h"
+#include "gauges.h"
 #include "snapshot.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_err.h"
@@ -63,6 +64,8 @@ struct watcher_app {
     tlr_timer_id batch_timer, house_timer;
     int64_t batch_due;              /* mono ms the batch timer fires; 0 = none */
     tlr_metric *pending, *published;
+    watcher_gauges *gauges;         /* Karpenter's cluster-state gauges */
+    int64_t gauges_due;             /* mono ms of the next recompute */
 };
 
 static const tlr_setting settings[] = {
@@ -198,6 +201,15 @@ static void on_house(tlr_loop *loop, tlr_timer_id id, void *arg)
             tlr_counter_add(k->restarts, (double)(r - k->restarts_seen));
         k->restarts_seen = r;
     }
+    /* Every 5 s, as Karpenter's metrics controllers, but never more than
+     * 5% of the loop: a pass unpacks every bound pod (about 0.3 s for
+     * 100k pods on 2000 nodes). */
+    int64_t t0 = tlr_mono_ms();
+    if (t0 >= app->gauges_due) {
+        watcher_gauges_update(app->gauges, app->cache, app->ready, tlr_wall_ms());
+        int64_t took = tlr_mono_ms() - t0;
+        app->gauges_due = t0 + (took * 20 > 5000 ? took * 20 : 5000);
+    }
     app->house_timer = tlr_loop_add_timer(loop, 1000, on_house, app);
 }
 
@@ -239,6 +251,7 @@ static void metrics_init(watcher_app *app)
         app->kinds[i].objects = tlr_metric_series(objs, (const char *const[]){ name });
         app->kinds[i].restarts = tlr_metric_series(rs, (const char *const[]){ name });
     }
+    watcher_gauges_create(m, &app->gauges);
 }
 
 static int start(tlr_service *svc, void *arg)
@@ -303,6 +316,8 @@ static void stop(tlr_service *svc, void *arg)
     watcher_snapshot_free(app->inflight);
     watcher_batcher_free(app->batcher);
     watcher_cache_free(app->cache);
+    watcher_gauges_free(app->gauges);
+    app->gauges = NULL;
 }
 
 int main(int argc, char **argv)
