@@ -40,6 +40,10 @@ struct watcher_cache {
     uint64_t generation;
     int64_t epoch_ms;
     tlr_logger *log;
+    /* Warnings already logged (FNV-1a of the message): each field tailor
+     * accepts but does not act on is said once, not on every update. */
+    uint64_t *warned;
+    size_t nwarned, capwarned;
 };
 
 static const char *const kind_names[WATCHER_NKINDS] = {
@@ -116,6 +120,7 @@ void watcher_cache_free(watcher_cache *c)
             }
         free(c->t[k].b);
     }
+    free(c->warned);
     free(c);
 }
 
@@ -142,6 +147,23 @@ static void grow(table *t)
     t->nb = nb;
 }
 
+/* kubeobj warning: a field of a Karpenter object tailor accepts but does
+ * not act on (the message names object and field). */
+static void on_warn(void *arg, const char *msg)
+{
+    watcher_cache *c = arg;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = msg; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    for (size_t i = 0; i < c->nwarned; i++)
+        if (c->warned[i] == h)
+            return;
+    TLR_GROW(c->warned, c->capwarned, c->nwarned + 1);
+    c->warned[c->nwarned++] = h;
+    if (c->log)
+        TLR_WARN(c->log, "a field tailor accepts but does not act on", TLR_S("warning", msg));
+}
+
 /* Convert obj into *out: a message (msg) or, for a bound pod, its compact
  * form packed (packed/len).  *pending for pods. */
 static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *obj,
@@ -149,7 +171,7 @@ static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *
                    bool *pending)
 {
     char err[TLR_KUBEOBJ_ERRLEN];
-    tlr_kubeobj_opts opts = { 0 };
+    tlr_kubeobj_opts opts = { .warn = on_warn, .warn_arg = c };
     void *m = NULL;
     int rc;
     *pending = false;

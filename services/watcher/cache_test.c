@@ -6,11 +6,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cache.h"
 #include "tlr_err.h"
+#include "tlr_log.h"
 
 #define POD_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD
 #define NODE_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE
@@ -223,10 +225,55 @@ static void test_change_says_deleting(void **state)
     watcher_cache_free(c);
 }
 
+/* A field tailor accepts but does not act on is logged with the object's
+ * name and field, once: not again on every update of the object. */
+static void test_ignored_field_warned_once(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    tlr_logger *lg;
+    tlr_logger_create(&(tlr_log_opts){ .service = "watcher", .level = TLR_LOG_INFO, .fd = fds[1] },
+                      &lg);
+    watcher_cache *c;
+    watcher_cache_create(&(watcher_cache_opts){ .log = lg }, &c);
+    Tailor__V1__ClusterChange chg;
+    bool became;
+    for (int rv = 1; rv <= 3; rv++) {
+        char buf[1024];
+        snprintf(buf, sizeof(buf),
+                 "{\"apiVersion\":\"karpenter.k8s.aws/v1\",\"kind\":\"EC2NodeClass\","
+                 "\"metadata\":{\"name\":\"analytics\",\"uid\":\"u1\",\"resourceVersion\":\"%d\"},"
+                 "\"spec\":{\"amiSelectorTerms\":[{\"alias\":\"al2023@latest\"}],"
+                 "\"role\":\"NodeRole\",\"subnetSelectorTerms\":[{\"tags\":{\"a\":\"b\"}}],"
+                 "\"securityGroupSelectorTerms\":[{\"tags\":{\"a\":\"b\"}}],"
+                 "\"placementGroupSelector\":{\"name\":\"analytics\"}}}", rv);
+        json_object *o = json_tokener_parse(buf);
+        assert_non_null(o);
+        assert_int_equal(watcher_cache_apply(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE_CLASS,
+                                             rv == 1 ? TLR_KUBE_ADDED : TLR_KUBE_MODIFIED, o, &chg,
+                                             &became), TLR_OK);
+        json_object_put(o);
+    }
+    watcher_cache_free(c);
+    tlr_logger_free(lg);
+    close(fds[1]);
+    char out[8192];
+    ssize_t n = read(fds[0], out, sizeof(out) - 1);
+    close(fds[0]);
+    assert_true(n > 0);
+    out[n] = '\0';
+    const char *first = strstr(out, "spec.placementGroupSelector");
+    assert_non_null(first);
+    assert_non_null(strstr(out, "EC2NodeClass analytics"));
+    assert_null(strstr(first + 1, "spec.placementGroupSelector"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_change_says_deleting),
+        cmocka_unit_test(test_ignored_field_warned_once),
         cmocka_unit_test(test_scenarios),
         cmocka_unit_test(test_forms_and_sync),
         cmocka_unit_test(test_growth),

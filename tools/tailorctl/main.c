@@ -16,6 +16,7 @@ static const subcommand commands[] = {
     { "solve", cmd_solve, "plan nodes for pods offline: what they would cost, and why not" },
     { "explain", cmd_explain, "ask the disruptor why a node can or cannot be disrupted, and what it saves" },
     { "convert", cmd_convert, "convert node-group ConfigMaps to NodePools and EC2NodeClasses" },
+    { "validate", cmd_validate, "check Karpenter NodePools, EC2NodeClasses, NodeClaims as tailor reads them" },
     { "pdb-check", cmd_pdb_check, "find PDBs that block draining (cluster or files); --serve: webhook" },
     { "patch-check", cmd_patch_check, "each node's AMI against its EC2NodeClass: drift, age, blockers" },
     { "migrate", cmd_migrate, "rotate ASG nodes onto tailor's: plan, run, status, rollback" },

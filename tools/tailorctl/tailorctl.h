@@ -17,6 +17,7 @@ int cmd_convert(int argc, char **argv);
 /* pdbcheck.c: exit 0 no finding at --fail-on, 3 findings, 2 bad usage or
  * input, 1 the cluster could not be read (or the server failed). */
 int cmd_pdb_check(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 /* patchcheck.c: exit 0 compliant, 3 below --min-compliance, 2 bad usage,
  * 1 the cluster or EC2 could not be read. */
 int cmd_patch_check(int argc, char **argv);
