@@ -534,6 +534,31 @@ static void build_new_bins(model *m, const Tailor__V1__SolveRequest *req, bins_c
     tlr_pc_labels_free(&lab);
 }
 
+static const char *const dim_names[4] = {"cpu", "memory", "pods", "ephemeral-storage"};
+
+/* Per claim of cl: is some Node its registered form (then it is counted
+ * as that node)?  Owned by the caller (free). */
+static bool *claims_with_node(const Tailor__V1__ClusterState *cl)
+{
+    bool *has = tlr_calloc(cl->n_nodeclaims + 1, sizeof(bool));
+    for (size_t i = 0; i < cl->n_nodes; i++) {
+        const Tailor__V1__NodeClaim *nc = tlr_pc_node_claim(cl, cl->nodes[i]);
+        for (size_t j = 0; nc && j < cl->n_nodeclaims; j++)
+            if (cl->nodeclaims[j] == nc)
+                has[j] = true;
+    }
+    return has;
+}
+
+static const Tailor__V1__NodePool *node_pool(const Tailor__V1__ClusterState *cl,
+                                             const Tailor__V1__Node *n)
+{
+    for (size_t i = 0; i < cl->n_nodepools; i++)
+        if (strcmp(cl->nodepools[i]->name, n->nodepool) == 0)
+            return cl->nodepools[i];
+    return NULL;
+}
+
 /* The aggregate free bin: schedulable existing nodes and in-flight claims.
  * A group may use it when it may use one of them and fits its free space. */
 static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_ctx *bc,
@@ -545,8 +570,11 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
     tlr_pc_labels lab = {0};
     int64_t sum[MAX_DIMS] = {0};
     bool used = false;
+    bool *has_node = claims_with_node(cl);
     for (size_t i = 0; i < cl->n_nodes + cl->n_nodeclaims; i++) {
         int64_t fr[MAX_DIMS] = {0};
+        const Tailor__V1__Node *node = NULL;
+        const Tailor__V1__NodeClaim *nnc = NULL;
         Tailor__V1__Taint *const *taints;
         size_t n_taints;
         bool lax;
@@ -555,16 +583,21 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
             const Tailor__V1__Node *n = cl->nodes[i];
             if (n->unschedulable || n->marked_for_deletion || n->deletion_unix_ms)
                 continue;
+            /* A booting node is its claim's capacity (the claim is
+             * skipped below), with the taints it will shed. */
+            nnc = tlr_pc_node_claim(cl, n);
             for (size_t k = 0; k < m->n_res; k++)
-                fr[k] = rl_dim(n->allocatable, m, k) - rl_dim(n->requested, m, k);
+                fr[k] = tlr_pc_node_allocatable(n, nnc, k < 4 ? dim_names[k] : m->ext[k - 4]) -
+                        rl_dim(n->requested, m, k);
             for (size_t j = 0; j < n->n_labels; j++)
                 tlr_pc_labels_set(&lab, n->labels[j]->key, n->labels[j]->value);
-            taints = n->taints;
-            n_taints = n->n_taints;
+            node = n;
+            taints = NULL;
+            n_taints = 0;
             lax = false;
         } else {
             const Tailor__V1__NodeClaim *nc = cl->nodeclaims[i - cl->n_nodes];
-            if (nc->deletion_unix_ms)
+            if (nc->deletion_unix_ms || has_node[i - cl->n_nodes])
                 continue;
             /* Free space: status allocatable, else the largest option's. */
             const Tailor__V1__ResourceList *al = nc->status ? nc->status->allocatable : NULL;
@@ -601,7 +634,9 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
             bool fits = true;
             for (size_t k = 0; k < m->n_res && fits; k++)
                 fits = raw_r[g * MAX_DIMS + k] <= fr[k];
-            if (fits && tlr_pc_pod_tolerates(gr->rep, taints, n_taints) &&
+            bool tol = node ? tlr_pc_pod_tolerates_node(gr->rep, node, nnc, node_pool(cl, node))
+                            : tlr_pc_pod_tolerates(gr->rep, taints, n_taints);
+            if (fits && tol &&
                 tlr_pc_pod_node_affinity_holds(gr->rep, &lab, lax)) {
                 free_fit[g] = 1;
                 any = true;
@@ -615,6 +650,7 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
         used = true;
     }
     tlr_pc_labels_free(&lab);
+    free(has_node);
     if (!used)
         return;
     bin *b = new_bin(m, NULL, &bc->raw_cap, &bc->raw_c);

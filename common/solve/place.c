@@ -225,13 +225,160 @@ static void record_existing(sv_model *m, const Tailor__V1__Pod *p, int b, int zo
 
 /* ---- existing capacity ------------------------------------------------ */
 
+/* A Node and its NodeClaim are one piece of capacity (Karpenter's
+ * StateNode): the Node is the bin, the claim only fills in what a booting
+ * Node does not report yet, and is never a bin of its own.  They are
+ * linked by the Node's owner reference, the claim's status.nodeName or the
+ * provider ID; link_claims indexes the claims by all three once. */
+enum { LK_NAME, LK_NODE, LK_PID };
+
+static uint64_t uid_hash(const char *s);
+
+typedef struct {
+    const char *s;
+    int tag, idx;
+} link_ent;
+
+static void link_put(link_ent *t, size_t cap, int tag, const char *s, int idx)
+{
+    if (!s || !*s)
+        return;
+    size_t k = (uid_hash(s) + (uint64_t)tag) & (cap - 1);
+    while (t[k].s)
+        k = (k + 1) & (cap - 1);
+    t[k] = (link_ent){ s, tag, idx };
+}
+
+static int link_get(const link_ent *t, size_t cap, int tag, const char *s)
+{
+    if (!s || !*s)
+        return SV_NONE;
+    size_t k = (uid_hash(s) + (uint64_t)tag) & (cap - 1);
+    int best = SV_NONE;
+    for (; t[k].s; k = (k + 1) & (cap - 1))
+        if (t[k].tag == tag && !strcmp(t[k].s, s) && (best == SV_NONE || t[k].idx < best))
+            best = t[k].idx;
+    return best;
+}
+
+static void link_claims(sv_model *m)
+{
+    const Tailor__V1__ClusterState *cs = m->cluster;
+    m->node_claim = tlr_arena_alloc(m->ar, (cs->n_nodes + 1) * sizeof(int));
+    m->claim_node = tlr_arena_calloc(m->ar, cs->n_nodeclaims + 1, sizeof(bool));
+    size_t cap = 16;
+    while (cap < cs->n_nodeclaims * 6)
+        cap <<= 1;
+    link_ent *t = tlr_arena_calloc(m->ar, cap, sizeof(*t));
+    for (size_t i = 0; i < cs->n_nodeclaims; i++) {
+        const Tailor__V1__NodeClaim *nc = cs->nodeclaims[i];
+        link_put(t, cap, LK_NAME, nc->name, (int)i);
+        if (nc->status) {
+            link_put(t, cap, LK_NODE, nc->status->node_name, (int)i);
+            link_put(t, cap, LK_PID, nc->status->provider_id, (int)i);
+        }
+    }
+    for (size_t i = 0; i < cs->n_nodes; i++) {
+        const Tailor__V1__Node *n = cs->nodes[i];
+        int c = link_get(t, cap, LK_NAME, n->nodeclaim_name);
+        if (c == SV_NONE)
+            c = link_get(t, cap, LK_NODE, n->name);
+        if (c == SV_NONE)
+            c = link_get(t, cap, LK_PID, n->provider_id);
+        m->node_claim[i] = c;
+        if (c != SV_NONE)
+            m->claim_node[c] = true;
+    }
+}
+
+static const char *node_label(const Tailor__V1__Node *n, const char *key)
+{
+    for (size_t i = 0; i < n->n_labels; i++)
+        if (n->labels[i]->key && !strcmp(n->labels[i]->key, key))
+            return n->labels[i]->value;
+    return NULL;
+}
+
+/* Karpenter's StateNode.Initialized: a node no NodePool manages is always
+ * initialized; a managed one once it carries karpenter.sh/initialized
+ * (the watcher's Node.initialized; the disruptor also takes the claim's
+ * Initialized condition). */
+static bool node_initialized(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc)
+{
+    return n->initialized || (!n->managed && !nc);
+}
+
+/* scheduling.KnownEphemeralTaints (matched on key and effect, as
+ * corev1.Taint.MatchTaint) and KnownEphemeralTaintKeyPrefixes. */
+static bool known_ephemeral_taint(const Tailor__V1__Taint *t)
+{
+    static const struct {
+        const char *key;
+        Tailor__V1__TaintEffect effect;
+    } known[] = {
+        { "node.kubernetes.io/not-ready", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE },
+        { "node.kubernetes.io/not-ready", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE },
+        { "node.kubernetes.io/unreachable", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE },
+        { "node.cloudprovider.kubernetes.io/uninitialized", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE },
+        { "karpenter.sh/unregistered", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE },
+    };
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (t->effect == known[i].effect && !strcmp(t->key, known[i].key))
+            return true;
+    return !strncmp(t->key, "readiness.k8s.io/", strlen("readiness.k8s.io/"));
+}
+
+static bool taint_listed(const Tailor__V1__Taint *t, Tailor__V1__Taint *const *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (l[i]->effect == t->effect && !strcmp(l[i]->key, t->key))
+            return true;
+    return false;
+}
+
+/* The taints the scheduler honours on capacity that is not initialized
+ * yet (StateNode.Taints): the known ephemeral taints and the startup
+ * taints (the claim's, else its NodePool's) are dropped, because they go
+ * away by themselves while the node boots.  A taint that comes back after
+ * initialization counts again.  Returns taints itself when nothing is
+ * dropped, else a filtered copy in the arena. */
+static const Tailor__V1__Taint *const *booting_taints(sv_model *m, Tailor__V1__Taint *const *taints,
+                                                      size_t n, const Tailor__V1__NodeClaim *nc,
+                                                      const Tailor__V1__NodePool *np, size_t *nout)
+{
+    Tailor__V1__Taint *const *st = nc ? nc->startup_taints : np ? np->startup_taints : NULL;
+    size_t nst = nc ? nc->n_startup_taints : np ? np->n_startup_taints : 0;
+    const Tailor__V1__Taint **out = NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool drop = known_ephemeral_taint(taints[i]) || taint_listed(taints[i], st, nst);
+        if (drop && !out) {
+            out = tlr_arena_alloc(m->ar, (n + 1) * sizeof(*out));
+            for (size_t j = 0; j < i; j++)
+                out[k++] = taints[j];
+        } else if (!drop && out)
+            out[k++] = taints[i];
+    }
+    if (!out) {
+        *nout = n;
+        return (const Tailor__V1__Taint *const *)taints;
+    }
+    *nout = k;
+    return out;
+}
+
+typedef struct {
+    const Tailor__V1__Node *n;
+    const Tailor__V1__NodeClaim *nc;   /* its NodeClaim, or NULL */
+    bool init;
+} node_ref;
+
 static int node_cmp(const void *a, const void *b)
 {
-    const Tailor__V1__Node *x = *(const Tailor__V1__Node *const *)a;
-    const Tailor__V1__Node *y = *(const Tailor__V1__Node *const *)b;
-    if (x->initialized != y->initialized)
-        return x->initialized ? -1 : 1;
-    return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+    const node_ref *x = a, *y = b;
+    if (x->init != y->init)
+        return x->init ? -1 : 1;
+    return strcmp(x->n->name ? x->n->name : "", y->n->name ? y->n->name : "");
 }
 
 static const Tailor__V1__NodePool *find_pool(const sv_model *m, const char *name)
@@ -247,26 +394,53 @@ static void bins_nodes(sv_model *m)
     const Tailor__V1__ClusterState *cs = m->cluster;
     if (!cs)
         return;
-    const Tailor__V1__Node **nodes = tlr_arena_alloc(m->ar, (cs->n_nodes + 1) * sizeof(*nodes));
-    for (size_t i = 0; i < cs->n_nodes; i++)
-        nodes[i] = cs->nodes[i];
+    link_claims(m);
+    node_ref *nodes = tlr_arena_alloc(m->ar, (cs->n_nodes + 1) * sizeof(*nodes));
+    for (size_t i = 0; i < cs->n_nodes; i++) {
+        int c = m->node_claim[i];
+        nodes[i].n = cs->nodes[i];
+        nodes[i].nc = c == SV_NONE ? NULL : cs->nodeclaims[c];
+        nodes[i].init = node_initialized(nodes[i].n, nodes[i].nc);
+    }
     qsort(nodes, cs->n_nodes, sizeof(*nodes), node_cmp);
     for (size_t i = 0; i < cs->n_nodes; i++) {
-        const Tailor__V1__Node *n = nodes[i];
+        const Tailor__V1__Node *n = nodes[i].n;
+        const Tailor__V1__NodeClaim *nc = nodes[i].nc;
+        bool init = nodes[i].init;
         if (removed(m, n->name))
             continue;
+        /* A registered Node carries its own labels and taints; before
+         * registration its claim's stand in for what is missing. */
+        const char *reg = node_label(n, "karpenter.sh/registered");
+        bool registered = !nc || (reg && !strcmp(reg, "true"));
         const char *ks[4] = { "topology.kubernetes.io/zone", "karpenter.sh/capacity-type",
                               "kubernetes.io/hostname", "node.kubernetes.io/instance-type" };
         static const char *const cts[4] = { "", "on-demand", "spot", "reserved" };
         const char *vs[4] = { n->zone, n->capacity_type > 0 && n->capacity_type < 4 ? cts[n->capacity_type] : "",
                               n->name, n->instance_type };
         sv_dom base = sv_labels_dom(m, n->labels, n->n_labels);
+        if (!registered) {
+            const char **ck = tlr_arena_alloc(m->ar, (nc->n_labels + 1) * sizeof(char *));
+            const char **cv = tlr_arena_alloc(m->ar, (nc->n_labels + 1) * sizeof(char *));
+            int nk = 0;
+            for (size_t j = 0; j < nc->n_labels; j++)
+                if (!node_label(n, nc->labels[j]->key)) {
+                    ck[nk] = nc->labels[j]->key;
+                    cv[nk++] = nc->labels[j]->value;
+                }
+            base = sv_dom_extend(m, &base, ck, cv, nk);
+        }
         sv_dom labels = sv_dom_extend(m, &base, ks, vs, 4);
         int zone = zone_of(m, label_val(m, &labels, m->k_zone));
         int ct = ct_of(label_val(m, &labels, m->k_ct));
         int *tkv = sv_tk_values(m, &labels);
-        bool eligible = n->ready && !n->unschedulable && !n->marked_for_deletion && !n->deletion_unix_ms &&
-                        (n->initialized || m->allow_uninit);
+        /* Karpenter reads no Ready condition: a NotReady node is held off
+         * by the taints the node lifecycle controller puts on it.  tailor
+         * also wants Ready of an initialized node, whose taints may lag;
+         * a booting node is Ready only at the end, so it is in flight
+         * (StateNode.Taints drops the not-ready taints until then). */
+        bool eligible = !n->unschedulable && !n->marked_for_deletion && !n->deletion_unix_ms &&
+                        !(nc && nc->deletion_unix_ms) && (init ? n->ready : m->allow_uninit);
         int b = SV_NONE;
         if (eligible) {
             b = new_bin(m);
@@ -275,25 +449,44 @@ static void bins_nodes(sv_model *m)
             x->idx = (int)i;
             x->name = n->name;
             x->labels = labels;
-            x->taints = (const Tailor__V1__Taint *const *)n->taints;
-            x->ntaints = n->n_taints;
             x->np = find_pool(m, n->nodepool);
+            Tailor__V1__Taint *const *tt = registered ? n->taints : nc->taints;
+            size_t ntt = registered ? n->n_taints : nc->n_taints;
+            if (init) {
+                x->taints = (const Tailor__V1__Taint *const *)tt;
+                x->ntaints = ntt;
+            } else
+                x->taints = booting_taints(m, tt, ntt, nc, x->np, &x->ntaints);
             x->zone = zone;
             x->ct = ct;
             x->tkv = tkv;
-            x->initialized = n->initialized;
+            x->initialized = init;
             sv_res a = { { 0 } }, r = { { 0 } };
             const Tailor__V1__ResourceList *al = n->allocatable, *rq = n->requested;
-            if (al) {
-                a.v[SV_DIM_CPU] = al->cpu_millis;
-                a.v[SV_DIM_MEM] = al->memory_bytes;
-                a.v[SV_DIM_PODS] = al->pods ? al->pods : 110;
-                a.v[SV_DIM_EPH] = al->ephemeral_storage_bytes;
-                for (size_t j = 0; j < al->n_extended; j++)
+            /* A booting node reports zero for what its kubelet or device
+             * plugins have not advertised yet: the claim's allocatable
+             * (its launched type's) fills those in (StateNode.Allocatable). */
+            const Tailor__V1__ResourceList *cal =
+                !init && nc && nc->status ? nc->status->allocatable : NULL;
+            for (int pass = 0; pass < 2; pass++) {
+                const Tailor__V1__ResourceList *l = pass ? cal : al;
+                if (!l)
+                    continue;
+                sv_res v = { { 0 } };
+                v.v[SV_DIM_CPU] = l->cpu_millis;
+                v.v[SV_DIM_MEM] = l->memory_bytes;
+                v.v[SV_DIM_PODS] = l->pods;
+                v.v[SV_DIM_EPH] = l->ephemeral_storage_bytes;
+                for (size_t j = 0; j < l->n_extended; j++)
                     for (int d = 4; d < m->ndim; d++)
-                        if (!strcmp(m->dim_name[d], al->extended[j]->name))
-                            a.v[d] = al->extended[j]->value;
+                        if (!strcmp(m->dim_name[d], l->extended[j]->name))
+                            v.v[d] = l->extended[j]->value;
+                for (int d = 0; d < SV_NDIM; d++)
+                    if (a.v[d] == 0)
+                        a.v[d] = v.v[d];
             }
+            if ((al || cal) && !a.v[SV_DIM_PODS])
+                a.v[SV_DIM_PODS] = 110;
             if (rq) {
                 r.v[SV_DIM_CPU] = rq->cpu_millis;
                 r.v[SV_DIM_MEM] = rq->memory_bytes;
@@ -369,13 +562,8 @@ static void bins_inflight(sv_model *m)
             continue;
         if (st && (st->phase >= TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_DRAINING))
             continue;
-        if (st && st->node_name && *st->node_name) {
-            bool has_node = false;
-            for (size_t j = 0; j < cs->n_nodes && !has_node; j++)
-                has_node = !strcmp(cs->nodes[j]->name, st->node_name);
-            if (has_node)
-                continue;
-        }
+        if (m->claim_node && m->claim_node[i])
+            continue;   /* its Node is the bin (bins_nodes), never both */
         if (!m->allow_uninit && m->nremoved)
             continue;   /* Simulate: in-flight claims are not initialized */
         int b = new_bin(m);
@@ -384,8 +572,7 @@ static void bins_inflight(sv_model *m)
         x->idx = (int)i;
         x->name = nc->name;
         x->np = find_pool(m, nc->nodepool);
-        x->taints = (const Tailor__V1__Taint *const *)nc->taints;
-        x->ntaints = nc->n_taints;
+        x->taints = booting_taints(m, nc->taints, nc->n_taints, nc, x->np, &x->ntaints);
         const char *ks[1] = { "karpenter.sh/nodepool" };
         const char *vs[1] = { nc->nodepool };
         sv_dom base = sv_labels_dom(m, nc->labels, nc->n_labels);
@@ -468,7 +655,6 @@ static void bins_inflight(sv_model *m)
 
 static bool taints_ok(const sv_bin *b, const sv_class *c, const sv_level *lv)
 {
-    const Tailor__V1__NodePool *np = b->np;
     for (size_t i = 0; i < b->ntaints; i++) {
         const Tailor__V1__Taint *t = b->taints[i];
         bool block = t->effect == TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE ||
@@ -476,12 +662,7 @@ static bool taints_ok(const sv_bin *b, const sv_class *c, const sv_level *lv)
                      (lv->prefer_noschedule && t->effect == TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_PREFER_NO_SCHEDULE);
         if (!block || sv_tolerates(c->tols, c->ntols, t))
             continue;
-        /* Startup taints of an uninitialized node go away by themselves. */
-        bool startup = false;
-        for (size_t j = 0; np && !b->initialized && j < np->n_startup_taints && !startup; j++)
-            startup = !strcmp(np->startup_taints[j]->key, t->key);
-        if (!startup)
-            return false;
+        return false;   /* a booting node's passing taints are gone already (booting_taints) */
     }
     return true;
 }

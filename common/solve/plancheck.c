@@ -22,6 +22,9 @@
  *                the labels of every allowed option/offering combination.
  *   taints       tolerated (NoSchedule and NoExecute); a claim carries its
  *                NodePool's taints; no pod on a cordoned or deleting node.
+ *                A node not initialized yet sheds its ephemeral and startup
+ *                taints, and its claim fills in the allocatable it does not
+ *                report yet (tlr_pc_pod_tolerates_node, _node_allocatable).
  *   host ports   unique per node or claim (port, protocol, overlapping IP).
  *   pod (anti-)affinity (required terms) and hard topology spread, over
  *                the final placement with existing pods counted.
@@ -274,6 +277,113 @@ static const char *label_get(Tailor__V1__Label *const *ls, size_t n, const char 
         if (strcmp(ls[i]->key, key) == 0)
             return ls[i]->value;
     return NULL;
+}
+
+/* ---- capacity still booting ---------------------------------------- */
+
+const Tailor__V1__NodeClaim *tlr_pc_node_claim(const Tailor__V1__ClusterState *cl,
+                                               const Tailor__V1__Node *n)
+{
+    for (size_t i = 0; cl && i < cl->n_nodeclaims; i++) {
+        const Tailor__V1__NodeClaim *c = cl->nodeclaims[i];
+        const Tailor__V1__NodeClaimStatus *st = c->status;
+        if ((n->nodeclaim_name[0] && strcmp(n->nodeclaim_name, c->name) == 0) ||
+            (st && st->node_name[0] && strcmp(st->node_name, n->name) == 0) ||
+            (st && st->provider_id[0] && n->provider_id[0] &&
+             strcmp(st->provider_id, n->provider_id) == 0))
+            return c;
+    }
+    return NULL;
+}
+
+bool tlr_pc_node_booting(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc)
+{
+    return (n->managed || nc) && !n->initialized;
+}
+
+/* Karpenter's scheduling.KnownEphemeralTaints (key and effect, as
+ * corev1.Taint.MatchTaint compares them) and its key prefixes. */
+static bool taint_passing(const Tailor__V1__Taint *t, Tailor__V1__Taint *const *startup,
+                          size_t n_startup)
+{
+    static const struct { const char *key; int effect; } eph[] = {
+        {"node.kubernetes.io/not-ready", EFF_NOSCHED},
+        {"node.kubernetes.io/not-ready", EFF_NOEXEC},
+        {"node.kubernetes.io/unreachable", EFF_NOSCHED},
+        {"node.cloudprovider.kubernetes.io/uninitialized", EFF_NOSCHED},
+        {"karpenter.sh/unregistered", EFF_NOEXEC},
+    };
+    for (size_t i = 0; i < sizeof(eph) / sizeof(eph[0]); i++)
+        if ((int)t->effect == eph[i].effect && strcmp(t->key, eph[i].key) == 0)
+            return true;
+    if (strncmp(t->key, "readiness.k8s.io/", 17) == 0)
+        return true;
+    for (size_t i = 0; i < n_startup; i++)
+        if (startup[i]->effect == t->effect && strcmp(startup[i]->key, t->key) == 0)
+            return true;
+    return false;
+}
+
+static bool tolerates_booting(const Tailor__V1__Pod *p, Tailor__V1__Taint *const *taints,
+                              size_t n, Tailor__V1__Taint *const *startup, size_t n_startup)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!taint_passing(taints[i], startup, n_startup) &&
+            !tlr_pc_pod_tolerates(p, &taints[i], 1))
+            return false;
+    return true;
+}
+
+bool tlr_pc_pod_tolerates_node(const Tailor__V1__Pod *p, const Tailor__V1__Node *n,
+                               const Tailor__V1__NodeClaim *nc,
+                               const Tailor__V1__NodePool *pool)
+{
+    bool registered = true;
+    if (nc) {
+        const char *r = label_get(n->labels, n->n_labels, "karpenter.sh/registered");
+        registered = r && strcmp(r, "true") == 0;
+    }
+    Tailor__V1__Taint *const *t = registered ? n->taints : nc->taints;
+    size_t nt = registered ? n->n_taints : nc->n_taints;
+    if (!tlr_pc_node_booting(n, nc))
+        return tlr_pc_pod_tolerates(p, t, nt);
+    if (nc)
+        return tolerates_booting(p, t, nt, nc->startup_taints, nc->n_startup_taints);
+    return tolerates_booting(p, t, nt, pool ? pool->startup_taints : NULL,
+                             pool ? pool->n_startup_taints : 0);
+}
+
+bool tlr_pc_pod_tolerates_claim(const Tailor__V1__Pod *p, const Tailor__V1__NodeClaim *nc)
+{
+    return tolerates_booting(p, nc->taints, nc->n_taints, nc->startup_taints,
+                             nc->n_startup_taints);
+}
+
+static int64_t rl_named(const Tailor__V1__ResourceList *l, const char *name)
+{
+    if (!l)
+        return 0;
+    if (strcmp(name, "cpu") == 0)
+        return l->cpu_millis;
+    if (strcmp(name, "memory") == 0)
+        return l->memory_bytes;
+    if (strcmp(name, "pods") == 0)
+        return l->pods;
+    if (strcmp(name, "ephemeral-storage") == 0)
+        return l->ephemeral_storage_bytes;
+    for (size_t i = 0; i < l->n_extended; i++)
+        if (strcmp(l->extended[i]->name, name) == 0)
+            return l->extended[i]->value;
+    return 0;
+}
+
+int64_t tlr_pc_node_allocatable(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc,
+                                const char *name)
+{
+    int64_t v = rl_named(n->allocatable, name);
+    if (v == 0 && tlr_pc_node_booting(n, nc) && nc && nc->status)
+        v = rl_named(nc->status->allocatable, name);
+    return v;
 }
 
 bool tlr_pc_selector_matches(const Tailor__V1__LabelSelector *s,
@@ -869,6 +979,49 @@ static void check_new_claim(checker *c, size_t ci)
     free(bad);
 }
 
+/* The allocatable of a booting node whose claim fills in what the Node
+ * does not report yet (tlr_pc_node_allocatable), or NULL when the Node's
+ * own applies.  Owned: free with free_allocatable(). */
+static Tailor__V1__ResourceList *booting_allocatable(const Tailor__V1__Node *n,
+                                                     const Tailor__V1__NodeClaim *nc)
+{
+    if (!tlr_pc_node_booting(n, nc) || !nc || !nc->status || rl_empty(nc->status->allocatable))
+        return NULL;
+    const Tailor__V1__ResourceList *a = n->allocatable, *b = nc->status->allocatable;
+    Tailor__V1__ResourceList *r = tlr_malloc(sizeof(*r));
+    tailor__v1__resource_list__init(r);
+    r->cpu_millis = tlr_pc_node_allocatable(n, nc, "cpu");
+    r->memory_bytes = tlr_pc_node_allocatable(n, nc, "memory");
+    r->pods = tlr_pc_node_allocatable(n, nc, "pods");
+    r->ephemeral_storage_bytes = tlr_pc_node_allocatable(n, nc, "ephemeral-storage");
+    size_t na = a ? a->n_extended : 0, nb = b->n_extended;
+    r->extended = tlr_calloc(na + nb + 1, sizeof(*r->extended));
+    for (size_t i = 0; i < na + nb; i++) {
+        const char *name = i < na ? a->extended[i]->name : b->extended[i - na]->name;
+        bool dup = false;
+        for (size_t j = 0; j < r->n_extended && !dup; j++)
+            dup = strcmp(r->extended[j]->name, name) == 0;
+        if (dup)
+            continue;
+        Tailor__V1__ExtendedResource *e = tlr_malloc(sizeof(*e));
+        tailor__v1__extended_resource__init(e);
+        e->name = (char *)name;   /* borrowed */
+        e->value = tlr_pc_node_allocatable(n, nc, name);
+        r->extended[r->n_extended++] = e;
+    }
+    return r;
+}
+
+static void free_allocatable(Tailor__V1__ResourceList *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_extended; i++)
+        free(r->extended[i]);
+    free(r->extended);
+    free(r);
+}
+
 static void check_existing(checker *c)
 {
     const Tailor__V1__ClusterState *cl = c->cl;
@@ -892,7 +1045,9 @@ static void check_existing(checker *c)
             if (n->unschedulable || n->marked_for_deletion || n->deletion_unix_ms)
                 violation(c, "pod %s: bound to node %s, which is cordoned or being deleted",
                           pod_id(p, id, sizeof(id)), n->name);
-            if (!tlr_pc_pod_tolerates(p, n->taints, n->n_taints))
+            int64_t pi = SMAP_GETS(&c->pool_by_name, n->nodepool);
+            if (!tlr_pc_pod_tolerates_node(p, n, tlr_pc_node_claim(cl, n),
+                                           pi >= 0 ? cl->nodepools[pi] : NULL))
                 violation(c, "pod %s: does not tolerate the taints of node %s",
                           pod_id(p, id, sizeof(id)), n->name);
             tlr_pc_labels_reset(&c->lab);
@@ -915,7 +1070,7 @@ static void check_existing(checker *c)
             if (ncl->deletion_unix_ms)
                 violation(c, "pod %s: bound to nodeclaim %s, which is being deleted",
                           pod_id(p, id, sizeof(id)), ncl->name);
-            if (!tlr_pc_pod_tolerates(p, ncl->taints, ncl->n_taints))
+            if (!tlr_pc_pod_tolerates_claim(p, ncl))
                 violation(c, "pod %s: does not tolerate the taints of nodeclaim %s",
                           pod_id(p, id, sizeof(id)), ncl->name);
             inflight_labels(c, ncl);
@@ -924,10 +1079,15 @@ static void check_existing(checker *c)
             check_pod_on_labels(c, p, where, "");
         }
     }
-    for (size_t i = 0; i < nn; i++)
-        if (node_touched[i] && !res_fits(&node_use[i], cl->nodes[i]->allocatable, why, sizeof(why)))
-            violation(c, "node %s: requested + new bindings do not fit: %s", cl->nodes[i]->name,
-                      why);
+    for (size_t i = 0; i < nn; i++) {
+        if (!node_touched[i])
+            continue;
+        const Tailor__V1__Node *n = cl->nodes[i];
+        Tailor__V1__ResourceList *al = booting_allocatable(n, tlr_pc_node_claim(cl, n));
+        if (!res_fits(&node_use[i], al ? al : n->allocatable, why, sizeof(why)))
+            violation(c, "node %s: requested + new bindings do not fit: %s", n->name, why);
+        free_allocatable(al);
+    }
     for (size_t i = 0; i < nc; i++) {
         if (!claim_touched[i])
             continue;

@@ -333,6 +333,9 @@ int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tail
         .now_ms = req->now_unix_ms,
         .start_ns = t0,
         .allow_new = true,
+        /* Provisioning counts a node still booting as capacity (Karpenter's
+         * in-flight nodes); only a disruption probe must not rely on it. */
+        .allow_uninit = true,
     };
     tlr_arena *a1, *a2;
     tlr_arena_create(1 << 20, &a1);

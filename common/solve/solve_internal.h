@@ -372,6 +372,8 @@ typedef struct sv_model {
     sv_bin *bins;
     int nbins, cbins;
     int *uid_tab;                /* place.c: pods by uid (lazy) */
+    int *node_claim;             /* place.c: per request node, its NodeClaim index or SV_NONE */
+    bool *claim_node;            /* place.c: per request NodeClaim, "its Node exists" */
     int uid_cap;
     int nexisting;               /* bins [0, nexisting) are nodes/in-flight */
 
@@ -396,7 +398,7 @@ typedef struct sv_model {
     int nnew;
     const char *const *removed;
     size_t nremoved;
-    bool allow_uninit;
+    bool allow_uninit;           /* uninitialized nodes, in-flight claims (Solve: always) */
 } sv_model;
 
 /* compile.c */

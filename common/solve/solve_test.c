@@ -484,6 +484,81 @@ static void b_inflight(Tailor__V1__SolveRequest *r)
     tk_pod(r, "new", 1500, 1024);
 }
 
+/* A node that registered a moment ago: its NodeClaim is in the request
+ * (linked by status.nodeName and the Node's owner reference), it is not
+ * initialized, NotReady, still carries its startup taint and the
+ * not-ready taint, and its device plugin has not advertised the GPU yet.
+ * Karpenter counts it as in-flight capacity: the pending pods go to it,
+ * and neither a second launch nor its claim as a second bin. */
+static Tailor__V1__Node *booting_node(Tailor__V1__SolveRequest *r, int gpus)
+{
+    tk_ladder(r);
+    Tailor__V1__NodePool *np = tk_pool(r, "default", 0);
+    TK_PUSH(np->startup_taints, np->n_startup_taints,
+            tk_taint("example.com/agent", "starting", TK_NOSCHED));
+    Tailor__V1__Node *n = tk_node(r, "boot-1", "test-1a", 4000, 8);
+    n->managed = true;
+    n->nodepool = tk_s("default");
+    n->nodeclaim_name = tk_s("claim-boot");
+    n->ready = false;
+    n->initialized = false;
+    TK_PUSH(n->labels, n->n_labels, tk_label("karpenter.sh/nodepool", "default"));
+    TK_PUSH(n->labels, n->n_labels, tk_label("karpenter.sh/registered", "true"));
+    TK_PUSH(n->taints, n->n_taints, tk_taint("example.com/agent", "starting", TK_NOSCHED));
+    TK_PUSH(n->taints, n->n_taints, tk_taint("node.kubernetes.io/not-ready", "", TK_NOSCHED));
+    Tailor__V1__NodeClaim *c = tk_inflight(r, "claim-boot", "default", "s.4", "test-1a");
+    TK_PUSH(c->startup_taints, c->n_startup_taints,
+            tk_taint("example.com/agent", "starting", TK_NOSCHED));
+    c->status = calloc(1, sizeof(*c->status));
+    tailor__v1__node_claim_status__init(c->status);
+    c->status->node_name = tk_s("boot-1");
+    c->status->allocatable = tk_rl(4000, 8 * TK_GIB, 110);
+    if (gpus)
+        tk_rl_ext(c->status->allocatable, "nvidia.com/gpu", gpus);
+    c->status->phase = TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_REGISTERED;
+    TK_PUSH(c->planned_pod_uids, c->n_planned_pod_uids, tk_s("waiting"));
+    c->resources_requested->cpu_millis = 1500;
+    return n;
+}
+
+static void b_booting(Tailor__V1__SolveRequest *r)
+{
+    booting_node(r, 1);
+    tk_pod(r, "waiting", 1500, 1024);
+    Tailor__V1__Pod *g = tk_pod(r, "gpu", 500, 256);
+    tk_rl_ext(g->requests, "nvidia.com/gpu", 1);
+}
+
+/* The node, not its claim, is the capacity: 4 vCPU once, so of 2 x 2.5
+ * vCPU one pod launches a node. */
+static void b_booting_once(Tailor__V1__SolveRequest *r)
+{
+    booting_node(r, 0);
+    tk_pod(r, "first", 2500, 1024);
+    tk_pod(r, "second", 2500, 1024);
+}
+
+/* Initialized, the startup taint counts again (it came back). */
+static void b_booting_done(Tailor__V1__SolveRequest *r)
+{
+    Tailor__V1__Node *n = booting_node(r, 0);
+    n->initialized = true;
+    n->ready = true;
+    tailor__v1__taint__free_unpacked(n->taints[--n->n_taints], NULL);   /* not-ready went */
+    tk_pod(r, "waiting", 1500, 1024);
+}
+
+/* A node no NodePool manages never carries karpenter.sh/initialized (the
+ * watcher's Node.initialized is false): Karpenter takes it as initialized. */
+static void b_unmanaged(Tailor__V1__SolveRequest *r)
+{
+    tk_ladder(r);
+    tk_pool(r, "default", 0);
+    Tailor__V1__Node *n = tk_node(r, "mng-1", "test-1a", 4000, 8);
+    n->initialized = false;
+    tk_pod(r, "p", 1000, 1024);
+}
+
 static void b_empty_catalog(Tailor__V1__SolveRequest *r)
 {
     tk_catalog(r);
@@ -613,6 +688,13 @@ static const tcase cases[] = {
       { { "fits", "node:roomy" }, { "spills", "claim" } }, 1, BOTH },
     { "in-flight claims: covered pods and free room", b_inflight,
       { { "covered", "inflight:claim-1" }, { "joins", "inflight:claim-1" }, { "new", "claim" } }, 1, BOTH },
+    { "booting node with its claim: pods go to the node, no second launch", b_booting,
+      { { "waiting", "node:boot-1" }, { "gpu", "node:boot-1" } }, 0, BOTH },
+    { "booting node and its claim are one node's capacity", b_booting_once,
+      { { "first", "node:boot-1" }, { "second", "claim" } }, 1, BOTH },
+    { "initialized node: a startup taint back again blocks", b_booting_done,
+      { { "waiting", "claim" } }, 1, BOTH },
+    { "node without a NodePool counts as initialized", b_unmanaged, { { "p", "node:mng-1" } }, 0, BOTH },
     { "empty catalog", b_empty_catalog, { { "p", "error:no instance type" } }, 0, BOTH },
     { "no NodePool", b_no_pool, { { "p", "error:no NodePool" } }, 0, BOTH },
     { "NodeClass without a catalog", b_no_catalog_for_class, { { "p", "error:has no catalog" } }, 0, BOTH },

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tailor/v1/solver.pb-c.h"
 #include "tlr_buf.h"
@@ -83,6 +84,37 @@ bool tlr_pc_pod_node_affinity_holds(const Tailor__V1__Pod *p, const tlr_pc_label
 /* Does the pod tolerate every NoSchedule / NoExecute taint of the list? */
 bool tlr_pc_pod_tolerates(const Tailor__V1__Pod *p, Tailor__V1__Taint *const *taints,
                           size_t n_taints);
+
+/* ---- capacity still booting (Karpenter's in-flight nodes) ---------- */
+
+/* The NodeClaim (borrowed from cl) behind node n: named by n's owner
+ * reference, or whose status names n or its provider ID; NULL when none. */
+const Tailor__V1__NodeClaim *tlr_pc_node_claim(const Tailor__V1__ClusterState *cl,
+                                               const Tailor__V1__Node *n);
+
+/* Is node n (nc: its claim, may be NULL) still booting?  Karpenter's
+ * StateNode.Initialized: a node no NodePool manages never is; a managed
+ * one until it carries karpenter.sh/initialized (Node.initialized). */
+bool tlr_pc_node_booting(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc);
+
+/* Does pod p tolerate node n as the scheduler sees it: its taints (its
+ * claim's before the Node is registered), less, while it boots, the taints
+ * that go away by themselves (Kubernetes' not-ready, unreachable, the
+ * cloud provider's uninitialized, karpenter.sh/unregistered, readiness.k8s.io/
+ * and the startup taints of its claim, else of pool (may be NULL)). */
+bool tlr_pc_pod_tolerates_node(const Tailor__V1__Pod *p, const Tailor__V1__Node *n,
+                               const Tailor__V1__NodeClaim *nc,
+                               const Tailor__V1__NodePool *pool);
+
+/* The same for the taints of an in-flight NodeClaim with no Node yet. */
+bool tlr_pc_pod_tolerates_claim(const Tailor__V1__Pod *p, const Tailor__V1__NodeClaim *nc);
+
+/* Allocatable of resource name ("cpu" in millis, "memory", "pods",
+ * "ephemeral-storage", or an extended name) on node n: while it boots,
+ * where the Node reports 0 its claim's status.allocatable stands in
+ * (StateNode.Allocatable). */
+int64_t tlr_pc_node_allocatable(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc,
+                                const char *name);
 
 /* Does label selector s (borrowed; NULL = the nil selector, matches nothing)
  * select a pod with these labels? */
