@@ -304,10 +304,13 @@ static void min_values_relaxed_under_strict(plan *p)
     relaxed_annotation(p);
 }
 /* Zone spread with a nodeSelector, p1 and p2 both on the zone-a claim; n2
- * (zone-b, empty) is a domain only when the selector is ignored. */
+ * (zone-b, running a pod the spread does not select) is a domain with 0
+ * matching pods only when the selector is ignored. */
 static void spread_with_selector(plan *p, Tailor__V1__NodeInclusionPolicy pol)
 {
     spread_violated(p);
+    Tailor__V1__Node *n2 = p->req->cluster->nodes[1];
+    KIT_PUSH(n2->pods, n2->n_pods, kit_pod("other", 100, 100, 0));
     for (int i = 1; i <= 2; i++) {
         KIT_PUSH(pod(p, i)->node_selector, pod(p, i)->n_node_selector,
                  kit_label("topology.kubernetes.io/zone", "zone-a"));
