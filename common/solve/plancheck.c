@@ -28,6 +28,11 @@
  *   host ports   unique per node or claim (port, protocol, overlapping IP).
  *   pod (anti-)affinity (required terms) and hard topology spread, over
  *                the final placement with existing pods counted.
+ *   minValues    every key with minValues (NodePool or claim requirement)
+ *                has that many distinct values across the claim's options,
+ *                unless the claim is annotated as relaxed (BestEffort).
+ *   labels       a new claim's template labels satisfy its own and its
+ *                NodePool's requirements on the same key.
  *   limits       NodePool usage + the largest capacity among each new
  *                claim's options stays within the limits.
  *   cost         total_cost_per_hour = sum of each claim's first option.
@@ -45,7 +50,9 @@
  * (The last member placed in d saw at least members(d) - 1 others there,
  * and the minimum only grows as pods are added.)  Unconstrained pods that
  * match the selector may legally pile up later, so they count only in
- * the minimum.
+ * the minimum.  Domains and counts are those of the locations the
+ * constraint's node filter keeps for the pod (nodeAffinityPolicy /
+ * nodeTaintsPolicy, as kube-scheduler; see check_spread_key).
  */
 #include "tlr_plancheck.h"
 
@@ -183,6 +190,21 @@ static bool in_values(const char *v, char *const *values, size_t n)
         if (strcmp(values[i], v) == 0)
             return true;
     return false;
+}
+
+static const char *op_name(int op)
+{
+    switch (op) {
+    case OP_IN: return "In";
+    case OP_NOT_IN: return "NotIn";
+    case OP_EXISTS: return "Exists";
+    case OP_DNE: return "DoesNotExist";
+    case OP_GT: return "Gt";
+    case OP_LT: return "Lt";
+    case OP_GTE: return "Gte";
+    case OP_LTE: return "Lte";
+    default: return "?";
+    }
 }
 
 bool tlr_pc_requirement_holds(const Tailor__V1__NodeSelectorRequirement *r,
@@ -914,6 +936,156 @@ static void check_claim_options(checker *c, size_t ci)
     }
 }
 
+/* ---- minValues ------------------------------------------------------ *
+ *
+ * Karpenter's SatisfiesMinValues (pkg/cloudprovider/types.go): for every
+ * requirement key with minValues, the union over the claim's instance-type
+ * options of the values the type's own requirements give that key must
+ * hold at least minValues values.  A type's requirements carry every value
+ * of a multi-valued label (fake types' os In [linux, windows, darwin]), and
+ * zone and capacity type as the union over its offerings; a type without
+ * the key adds nothing.  When a key has minValues on several requirements
+ * (NodePool and claim), the intersection keeps the largest
+ * (Requirement.Intersection, maxIntPtr).  A claim the solver relaxed under
+ * MinValuesPolicy BestEffort carries the annotation below and is exempt;
+ * under Strict that annotation is itself a violation. */
+
+#define MINV_RELAXED "karpenter.sh/nodeclaim-min-values-relaxed"
+
+typedef struct strset {
+    const char **v;   /* borrowed */
+    size_t n, cap;
+} strset;
+
+static void strset_add(strset *s, const char *x)
+{
+    if (!x || !x[0])
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], x) == 0)
+            return;
+    TLR_GROW(s->v, s->cap, s->n + 1);
+    s->v[s->n++] = x;
+}
+
+/* Add the values instance type t's requirements give key to s. */
+static void type_values(const Tailor__V1__InstanceType *t, const char *key, strset *s)
+{
+    if (strcmp(key, "node.kubernetes.io/instance-type") == 0)
+        strset_add(s, t->name);
+    else if (strcmp(key, "kubernetes.io/arch") == 0)
+        strset_add(s, t->arch);
+    else if (strcmp(key, "kubernetes.io/os") == 0)
+        for (size_t i = 0; i < t->n_operating_systems; i++)
+            strset_add(s, t->operating_systems[i]);
+    for (size_t i = 0; i < t->n_offerings; i++) {
+        const Tailor__V1__Offering *o = t->offerings[i];
+        if (strcmp(key, "topology.kubernetes.io/zone") == 0)
+            strset_add(s, o->zone);
+        else if (strcmp(key, "topology.k8s.aws/zone-id") == 0)
+            strset_add(s, o->zone_id);
+        else if (strcmp(key, "karpenter.sh/capacity-type") == 0)
+            strset_add(s, tlr_pc_capacity_type_name(o->capacity_type));
+    }
+    for (size_t i = 0; i < t->n_requirements; i++) {
+        const Tailor__V1__NodeSelectorRequirement *r = t->requirements[i];
+        if (r->operator_ != OP_IN || strcmp(r->key, key) != 0)
+            continue;
+        for (size_t j = 0; j < r->n_values; j++)
+            strset_add(s, r->values[j]);
+    }
+}
+
+/* The largest minValues any of rs (and of more, may be NULL) sets on key. */
+static int32_t min_values_of(const char *key, Tailor__V1__NodeSelectorRequirement *const *rs,
+                             size_t n, Tailor__V1__NodeSelectorRequirement *const *more,
+                             size_t n_more)
+{
+    int32_t mv = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rs[i]->min_values > mv && strcmp(rs[i]->key, key) == 0)
+            mv = rs[i]->min_values;
+    for (size_t i = 0; i < n_more; i++)
+        if (more[i]->min_values > mv && strcmp(more[i]->key, key) == 0)
+            mv = more[i]->min_values;
+    return mv;
+}
+
+static void check_claim_min_values(checker *c, size_t ci)
+{
+    const Tailor__V1__NodeClaim *nc = c->resp->new_nodeclaims[ci];
+    const Tailor__V1__NodePool *pool = c->claim_pool[ci];
+    if (!pool)
+        return;
+    const char *relaxed = label_get(nc->annotations, nc->n_annotations, MINV_RELAXED);
+    if (relaxed && strcmp(relaxed, "true") == 0) {
+        bool best_effort = c->req->options && c->req->options->min_values_policy ==
+            TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT;
+        if (!best_effort)
+            violation(c, "new claim #%zu: annotated %s, but min_values_policy is Strict", ci,
+                      MINV_RELAXED);
+        return;
+    }
+    const char *cls = nc->node_class[0] ? nc->node_class
+                      : pool->node_class_ref ? pool->node_class_ref->name : "";
+    const Tailor__V1__Catalog *cat = tlr_pc_catalog_for_class(c->req, cls);
+    if (!cat)
+        return;   /* check_claim_options reported it */
+    /* Every key with minValues, each once: the pool's, then the claim's. */
+    Tailor__V1__NodeSelectorRequirement *const *lists[2] = {pool->requirements, nc->requirements};
+    size_t lens[2] = {pool->n_requirements, nc->n_requirements};
+    strset keys = {0}, vals = {0};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lens[l]; i++)
+            if (lists[l][i]->min_values > 0)
+                strset_add(&keys, lists[l][i]->key);
+    for (size_t k = 0; k < keys.n; k++) {
+        int32_t mv = min_values_of(keys.v[k], pool->requirements, pool->n_requirements,
+                                   nc->requirements, nc->n_requirements);
+        vals.n = 0;
+        for (size_t i = 0; i < nc->n_instance_type_options; i++) {
+            const Tailor__V1__InstanceType *t =
+                catalog_type(cat, nc->instance_type_options[i]->name);
+            if (t)   /* unknown options: check_claim_options reported them */
+                type_values(t, keys.v[k], &vals);
+        }
+        if (vals.n < (size_t)mv)
+            violation(c, "new claim #%zu (nodepool %s): minValues %d for %s not met: its %zu "
+                      "options have %zu distinct values", ci, pool->name, mv, keys.v[k],
+                      nc->n_instance_type_options, vals.n);
+    }
+    free(keys.v);
+    free(vals.v);
+}
+
+/* A claim's template labels are requirements too (Karpenter adds them as
+ * key In [value]): a label whose value a requirement of the claim or of
+ * its NodePool excludes leaves the claim with no node it could become. */
+static void check_claim_labels(checker *c, size_t ci)
+{
+    const Tailor__V1__NodeClaim *nc = c->resp->new_nodeclaims[ci];
+    const Tailor__V1__NodePool *pool = c->claim_pool[ci];
+    Tailor__V1__NodeSelectorRequirement *const *lists[2] = {
+        nc->requirements, pool ? pool->requirements : NULL};
+    size_t lens[2] = {nc->n_requirements, pool ? pool->n_requirements : 0};
+    static const char *const whose[2] = {"its requirement", "its nodepool's requirement"};
+    for (size_t i = 0; i < nc->n_labels; i++) {
+        const Tailor__V1__Label *lb = nc->labels[i];
+        tlr_pc_labels_reset(&c->lab);
+        tlr_pc_labels_set(&c->lab, lb->key, lb->value);
+        for (int l = 0; l < 2; l++) {
+            for (size_t j = 0; j < lens[l]; j++) {
+                const Tailor__V1__NodeSelectorRequirement *r = lists[l][j];
+                if (strcmp(r->key, lb->key) != 0 || tlr_pc_requirement_holds(r, &c->lab, false))
+                    continue;
+                violation(c, "new claim #%zu: label %s=%s contradicts %s %s %s [%s%s]", ci,
+                          lb->key, lb->value, whose[l], r->key, op_name(r->operator_),
+                          r->n_values ? r->values[0] : "", r->n_values > 1 ? ", ..." : "");
+            }
+        }
+    }
+}
+
 static void check_pod_on_labels(checker *c, const Tailor__V1__Pod *p, const char *where,
                                 const char *combo_desc)
 {
@@ -1355,8 +1527,86 @@ static void check_affinity_key(checker *c, const char *key, dgroups *g)
     }
 }
 
+/* ---- topology spread: which nodes count --------------------------------
+ *
+ * kube-scheduler's PodTopologySpread (and Karpenter's TopologyNodeFilter)
+ * count, for an incoming pod, only the nodes it could be placed on by the
+ * constraint's inclusion policies: nodeAffinityPolicy Honor (the default)
+ * keeps the nodes where the pod's nodeSelector and required node affinity
+ * hold, Ignore keeps all; nodeTaintsPolicy Honor keeps the nodes whose
+ * NoSchedule / NoExecute taints the pod tolerates, Ignore (the default)
+ * keeps all.  The domains are those of the kept nodes, and only pods on
+ * kept nodes count.  Pods with the same constraint but a different node
+ * filter see different domains, so they are checked as separate groups. */
+
+static bool honor_affinity(const Tailor__V1__TopologySpreadConstraint *x)
+{
+    return x->node_affinity_policy !=
+           TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_IGNORE;
+}
+
+static bool honor_taints(const Tailor__V1__TopologySpreadConstraint *x)
+{
+    return x->node_taints_policy ==
+           TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_HONOR;
+}
+
+/* Do messages a[0..na) and b[0..nb) pack to the same bytes, in order? */
+static bool same_msgs(ProtobufCMessage *const *a, size_t na, ProtobufCMessage *const *b,
+                      size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        size_t la = protobuf_c_message_get_packed_size(a[i]);
+        size_t lb = protobuf_c_message_get_packed_size(b[i]);
+        if (la != lb)
+            return false;
+        /* called per placed pod and constraint: stay off the heap for the
+         * usual small selector / term */
+        uint8_t sa[512], sb[512];
+        uint8_t *ba = la <= sizeof(sa) ? sa : tlr_malloc(la);
+        uint8_t *bb = la <= sizeof(sb) ? sb : tlr_malloc(lb);
+        protobuf_c_message_pack(a[i], ba);
+        protobuf_c_message_pack(b[i], bb);
+        bool eq = memcmp(ba, bb, la) == 0;
+        if (ba != sa)
+            free(ba);
+        if (bb != sb)
+            free(bb);
+        if (!eq)
+            return false;
+    }
+    return true;
+}
+
+/* Do pods a and b keep the same nodes under x's inclusion policies? */
+static bool same_node_filter(const Tailor__V1__TopologySpreadConstraint *x,
+                             const Tailor__V1__Pod *a, const Tailor__V1__Pod *b)
+{
+    if (honor_affinity(x)) {
+        if (a->n_node_selector != b->n_node_selector)
+            return false;
+        for (size_t i = 0; i < a->n_node_selector; i++) {
+            const char *v = label_get(b->node_selector, b->n_node_selector,
+                                      a->node_selector[i]->key);
+            if (!v || strcmp(v, a->node_selector[i]->value) != 0)
+                return false;
+        }
+        if (!same_msgs((ProtobufCMessage *const *)a->required_node_affinity,
+                       a->n_required_node_affinity,
+                       (ProtobufCMessage *const *)b->required_node_affinity,
+                       b->n_required_node_affinity))
+            return false;
+    }
+    return !honor_taints(x) ||
+           same_msgs((ProtobufCMessage *const *)a->tolerations, a->n_tolerations,
+                     (ProtobufCMessage *const *)b->tolerations, b->n_tolerations);
+}
+
 /* Is the spread constraint of pod a the same as that of pod b (same
- * selector after match_label_keys, key, skew, namespace)? */
+ * selector after match_label_keys, key, skew, namespace, inclusion
+ * policies and node filter)? */
 static bool same_spread(const Tailor__V1__TopologySpreadConstraint *x,
                         const Tailor__V1__Pod *a, const Tailor__V1__Pod *b)
 {
@@ -1365,16 +1615,12 @@ static bool same_spread(const Tailor__V1__TopologySpreadConstraint *x,
     for (size_t i = 0; i < b->n_topology_spread_constraints; i++) {
         const Tailor__V1__TopologySpreadConstraint *y = b->topology_spread_constraints[i];
         if (y->when_unsatisfiable == TSC_ANYWAY || strcmp(x->topology_key, y->topology_key) ||
-            x->max_skew != y->max_skew)
+            x->max_skew != y->max_skew || honor_affinity(x) != honor_affinity(y) ||
+            honor_taints(x) != honor_taints(y))
             continue;
-        size_t lx = protobuf_c_message_get_packed_size(&x->label_selector->base);
-        size_t ly = y->label_selector ? protobuf_c_message_get_packed_size(&y->label_selector->base) : 0;
-        if (!y->label_selector || lx != ly)
-            continue;
-        uint8_t bx[lx + 1], by[ly + 1];
-        protobuf_c_message_pack(&x->label_selector->base, bx);
-        protobuf_c_message_pack(&y->label_selector->base, by);
-        if (memcmp(bx, by, lx) != 0)
+        if (!y->label_selector ||
+            !same_msgs((ProtobufCMessage *const *)&x->label_selector, 1,
+                       (ProtobufCMessage *const *)&y->label_selector, 1))
             continue;
         bool keys_same = true;
         for (size_t k = 0; k < x->n_match_label_keys && keys_same; k++) {
@@ -1382,8 +1628,53 @@ static bool same_spread(const Tailor__V1__TopologySpreadConstraint *x,
             const char *vb = label_get(b->labels, b->n_labels, x->match_label_keys[k]);
             keys_same = (!va && !vb) || (va && vb && strcmp(va, vb) == 0);
         }
-        if (keys_same)
+        if (keys_same && same_node_filter(x, a, b))
             return true;
+    }
+    return false;
+}
+
+/* Does x's node filter for pod p keep location w?  A new claim is kept
+ * when the pod's node affinity holds on some (option, offering) the
+ * launcher may buy for it. */
+static bool spread_keeps(checker *c, const Tailor__V1__TopologySpreadConstraint *x,
+                         const Tailor__V1__Pod *p, loc w)
+{
+    bool aff = honor_affinity(x), tnt = honor_taints(x);
+    if (w.kind == LOC_NODE) {
+        const Tailor__V1__Node *n = c->cl->nodes[w.idx];
+        if (tnt && !tlr_pc_pod_tolerates(p, n->taints, n->n_taints))
+            return false;
+        if (!aff)
+            return true;
+        tlr_pc_labels_reset(&c->lab);
+        for (size_t j = 0; j < n->n_labels; j++)
+            tlr_pc_labels_set(&c->lab, n->labels[j]->key, n->labels[j]->value);
+        if (!tlr_pc_labels_get(&c->lab, HOSTNAME_KEY))
+            tlr_pc_labels_set(&c->lab, HOSTNAME_KEY, n->name);
+        return tlr_pc_pod_node_affinity_holds(p, &c->lab, false);
+    }
+    if (w.kind == LOC_INFLIGHT) {
+        const Tailor__V1__NodeClaim *nc = c->cl->nodeclaims[w.idx];
+        if (tnt && !tlr_pc_pod_tolerates(p, nc->taints, nc->n_taints))
+            return false;
+        if (!aff)
+            return true;
+        inflight_labels(c, nc);
+        return tlr_pc_pod_node_affinity_holds(p, &c->lab, false);
+    }
+    if (w.kind == LOC_NEW) {
+        const Tailor__V1__NodeClaim *nc = c->resp->new_nodeclaims[w.idx];
+        if (tnt && !tlr_pc_pod_tolerates(p, nc->taints, nc->n_taints))
+            return false;
+        if (!aff || c->n_combos[w.idx] == 0)
+            return true;
+        for (size_t k = 0; k < c->n_combos[w.idx]; k++) {
+            new_claim_labels(c, w.idx, &c->combos[w.idx][k]);
+            if (tlr_pc_pod_node_affinity_holds(p, &c->lab, false))
+                return true;
+        }
+        return false;
     }
     return false;
 }
@@ -1402,11 +1693,21 @@ static bool spread_selects(const Tailor__V1__TopologySpreadConstraint *x,
     return tlr_pc_selector_matches(x->label_selector, q->labels, q->n_labels);
 }
 
+/* Index of location w among nodes, in-flight claims, new claims. */
+static size_t loc_slot(const checker *c, loc w)
+{
+    size_t nn = c->cl->n_nodes, ni = c->cl->n_nodeclaims;
+    return w.kind == LOC_NODE ? w.idx : w.kind == LOC_INFLIGHT ? nn + w.idx : nn + ni + w.idx;
+}
+
 static void check_spread_key(checker *c, const char *key, dgroups *g)
 {
     char id[512];
+    size_t n_slots = c->cl->n_nodes + c->cl->n_nodeclaims + c->resp->n_new_nodeclaims;
     int64_t *count = tlr_calloc(g->n_groups + 1, sizeof(int64_t));
     int64_t *all = tlr_calloc(g->n_groups + 1, sizeof(int64_t));
+    bool *eligible = tlr_calloc(g->n_groups + 1, sizeof(bool));
+    signed char *keeps = tlr_calloc(n_slots + 1, 1);   /* 0 unknown, 1 kept, -1 not */
     bool *checked = tlr_calloc(c->n_pl + 1, sizeof(bool));
     for (size_t i = 0; i < c->n_pl; i++) {
         const Tailor__V1__Pod *p = c->pl[i].pod;
@@ -1425,51 +1726,59 @@ static void check_spread_key(checker *c, const char *key, dgroups *g)
             if (checked[i])
                 continue;
             /* Count existing matching pods and pending pods carrying the
-             * same constraint, per domain; domains = every location where
-             * p's node affinity holds (nodes) or any new claim. */
+             * same constraint, per domain, on the locations x's node
+             * filter keeps for p (and p's same-constraint peers). */
             memset(count, 0, (g->n_groups + 1) * sizeof(int64_t));
             memset(all, 0, (g->n_groups + 1) * sizeof(int64_t));
-            bool *eligible = tlr_calloc(g->n_groups + 1, sizeof(bool));
+            memset(eligible, 0, (g->n_groups + 1) * sizeof(bool));
+            memset(keeps, 0, n_slots + 1);
             size_t *members = NULL, n_members = 0, mcap = 0;
             for (size_t j = 0; j < c->n_pl; j++) {
                 if (g->group[j] < 0)
                     continue;
-                eligible[g->group[j]] = true;
                 bool member = c->pl[j].pending && (j == i || same_spread(x, p, c->pl[j].pod));
+                if (member) {
+                    TLR_GROW(members, mcap, n_members + 1);
+                    members[n_members++] = j;
+                }
+                size_t slot = loc_slot(c, c->pl[j].where);
+                if (!keeps[slot])
+                    keeps[slot] = spread_keeps(c, x, p, c->pl[j].where) ? 1 : -1;
+                if (keeps[slot] < 0)
+                    continue;
+                eligible[g->group[j]] = true;
                 bool selected = spread_selects(x, p, c->pl[j].pod);
                 if ((member || !c->pl[j].pending) && selected)
                     count[g->group[j]]++;
                 if (selected)
                     all[g->group[j]]++;
-                if (member) {
-                    TLR_GROW(members, mcap, n_members + 1);
-                    members[n_members++] = j;
-                }
             }
-            int64_t min = INT64_MAX;
-            size_t n_dom = 0;
+            /* Existing nodes kept by the filter are domains too, with
+             * count 0 when no placed pod is there. */
+            char scratch[300];
+            strset empty = {0};   /* values of kept empty nodes, not yet a group */
+            for (size_t nd = 0; nd < c->cl->n_nodes; nd++) {
+                if (keeps[nd])
+                    continue;   /* a placed pod is there: seen above */
+                const char *v = domain_of(c, (loc){LOC_NODE, nd}, key, scratch, sizeof(scratch));
+                if (!v || !spread_keeps(c, x, p, (loc){LOC_NODE, nd}))
+                    continue;
+                int64_t gid = SMAP_GETS(&g->by_value, v);
+                if (gid >= 0) {
+                    eligible[gid] = true;
+                    continue;
+                }
+                strset_add(&empty, v);   /* a node's label or name: borrowed */
+            }
+            size_t n_dom = empty.n;
+            free(empty.v);
+            int64_t min = n_dom ? 0 : INT64_MAX;
             for (size_t d = 0; d < g->n_groups; d++) {
                 if (!eligible[d])
                     continue;
                 n_dom++;
                 if (all[d] < min)
                     min = all[d];
-            }
-            /* Existing nodes with no placed pod are domains too (count 0)
-             * when p's node affinity holds there. */
-            char scratch[300];
-            for (size_t nd = 0; nd < c->cl->n_nodes; nd++) {
-                const Tailor__V1__Node *node = c->cl->nodes[nd];
-                const char *v = domain_of(c, (loc){LOC_NODE, nd}, key, scratch, sizeof(scratch));
-                if (!v || SMAP_GETS(&g->by_value, v) >= 0)
-                    continue;
-                tlr_pc_labels_reset(&c->lab);
-                for (size_t j = 0; j < node->n_labels; j++)
-                    tlr_pc_labels_set(&c->lab, node->labels[j]->key, node->labels[j]->value);
-                if (tlr_pc_pod_node_affinity_holds(p, &c->lab, false)) {
-                    min = 0;
-                    n_dom++;
-                }
             }
             if (x->min_domains > 0 && n_dom < (size_t)x->min_domains)
                 min = 0;
@@ -1480,16 +1789,17 @@ static void check_spread_key(checker *c, const char *key, dgroups *g)
                 int64_t here = count[g->group[j]];
                 if (here - min > skew)
                     violation(c, "pod %s: topology spread on %s violated: %" PRId64
-                              " matching pods in %s, minimum %" PRId64 ", maxSkew %" PRId64,
-                              pod_id(c->pl[j].pod, id, sizeof(id)), key, here,
-                              c->pl[j].where.kind ? "its domain" : "?", min, skew);
+                              " matching pods in its domain, minimum %" PRId64
+                              ", maxSkew %" PRId64, pod_id(c->pl[j].pod, id, sizeof(id)), key,
+                              here, min, skew);
             }
             free(members);
-            free(eligible);
         }
     }
     free(count);
     free(all);
+    free(eligible);
+    free(keeps);
     free(checked);
 }
 
@@ -1675,8 +1985,11 @@ int tlr_plan_check(const Tailor__V1__SolveRequest *req,
     check_outcomes(&c);
     for (size_t i = 0; i < nclaims; i++)
         check_claim_options(&c, i);
-    for (size_t i = 0; i < nclaims; i++)
+    for (size_t i = 0; i < nclaims; i++) {
         check_new_claim(&c, i);
+        check_claim_min_values(&c, i);
+        check_claim_labels(&c, i);
+    }
     check_existing(&c);
     build_placement(&c);
     check_topology(&c);

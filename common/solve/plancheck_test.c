@@ -247,6 +247,108 @@ static void daemonset_overflows(plan *p)
 }
 static void claim_without_catalog(plan *p) { free(claim(p, 0)->node_class); claim(p, 0)->node_class = tlr_strdup("other"); }
 
+/* minValues: small and big are of different families; the pool asks for
+ * families (pool requirement) or types (claim requirement) with minValues. */
+static Tailor__V1__NodeSelectorRequirement *req_min(const char *key, const char *v1,
+                                                    const char *v2, int32_t mv)
+{
+    Tailor__V1__NodeSelectorRequirement *r = kit_req_in(key, v1);
+    if (v2)
+        KIT_PUSH(r->values, r->n_values, tlr_strdup(v2));
+    r->min_values = mv;
+    return r;
+}
+static void families(plan *p, int32_t mv)
+{
+    Tailor__V1__Catalog *cat = p->req->catalogs[0]->catalog;
+    for (size_t i = 0; i < cat->n_instance_types; i++) {
+        Tailor__V1__InstanceType *t = cat->instance_types[i];
+        KIT_PUSH(t->requirements, t->n_requirements,
+                 kit_req_in("karpenter.k8s.aws/instance-family",
+                            strcmp(t->name, "big") == 0 ? "fam-b" : "fam-s"));
+    }
+    Tailor__V1__NodePool *pool = p->req->cluster->nodepools[0];
+    KIT_PUSH(pool->requirements, pool->n_requirements,
+             req_min("karpenter.k8s.aws/instance-family", "fam-b", "fam-s", mv));
+}
+static void min_values_short(plan *p) { families(p, 3); }
+static void min_values_one_option(plan *p)
+{
+    families(p, 2);
+    Tailor__V1__NodeClaim *nc = claim(p, 0);
+    free(nc->instance_type_options[1]->name);
+    free(nc->instance_type_options[1]);
+    nc->n_instance_type_options = 1;
+}
+static void min_values_on_claim_type(plan *p)
+{
+    Tailor__V1__NodeClaim *nc = claim(p, 0);
+    KIT_PUSH(nc->requirements, nc->n_requirements,
+             req_min("node.kubernetes.io/instance-type", "small", "big", 3));
+}
+static void min_values_policy(plan *p, Tailor__V1__MinValuesPolicy pol)
+{
+    p->req->options = tlr_malloc(sizeof(*p->req->options));
+    tailor__v1__solve_options__init(p->req->options);
+    p->req->options->min_values_policy = pol;
+}
+static void relaxed_annotation(plan *p)
+{
+    Tailor__V1__NodeClaim *nc = claim(p, 0);
+    KIT_PUSH(nc->annotations, nc->n_annotations,
+             kit_label("karpenter.sh/nodeclaim-min-values-relaxed", "true"));
+}
+static void min_values_relaxed_under_strict(plan *p)
+{
+    min_values_short(p);
+    relaxed_annotation(p);
+}
+/* Zone spread with a nodeSelector, p1 and p2 both on the zone-a claim; n2
+ * (zone-b, running a pod the spread does not select) is a domain with 0
+ * matching pods only when the selector is ignored. */
+static void spread_with_selector(plan *p, Tailor__V1__NodeInclusionPolicy pol)
+{
+    spread_violated(p);
+    Tailor__V1__Node *n2 = p->req->cluster->nodes[1];
+    KIT_PUSH(n2->pods, n2->n_pods, kit_pod("other", 100, 100, 0));
+    for (int i = 1; i <= 2; i++) {
+        KIT_PUSH(pod(p, i)->node_selector, pod(p, i)->n_node_selector,
+                 kit_label("topology.kubernetes.io/zone", "zone-a"));
+        pod(p, i)->topology_spread_constraints[0]->node_affinity_policy = pol;
+    }
+}
+static void spread_selector_ignored(plan *p)
+{
+    spread_with_selector(p, TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_IGNORE);
+}
+/* n2 (zone-b) tainted: it still counts under the default nodeTaintsPolicy
+ * (Ignore), not under Honor. */
+static void spread_taints(plan *p, Tailor__V1__NodeInclusionPolicy pol)
+{
+    spread_violated(p);
+    KIT_PUSH(p->req->cluster->nodes[1]->taints, p->req->cluster->nodes[1]->n_taints,
+             kit_taint("dedicated", "db"));
+    for (int i = 1; i <= 2; i++)
+        pod(p, i)->topology_spread_constraints[0]->node_taints_policy = pol;
+}
+static void spread_taints_default(plan *p)
+{
+    spread_taints(p, TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_UNSPECIFIED);
+}
+/* A claim labelled with one zone whose zone requirement says another. */
+static void claim_label_contradicts(plan *p)
+{
+    Tailor__V1__NodeClaim *nc = claim(p, 0);
+    KIT_PUSH(nc->labels, nc->n_labels, kit_label("topology.kubernetes.io/zone", "zone-b"));
+    KIT_PUSH(nc->requirements, nc->n_requirements, kit_req_in("topology.kubernetes.io/zone", "zone-a"));
+}
+static void claim_label_contradicts_pool(plan *p)
+{
+    Tailor__V1__NodePool *pool = p->req->cluster->nodepools[0];
+    KIT_PUSH(pool->requirements, pool->n_requirements, kit_req_in("team", "a"));
+    KIT_PUSH(claim(p, 0)->labels, claim(p, 0)->n_labels, kit_label("team", "b"));
+}
+
 /* ---- variants that must pass ---- */
 
 static void nothing(plan *p) { (void)p; }
@@ -299,6 +401,28 @@ static void toleration_present(plan *p)
         KIT_PUSH(pod(p, i)->tolerations, pod(p, i)->n_tolerations, kit_toleration("team", "ml"));
 }
 
+static void min_values_met(plan *p) { families(p, 2); }
+static void min_values_relaxed(plan *p)
+{
+    min_values_short(p);
+    relaxed_annotation(p);
+    min_values_policy(p, TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT);
+}
+static void spread_selector_honored(plan *p)
+{
+    spread_with_selector(p, TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_UNSPECIFIED);
+}
+static void spread_taints_honored(plan *p)
+{
+    spread_taints(p, TAILOR__V1__NODE_INCLUSION_POLICY__NODE_INCLUSION_POLICY_HONOR);
+}
+static void claim_label_agrees(plan *p)
+{
+    Tailor__V1__NodeClaim *nc = claim(p, 0);
+    KIT_PUSH(nc->labels, nc->n_labels, kit_label("topology.kubernetes.io/zone", "zone-a"));
+    KIT_PUSH(nc->requirements, nc->n_requirements, kit_req_in("topology.kubernetes.io/zone", "zone-a"));
+}
+
 typedef struct pccase {
     const char *name;
     void (*mutate)(plan *p);
@@ -311,6 +435,11 @@ static const pccase cases[] = {
     {"valid: anti-affinity pods on separate claims", anti_affinity_split, NULL},
     {"valid: zone spread balanced", spread_balanced, NULL},
     {"valid: taint tolerated", toleration_present, NULL},
+    {"valid: minValues 2 families met by [small, big]", min_values_met, NULL},
+    {"valid: minValues short but relaxed (BestEffort)", min_values_relaxed, NULL},
+    {"valid: spread domains narrowed to the nodeSelector (Honor)", spread_selector_honored, NULL},
+    {"valid: spread leaves out an untolerated node (taints Honor)", spread_taints_honored, NULL},
+    {"valid: claim label within its requirement", claim_label_agrees, NULL},
     {"pod without outcome", no_outcome, "neither bound"},
     {"pod with two outcomes", two_outcomes, "more than one outcome"},
     {"unknown uid planned", unknown_uid, "not a pending pod"},
@@ -335,6 +464,19 @@ static const pccase cases[] = {
     {"total cost wrong", total_wrong, "total_cost_per_hour"},
     {"daemonset overhead overflows small", daemonset_overflows, "daemonsets do not fit"},
     {"no catalog for the node class", claim_without_catalog, "no catalog"},
+    {"minValues 3 families, options have 2", min_values_short,
+     "minValues 3 for karpenter.k8s.aws/instance-family not met: its 2 options have 2 distinct"},
+    {"minValues 2 families, one option", min_values_one_option,
+     "minValues 2 for karpenter.k8s.aws/instance-family not met: its 1 options have 1"},
+    {"minValues 3 types on the claim's requirement", min_values_on_claim_type,
+     "minValues 3 for node.kubernetes.io/instance-type"},
+    {"relaxed annotation under Strict", min_values_relaxed_under_strict, "but min_values_policy is Strict"},
+    {"spread with nodeSelector, affinity policy Ignore", spread_selector_ignored, "topology spread"},
+    {"spread, tainted node counts (taints policy Ignore)", spread_taints_default, "topology spread"},
+    {"claim label contradicts its zone requirement", claim_label_contradicts,
+     "label topology.kubernetes.io/zone=zone-b contradicts its requirement"},
+    {"claim label contradicts its nodepool's requirement", claim_label_contradicts_pool,
+     "label team=b contradicts its nodepool's requirement team In [a]"},
 };
 
 static void test_table(void **state)

@@ -5,9 +5,11 @@
  * SolveResponse is a legal plan: every pending pod has exactly one outcome,
  * nothing exceeds allocatable on any node or on ANY ranked option of a new
  * claim, node affinity / taints / host ports / pod anti-affinity / pod
- * affinity / hard topology spread hold on the final placement, NodePool
- * limits hold, the options are ranked and priced right and the total adds
- * up.  It is written from the contract (proto comments, docs/contracts.md,
+ * affinity / hard topology spread (over the domains its inclusion
+ * policies keep) hold on the final placement, NodePool limits hold, each
+ * new claim's options meet minValues (unless annotated relaxed) and its
+ * labels agree with its requirements, the options are ranked and priced
+ * right and the total adds up.  It is written from the contract (proto comments, docs/contracts.md,
  * Kubernetes semantics), never from the engine's code, so that a bug in
  * the engine is not silently shared by its test oracle.
  *
