@@ -365,6 +365,12 @@ static int connect_deps(ds_app *a, size_t max_msg)
     co2.ami_refresh_ms = cfg->ami_refresh_ms;
     co2.min_savings = cfg->min_savings;
     co2.spot_to_spot = cfg->spot_to_spot;
+    co2.min_values_policy = cfg->min_values_policy == 1
+                                ? TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT
+                                : TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_STRICT;
+    co2.preference_policy = cfg->preference_policy == 1
+                                ? TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_IGNORE
+                                : TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_RESPECT;
     co2.max_candidates = cfg->max_candidates;
     co2.dry_run = cfg->dry_run;
     co2.log = a->log;

@@ -31,6 +31,8 @@ typedef struct ds_app_cfg {
     bool spot_to_spot;          /* replace spot nodes by spot nodes */
     int max_candidates;
     int rebalance;              /* 0 event, 1 drain */
+    int min_values_policy;      /* 0 Strict, 1 BestEffort */
+    int preference_policy;      /* 0 Respect, 1 Ignore */
     bool leader_elect;
     char *lease_namespace;
     int64_t lease_ms;

@@ -629,6 +629,8 @@ void ds_ctl_mctx(ds_ctl *c, const ds_view *v, ds_budgets *b, ds_sim *sim, ds_mct
     memset(sim, 0, sizeof(*sim));
     sim->v = v;
     sim->solver = c->o.solver;
+    sim->min_values_policy = c->o.min_values_policy;
+    sim->preference_policy = c->o.preference_policy;
     memset(m, 0, sizeof(*m));
     m->v = v;
     m->b = b;

@@ -69,6 +69,10 @@ typedef struct ds_ctl_opts {
     int64_t ami_refresh_ms;                /* resolve node classes' AMIs again; 0 = 60 s */
     double min_savings;
     bool spot_to_spot;                     /* methods.h ds_mctx.spot_to_spot */
+    /* Karpenter's MIN_VALUES_POLICY / PREFERENCE_POLICY for Simulate, as
+     * the launcher sends them with Solve (UNSPECIFIED = Strict / Respect). */
+    Tailor__V1__MinValuesPolicy min_values_policy;
+    Tailor__V1__PreferencePolicy preference_policy;
     int max_candidates;
     bool dry_run;                          /* decide and publish, never act */
     tlr_logger *log;

@@ -14,6 +14,8 @@
 #include "app.h"
 #include "tlr_service.h"
 
+static const char *const min_values_choices[] = { "Strict", "BestEffort", NULL };
+static const char *const preference_choices[] = { "Respect", "Ignore", NULL };
 static const char *const rebalance_choices[] = { "event", "drain", NULL };
 
 static const tlr_setting settings[] = {
@@ -95,6 +97,14 @@ static const tlr_setting settings[] = {
     { "max-candidates", "TAILOR_MAX_CANDIDATES", TLR_SET_INT,
       offsetof(ds_app_cfg, max_candidates), "100",
       "nodes one multi-node consolidation considers (Karpenter: 100)", .min = 1, .max = 100000 },
+    { "min-values-policy", "MIN_VALUES_POLICY", TLR_SET_ENUM,
+      offsetof(ds_app_cfg, min_values_policy), "Strict",
+      "Karpenter's MIN_VALUES_POLICY for replacements: Strict or BestEffort (set it as the "
+      "launcher's)", .choices = min_values_choices },
+    { "preference-policy", "PREFERENCE_POLICY", TLR_SET_ENUM,
+      offsetof(ds_app_cfg, preference_policy), "Respect",
+      "Karpenter's PREFERENCE_POLICY for simulations: Respect or Ignore (set it as the "
+      "launcher's)", .choices = preference_choices },
     { "rebalance", "TAILOR_REBALANCE", TLR_SET_ENUM, offsetof(ds_app_cfg, rebalance), "event",
       "on a rebalance recommendation: event (Karpenter) or drain", .choices = rebalance_choices },
     { "leader-elect", "TAILOR_LEADER_ELECT", TLR_SET_BOOL, offsetof(ds_app_cfg, leader_elect),

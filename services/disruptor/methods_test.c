@@ -389,7 +389,11 @@ static void test_reduced_simulation_request(void **state)
     ds_mctx *m = ctx(x);
     const char *names[1] = { "gone" };
     Tailor__V1__SimulateRequest req;
+    m->sim->min_values_policy = TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT;
     ds_sim_request(m->sim, names, 1, true, 1, &req);
+    /* the replacements are planned under the launcher's minValues policy */
+    assert_int_equal(req.options->min_values_policy,
+                     TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT);
     /* room only (without its pods); gone's pod goes as the pod to place */
     assert_int_equal(req.cluster->n_nodes, 1);
     assert_string_equal(req.cluster->nodes[0]->name, "room");

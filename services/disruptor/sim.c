@@ -174,6 +174,8 @@ static void build(const ds_sim *s, const char *const *names, size_t n, bool allo
     tailor__v1__solve_options__init(o);
     o->timeout_ms = s->timeout_ms ? s->timeout_ms : 10000;
     o->max_instance_types = 60;
+    o->min_values_policy = s->min_values_policy;
+    o->preference_policy = s->preference_policy;
     req->options = o;
     if (v->catalog) {
         Tailor__V1__CatalogRef *ref = tlr_malloc(sizeof(*ref));

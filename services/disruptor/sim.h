@@ -57,6 +57,8 @@ typedef struct ds_sim {
     int (*full_pods)(void *arg, const char *node, Tailor__V1__Pod ***pods, size_t *n);
     void *full_pods_arg;
     int64_t timeout_ms;             /* SolveOptions.timeout_ms; 0 = 10000 */
+    Tailor__V1__MinValuesPolicy min_values_policy;     /* as the launcher's */
+    Tailor__V1__PreferencePolicy preference_policy;
     int calls;                      /* Simulates made through this */
     double ms;                      /* time spent in them */
 } ds_sim;

@@ -477,6 +477,12 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     po.k8s_version = cfg->k8s_version;
     po.no_fleet_batching = !cfg->fleet_batching;
     po.register_ttl_ms = cfg->registration_ttl_ms;
+    po.min_values_policy = cfg->min_values_policy == 1
+                               ? TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT
+                               : TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_STRICT;
+    po.preference_policy = cfg->preference_policy == 1
+                               ? TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_IGNORE
+                               : TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_RESPECT;
     po.log = a->log;
     po.metrics = tlr_service_metrics(svc);
     po.publish = on_launch_event;

@@ -38,6 +38,8 @@ typedef struct lc_app_cfg {
     /* cluster identity (empty = discovered: EKS DescribeCluster, kube-dns) */
     char *cluster_endpoint, *cluster_ca, *cluster_cidr, *cluster_dns;
     int64_t registration_ttl_ms;
+    int min_values_policy;          /* 0 Strict, 1 BestEffort */
+    int preference_policy;          /* 0 Respect, 1 Ignore */
 } lc_app_cfg;
 
 typedef struct lc_app lc_app;

@@ -14,6 +14,9 @@
 #include "app.h"
 #include "tlr_service.h"
 
+static const char *const min_values_choices[] = { "Strict", "BestEffort", NULL };
+static const char *const preference_choices[] = { "Respect", "Ignore", NULL };
+
 static const tlr_setting settings[] = {
     { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(lc_app_cfg, listen),
       "tcp://127.0.0.1:7121", "nng URL to answer Launch and Terminate on" },
@@ -56,6 +59,14 @@ static const tlr_setting settings[] = {
       "spot prices below on-demand x this are not believed (the discount is used)" },
     { "zones", "TAILOR_ZONES", TLR_SET_LIST, offsetof(lc_app_cfg, zones),
       "us-east-1a,us-east-1b,us-east-1c", "zones offered in the catalog" },
+    { "min-values-policy", "MIN_VALUES_POLICY", TLR_SET_ENUM,
+      offsetof(lc_app_cfg, min_values_policy), "Strict",
+      "Karpenter's MIN_VALUES_POLICY: Strict (no NodeClaim that cannot meet minValues) or "
+      "BestEffort (relax minValues, annotate the claim)", .choices = min_values_choices },
+    { "preference-policy", "PREFERENCE_POLICY", TLR_SET_ENUM,
+      offsetof(lc_app_cfg, preference_policy), "Respect",
+      "Karpenter's PREFERENCE_POLICY: Respect (preferences held, relaxed one at a time) or "
+      "Ignore", .choices = preference_choices },
     { "spot-discount", "TAILOR_SPOT_DISCOUNT", TLR_SET_DOUBLE,
       offsetof(lc_app_cfg, spot_discount), "0.6",
       "spot price = on-demand * (1 - discount) where EC2 gives none (and for the file); 0 = the "

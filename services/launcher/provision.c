@@ -604,6 +604,10 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
     req.n_catalogs = r.n;
     lc_ice_list(p->ice, &req.unavailable_offerings, &req.n_unavailable_offerings);
     req.now_unix_ms = lc_prov_now(p);
+    Tailor__V1__SolveOptions opts = TAILOR__V1__SOLVE_OPTIONS__INIT;
+    opts.min_values_policy = p->o.min_values_policy;
+    opts.preference_policy = p->o.preference_policy;
+    req.options = &opts;
 
     int64_t t0 = lc_prov_mono(p);
     Tailor__V1__SolveResponse *resp = NULL;

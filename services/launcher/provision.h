@@ -73,6 +73,10 @@ typedef struct lc_prov_opts {
      * NULL = not managed. */
     lc_iam_ops iam;
     const char *region;                 /* borrowed; copied; profile names and tags */
+    /* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY, sent with every
+     * Solve (UNSPECIFIED = Strict / Respect). */
+    Tailor__V1__MinValuesPolicy min_values_policy;
+    Tailor__V1__PreferencePolicy preference_policy;
 } lc_prov_opts;
 
 typedef struct lc_prov lc_prov;

@@ -212,6 +212,38 @@ static void test_no_double_launch(void **state)
     assert_int_equal(r.launched, 0);
 }
 
+/* Karpenter's MIN_VALUES_POLICY / PREFERENCE_POLICY reach the solver with
+ * every Solve: BestEffort lets it relax minValues rather than refuse. */
+static void test_policies_sent_with_solve(void **state)
+{
+    fixture *fx = *state;
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 2, "c5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(2), NULL), TLR_OK);
+    const Tailor__V1__SolveOptions *o = fx->f.last_solve->options;
+    assert_non_null(o);
+    assert_int_equal(o->min_values_policy, TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_UNSPECIFIED);
+    lc_prov_free(fx->p);
+    lc_prov_opts po = { 0 };
+    po.cluster = "prod";
+    po.clock = &fx->f.clock;
+    po.solver = lc_fake_solver(&fx->f);
+    po.cloud = lc_fake_cloud(&fx->f);
+    po.kube = lc_fake_kube(&fx->f);
+    po.catalog = fx->cat;
+    po.rand = seq_rand;
+    po.rand_arg = fx;
+    po.identity = &test_identity;
+    po.min_values_policy = TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT;
+    po.preference_policy = TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_IGNORE;
+    lc_prov_create(&po, &fx->p);
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    o = fx->f.last_solve->options;
+    assert_non_null(o);
+    assert_int_equal(o->min_values_policy, TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT);
+    assert_int_equal(o->preference_policy, TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_IGNORE);
+}
+
 static void test_catalog_miss_resend(void **state)
 {
     fixture *fx = *state;
@@ -649,6 +681,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ice_falls_back_within_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ice_replans_onto_other_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_double_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_policies_sent_with_solve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
