@@ -520,6 +520,8 @@ static bool node_of_claim(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim
 {
     if (n->nodeclaim_name[0] && strcmp(n->nodeclaim_name, c->name) == 0)
         return true;
+    if (c->status && c->status->node_name[0] && strcmp(c->status->node_name, n->name) == 0)
+        return true;
     const char *pid = c->status ? c->status->provider_id : "";
     return pid[0] && n->provider_id[0] && strcmp(pid, n->provider_id) == 0;
 }

@@ -671,6 +671,36 @@ static void test_pool_usage(void **state)
            (long long)st->nodes);
     assert_int_equal(st->usage->cpu_millis, 8000 + 2000);
     assert_int_equal(st->nodes, 2);
+    /* A NodeClaim linked to its Node only by status.nodeName counts once. */
+    b = tk_batch(1);
+    np = b->cluster->nodepools[0];
+    np->limits = tlr_malloc(sizeof(*np->limits));
+    tailor__v1__node_pool_limits__init(np->limits);
+    np->limits->has_cpu = true;
+    np->limits->cpu_millis = 100000;
+    n = tlr_malloc(sizeof(*n));
+    tailor__v1__node__init(n);
+    n->name = tlr_strdup("old");
+    n->nodepool = tlr_strdup("default");
+    n->capacity = tlr_malloc(sizeof(*n->capacity));
+    tailor__v1__resource_list__init(n->capacity);
+    n->capacity->cpu_millis = 8000;
+    TK_PUSH(b->cluster->nodes, b->cluster->n_nodes, n);
+    Tailor__V1__NodeClaim *theirs = tlr_malloc(sizeof(*theirs));
+    tailor__v1__node_claim__init(theirs);
+    theirs->name = tlr_strdup("theirs");
+    theirs->nodepool = tlr_strdup("default");
+    theirs->status = tlr_malloc(sizeof(*theirs->status));
+    tailor__v1__node_claim_status__init(theirs->status);
+    theirs->status->node_name = tlr_strdup("old");
+    theirs->status->capacity = tlr_malloc(sizeof(*theirs->status->capacity));
+    tailor__v1__resource_list__init(theirs->status->capacity);
+    theirs->status->capacity->cpu_millis = 8000;
+    TK_PUSH(b->cluster->nodeclaims, b->cluster->n_nodeclaims, theirs);
+    assert_int_equal(lc_prov_batch(fx->p, b, NULL), TLR_OK);
+    st = fx->f.last_solve->cluster->nodepools[0]->status;
+    assert_int_equal(st->usage->cpu_millis, 8000 + 2000);
+    assert_int_equal(st->nodes, 2);
 }
 
 int main(void)
