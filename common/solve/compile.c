@@ -653,8 +653,22 @@ static void pools_build(sv_model *m, const Tailor__V1__CatalogRef *const *cats, 
         p->pmask = pmask_all(m);
         dom_b b = { 0 };
         domb_add1(m, &b, K_POOL, np->name);
-        for (size_t j = 0; j < np->n_labels; j++)
+        for (size_t j = 0; j < np->n_labels; j++) {
             domb_add1(m, &b, np->labels[j]->key, np->labels[j]->value);
+            /* A template label on an offering key (zone, zone id, capacity
+             * type) pins the pool's offerings to its value: Karpenter adds
+             * template labels to a claim's requirements. */
+            Tailor__V1__NodeSelectorRequirement nr = TAILOR__V1__NODE_SELECTOR_REQUIREMENT__INIT;
+            char *v = np->labels[j]->value;
+            nr.key = np->labels[j]->key;
+            nr.operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
+            nr.n_values = 1;
+            nr.values = &v;
+            sv_req lr;
+            req_compile(m, &nr, &lr);
+            if (lr.kind != SV_KEY_LABEL)
+                p->pmask = sv_pmask_and(p->pmask, req_pmask(m, &lr));
+        }
         for (int j = 0; j < p->reqs.n; j++) {
             sv_req *r = &p->reqs.r[j];
             req_compile(m, np->requirements[j], r);
