@@ -630,6 +630,35 @@ static bool ds_lands(sv_model *m, const Tailor__V1__Pod *ds, const sv_pool *p, c
     return true;
 }
 
+static const Tailor__V1__Condition *pool_cond(const Tailor__V1__NodePool *np, const char *type)
+{
+    for (size_t i = 0; np->status && i < np->status->n_conditions; i++) {
+        const Tailor__V1__Condition *c = np->status->conditions[i];
+        if (c->type && strcmp(c->type, type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* The pool's Ready condition when it is False, else NULL: Karpenter leaves
+ * such a pool out of scheduling.  A pool whose status says nothing yet is
+ * used (the disruptor writes Ready a pass after the pool appears).  When
+ * Ready is False only because of its NodeClass (ValidationSucceeded True),
+ * the request's catalogs already say it live: a class that is not Ready
+ * has no catalog here (docs/launcher.md), one that just became Ready has
+ * one before the pool's status catches up. */
+static const Tailor__V1__Condition *pool_not_ready(const Tailor__V1__NodePool *np)
+{
+    const Tailor__V1__Condition *r = pool_cond(np, "Ready");
+    if (!r || r->status != TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_FALSE)
+        return NULL;
+    const Tailor__V1__Condition *v = pool_cond(np, "ValidationSucceeded");
+    if (v && v->status == TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE &&
+        pool_cond(np, "NodeClassReady"))
+        return NULL;
+    return r;
+}
+
 static void pools_build(sv_model *m, const Tailor__V1__CatalogRef *const *cats, size_t ncats,
                         const int *cat_type0, const int *cat_ntypes)
 {
@@ -1128,6 +1157,14 @@ static void level_compat(sv_model *m, sv_class *c, sv_level *lv)
             lv->why[pi] = sv_arena_printf(m->ar, "NodeClass %s has no catalog in the request",
                                           p->np->node_class_ref && p->np->node_class_ref->name
                                           ? p->np->node_class_ref->name : "(none)");
+            continue;
+        }
+        const Tailor__V1__Condition *nr = pool_not_ready(p->np);
+        if (nr) {
+            lv->why[pi] = sv_arena_printf(m->ar, "NodePool %s is not Ready (%s%s%s)", p->np->name,
+                                          nr->reason && nr->reason[0] ? nr->reason : "False",
+                                          nr->message && nr->message[0] ? ": " : "",
+                                          nr->message ? nr->message : "");
             continue;
         }
         const Tailor__V1__Taint *bad = NULL;

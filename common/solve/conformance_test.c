@@ -646,6 +646,15 @@ static void pool_of(Tailor__V1__SolveRequest *r, json_object *j)
             tailor__v1__node_pool_status__init(p->status);
         }
         p->status->ready = false;
+        /* as Karpenter's test: the Ready condition set False */
+        Tailor__V1__Condition *c = calloc(1, sizeof(*c));
+        tailor__v1__condition__init(c);
+        c->type = tk_s("Ready");
+        c->status = TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_FALSE;
+        c->reason = tk_s("NodeClassNotReady");
+        p->status->conditions = calloc(1, sizeof(*p->status->conditions));
+        p->status->conditions[0] = c;
+        p->status->n_conditions = 1;
     }
 }
 

@@ -581,6 +581,46 @@ static void b_no_catalog_for_class(Tailor__V1__SolveRequest *r)
     tk_pod(r, "p", 100, 64);
 }
 
+/* A NodePool status condition (type, True/False). */
+static void pool_cond(Tailor__V1__NodePool *p, const char *type, bool ok, const char *reason)
+{
+    if (!p->status) {
+        p->status = calloc(1, sizeof(*p->status));
+        tailor__v1__node_pool_status__init(p->status);
+    }
+    Tailor__V1__Condition *c = calloc(1, sizeof(*c));
+    tailor__v1__condition__init(c);
+    c->type = tk_s(type);
+    c->status = ok ? TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE
+                   : TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_FALSE;
+    c->reason = tk_s(reason);
+    p->status->conditions = realloc(p->status->conditions,
+                                    (p->status->n_conditions + 1) * sizeof(*p->status->conditions));
+    p->status->conditions[p->status->n_conditions++] = c;
+}
+
+/* Ready=False for a reason of its own (validation): the pool is left out. */
+static void b_pool_not_ready(Tailor__V1__SolveRequest *r)
+{
+    tk_ladder(r);
+    Tailor__V1__NodePool *p = tk_pool(r, "default", 0);
+    pool_cond(p, "ValidationSucceeded", false, "NodePoolValidationFailed");
+    pool_cond(p, "Ready", false, "UnhealthyDependents");
+    tk_pod(r, "p", 100, 64);
+}
+
+/* Ready=False only because the NodeClass was not Ready when the status was
+ * written: the class's catalog in the request is what counts. */
+static void b_pool_class_caught_up(Tailor__V1__SolveRequest *r)
+{
+    tk_ladder(r);
+    Tailor__V1__NodePool *p = tk_pool(r, "default", 0);
+    pool_cond(p, "ValidationSucceeded", true, "ValidationSucceeded");
+    pool_cond(p, "NodeClassReady", false, "NodeClassReadinessUnknown");
+    pool_cond(p, "Ready", false, "UnhealthyDependents");
+    tk_pod(r, "p", 100, 64);
+}
+
 static void b_contradiction(Tailor__V1__SolveRequest *r)
 {
     tk_ladder(r);
@@ -698,6 +738,10 @@ static const tcase cases[] = {
     { "empty catalog", b_empty_catalog, { { "p", "error:no instance type" } }, 0, BOTH },
     { "no NodePool", b_no_pool, { { "p", "error:no NodePool" } }, 0, BOTH },
     { "NodeClass without a catalog", b_no_catalog_for_class, { { "p", "error:has no catalog" } }, 0, BOTH },
+    { "NodePool Ready=False: left out, as Karpenter", b_pool_not_ready,
+      { { "p", "error:NodePool default is not Ready (UnhealthyDependents)" } }, 0, BOTH },
+    { "NodePool Ready=False only for its NodeClass: the catalog decides", b_pool_class_caught_up,
+      { { "p", "claim" } }, 1, BOTH },
     { "contradictory requirements", b_contradiction,
       { { "contra", "error:matches no instance type" }, { "ok", "claim" } }, 1, BOTH },
     { "absurd quantities", b_absurd,
