@@ -204,6 +204,20 @@ static void req_compile(sv_model *m, const Tailor__V1__NodeSelectorRequirement *
             : r->key == m->k_ct ? SV_KEY_CT : SV_KEY_LABEL;
 }
 
+/* "key In [value]" for one label (a nodeSelector entry, a template label),
+ * compiled; r->src is NULL (the source lives only for the call). */
+static void req_of_label(sv_model *m, const char *key, const char *value, sv_req *r)
+{
+    Tailor__V1__NodeSelectorRequirement nr = TAILOR__V1__NODE_SELECTOR_REQUIREMENT__INIT;
+    char *v = (char *)value;
+    nr.key = (char *)key;
+    nr.operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
+    nr.n_values = 1;
+    nr.values = &v;
+    req_compile(m, &nr, r);
+    r->src = NULL;
+}
+
 static bool in_vals(const sv_id *v, int n, sv_id x)
 {
     for (int i = 0; i < n; i++)
@@ -598,14 +612,8 @@ static bool ds_lands(sv_model *m, const Tailor__V1__Pod *ds, const sv_pool *p, c
                           p->np->taints[i]))
             return false;
     for (size_t i = 0; i < ds->n_node_selector; i++) {
-        Tailor__V1__NodeSelectorRequirement nr = TAILOR__V1__NODE_SELECTOR_REQUIREMENT__INIT;
-        char *v = ds->node_selector[i]->value;
-        nr.key = ds->node_selector[i]->key;
-        nr.operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
-        nr.n_values = 1;
-        nr.values = &v;
         sv_req r;
-        req_compile(m, &nr, &r);
+        req_of_label(m, ds->node_selector[i]->key, ds->node_selector[i]->value, &r);
         if (r.kind == SV_KEY_LABEL && !sv_req_ok(m, &r, &t->labels, &p->dom))
             return false;
     }
@@ -687,14 +695,8 @@ static void pools_build(sv_model *m, const Tailor__V1__CatalogRef *const *cats, 
             /* A template label on an offering key (zone, zone id, capacity
              * type) pins the pool's offerings to its value: Karpenter adds
              * template labels to a claim's requirements. */
-            Tailor__V1__NodeSelectorRequirement nr = TAILOR__V1__NODE_SELECTOR_REQUIREMENT__INIT;
-            char *v = np->labels[j]->value;
-            nr.key = np->labels[j]->key;
-            nr.operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
-            nr.n_values = 1;
-            nr.values = &v;
             sv_req lr;
-            req_compile(m, &nr, &lr);
+            req_of_label(m, np->labels[j]->key, np->labels[j]->value, &lr);
             if (lr.kind != SV_KEY_LABEL)
                 p->pmask = sv_pmask_and(p->pmask, req_pmask(m, &lr));
         }

@@ -45,11 +45,9 @@ static const tlr_cluster_identity test_identity = {
     "prod", "https://api.prod.example:443", "Q0EK", "10.100.0.0/16", "10.100.0.10"
 };
 
-static int setup(void **state)
+/* The options every test's prov is made with. */
+static lc_prov_opts base_opts(fixture *fx)
 {
-    fixture *fx = tlr_calloc(1, sizeof(*fx));
-    lc_fake_init(&fx->f);
-    fx->cat = tk_catalog();
     lc_prov_opts o = { 0 };
     o.cluster = "prod";
     o.clock = &fx->f.clock;
@@ -62,6 +60,15 @@ static int setup(void **state)
     o.publish = on_event;
     o.publish_arg = fx;
     o.identity = &test_identity;
+    return o;
+}
+
+static int setup(void **state)
+{
+    fixture *fx = tlr_calloc(1, sizeof(*fx));
+    lc_fake_init(&fx->f);
+    fx->cat = tk_catalog();
+    lc_prov_opts o = base_opts(fx);
     lc_prov_create(&o, &fx->p);
     *state = fx;
     return 0;
@@ -223,16 +230,7 @@ static void test_policies_sent_with_solve(void **state)
     assert_non_null(o);
     assert_int_equal(o->min_values_policy, TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_UNSPECIFIED);
     lc_prov_free(fx->p);
-    lc_prov_opts po = { 0 };
-    po.cluster = "prod";
-    po.clock = &fx->f.clock;
-    po.solver = lc_fake_solver(&fx->f);
-    po.cloud = lc_fake_cloud(&fx->f);
-    po.kube = lc_fake_kube(&fx->f);
-    po.catalog = fx->cat;
-    po.rand = seq_rand;
-    po.rand_arg = fx;
-    po.identity = &test_identity;
+    lc_prov_opts po = base_opts(fx);
     po.min_values_policy = TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT;
     po.preference_policy = TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_IGNORE;
     lc_prov_create(&po, &fx->p);
