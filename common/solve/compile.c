@@ -22,6 +22,7 @@
 #include "solve_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_kubeobj.h"
 
 #define K_ZONE    "topology.kubernetes.io/zone"
 #define K_ZONE_ID "topology.k8s.aws/zone-id"
@@ -640,12 +641,8 @@ static bool ds_lands(sv_model *m, const Tailor__V1__Pod *ds, const sv_pool *p, c
 
 static const Tailor__V1__Condition *pool_cond(const Tailor__V1__NodePool *np, const char *type)
 {
-    for (size_t i = 0; np->status && i < np->status->n_conditions; i++) {
-        const Tailor__V1__Condition *c = np->status->conditions[i];
-        if (c->type && strcmp(c->type, type) == 0)
-            return c;
-    }
-    return NULL;
+    return np->status ? tlr_kubeobj_condition(np->status->conditions, np->status->n_conditions, type)
+                      : NULL;
 }
 
 /* The pool's Ready condition when it is False, else NULL: Karpenter leaves

@@ -8,6 +8,7 @@
 #include "candidates.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_kubeobj.h"
 
 const char *ds_drift_reason(ds_drift_kind k)
 {
@@ -22,10 +23,8 @@ const char *ds_drift_reason(ds_drift_kind k)
 
 static const Tailor__V1__Condition *cond_of(const Tailor__V1__NodeClaim *c, const char *type)
 {
-    for (size_t i = 0; c->status && i < c->status->n_conditions; i++)
-        if (!strcmp(c->status->conditions[i]->type, type))
-            return c->status->conditions[i];
-    return NULL;
+    return c->status ? tlr_kubeobj_condition(c->status->conditions, c->status->n_conditions, type)
+                     : NULL;
 }
 
 static bool cond_true(const Tailor__V1__NodeClaim *c, const char *type)

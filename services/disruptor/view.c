@@ -9,6 +9,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_drain.h"
+#include "tlr_kubeobj.h"
 
 /* ---- pod removals ------------------------------------------------------- */
 
@@ -121,12 +122,9 @@ static bool claim_initialized(const Tailor__V1__NodeClaim *c)
         return false;
     if (c->status->phase == TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED)
         return true;
-    for (size_t i = 0; i < c->status->n_conditions; i++) {
-        const Tailor__V1__Condition *k = c->status->conditions[i];
-        if (!strcmp(k->type, "Initialized"))
-            return k->status == TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE;
-    }
-    return false;
+    const Tailor__V1__Condition *k =
+        tlr_kubeobj_condition(c->status->conditions, c->status->n_conditions, "Initialized");
+    return k && k->status == TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE;
 }
 
 static const char *annotation(Tailor__V1__Label *const *l, size_t n, const char *key)
