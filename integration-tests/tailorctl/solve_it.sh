@@ -137,4 +137,22 @@ run big_txt --pods "$ns/big.yaml" --nodepools "$ns/pool.yaml" --nodeclasses "$ns
   --catalog "$fx/catalog.json"
 check "systemReserved cpu 1: the text plan says why" has big_txt.out "nodepool xl: no instance type has 3500m cpu"
 
+# --- zone IDs offline: only --zones ZONE=ID gives them ------------------------
+cat >"$work/zid.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: default}
+spec:
+  nodeSelector: {topology.k8s.aws/zone-id: use1-az4}
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+YAML
+zp=(--pods "$work/zid.yaml" --nodepools "$fx/nodepools.yaml" --catalog "$fx/catalog.json" -o json)
+run zid_none "${zp[@]}"
+check "zone-id without a zone map: unschedulable, exit 3" [ "$RC" -eq 3 ]
+run zid "${zp[@]}" --zones us-east-1a=use1-az6,us-east-1b=use1-az4,us-east-1c
+check "zone-id with --zones ZONE=ID: placed in the zone that has that ID" pyjson zid \
+  'p["pods"]["on_new_nodes"]==1 and p["nodeclaims"][0]["zone"]=="us-east-1b"'
+run zid_bad "${zp[@]}" --zones us-east-1a=
+check "--zones with an empty ID: exit 2" [ "$RC" -eq 2 ]
+
 finish

@@ -68,6 +68,7 @@ typedef struct solve_cfg {
     const char *catalog;       /* borrowed from argv */
     const char *region;
     strvec zones;
+    strvec zone_ids;           /* parallel to zones; "" where --zones gave none */
     double spot_discount;
     bool spot;                 /* --spot-discount given: offer spot */
     bool json;
@@ -127,7 +128,9 @@ static void usage(FILE *out)
         "                       aws-instance-types.json).  Required: offline there is\n"
         "                       no EC2 to ask; the services get the catalog from EC2.\n"
         "  --region NAME        catalog region for prices (default us-east-1)\n"
-        "  --zones A,B,...      zones offered (default REGIONa,REGIONb,REGIONc)\n"
+        "  --zones A,B,...      zones offered (default REGIONa,REGIONb,REGIONc); each\n"
+        "                       may name its zone ID, A=use1-az1, which offline is\n"
+        "                       the only source of topology.k8s.aws/zone-id\n"
         "  --spot-discount F    also offer spot at price*(1-F), 0<=F<1; 0 = spot at the\n"
         "                       on-demand price (default: on-demand only)\n"
         "\n"
@@ -208,8 +211,19 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
             cfg->region = val;
         } else if (!strcmp(name, "--zones")) {
             char *copy = tlr_strdup(val), *save = NULL;
-            for (char *z = strtok_r(copy, ",", &save); z; z = strtok_r(NULL, ",", &save))
+            for (char *z = strtok_r(copy, ",", &save); z; z = strtok_r(NULL, ",", &save)) {
+                char *id = strchr(z, '=');
+                if (id != NULL)
+                    *id++ = '\0';
+                if (z[0] == '\0' || (id != NULL && id[0] == '\0')) {
+                    fprintf(stderr, "tailorctl solve: --zones: \"%s\" is not ZONE or "
+                            "ZONE=ZONE_ID\n", val);
+                    free(copy);
+                    return TLR_E_INVAL;
+                }
                 strvec_add(&cfg->zones, z);
+                strvec_add(&cfg->zone_ids, id != NULL ? id : "");
+            }
             free(copy);
         } else if (!strcmp(name, "--spot-discount")) {
             char *end;
@@ -891,6 +905,7 @@ int cmd_solve(int argc, char **argv)
     tlr_catalog_file_opts copts = { .region = cfg.region,
                                     .zones = (const char *const *)cfg.zones.v,
                                     .n_zones = cfg.zones.n,
+                                    .zone_ids = (const char *const *)cfg.zone_ids.v,
                                     .spot_discount = cfg.spot_discount,
                                     .no_spot = !cfg.spot };
     rc = tlr_catalog_file_load(cfg.catalog, &copts, &cat, err, sizeof(err));
@@ -963,5 +978,6 @@ out:
     strvec_free(&cfg.nodes);
     strvec_free(&cfg.daemonsets);
     strvec_free(&cfg.zones);
+    strvec_free(&cfg.zone_ids);
     return exit_code;
 }
