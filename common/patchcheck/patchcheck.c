@@ -9,7 +9,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
 #include "tlr_time.h"
 
 #define DND "karpenter.sh/do-not-disrupt"
@@ -81,7 +81,7 @@ static void blockers(const tlr_pchk_in *in, tlr_pchk_row *r)
         for (size_t k = 0; k < in->npdbs; k++) {
             const Tailor__V1__PodDisruptionBudget *b = in->pdbs[k];
             if (strcmp(b->namespace_, p->namespace_) ||
-                !tlr_pc_selector_matches(b->selector, p->labels, p->n_labels))
+                !tlr_ks_selector_matches(b->selector, p->labels, p->n_labels))
                 continue;
             if (!first)
                 first = b;

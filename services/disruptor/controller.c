@@ -13,7 +13,7 @@
 #include "poolstatus.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
 
 #define MAX_CMDS 16
 
@@ -323,7 +323,7 @@ static void count_disrupted(ds_ctl *c, const ds_cmd *cmd)
     for (size_t i = 0; i < cmd->n; i++)
         tlr_metrics_counter_inc(c->m_disrupted,
                                 (const char *const[]){ reason, cmd->c[i].pool,
-                                                       tlr_pc_capacity_type_name(cmd->c[i].ct) });
+                                                       tlr_ks_capacity_type_name(cmd->c[i].ct) });
 }
 
 /* ---- execution ------------------------------------------------------------ */

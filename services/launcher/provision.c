@@ -31,7 +31,7 @@
 #include "prov_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
 
 #define TOLD_EVERY_MS (5 * 60 * 1000)
 #define TOLD_MAX 100000
@@ -230,7 +230,7 @@ void lc_prov_count_terminated(lc_prov *p, const char *nodepool, const Tailor__V1
         return;
     /* Karpenter reads the NodeClaim's labels: empty before launch. */
     const Tailor__V1__NodeClaimStatus *st = nc ? nc->status : NULL;
-    const char *ct = st && st->instance_id[0] ? tlr_pc_capacity_type_name(st->capacity_type) : "";
+    const char *ct = st && st->instance_id[0] ? tlr_ks_capacity_type_name(st->capacity_type) : "";
     tlr_metrics_counter_inc(p->m_terminated,
                             (const char *const[]){ nodepool ? nodepool : "", ct ? ct : "",
                                                    st ? st->zone : "" });
