@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tlr_alloc.h"
+#include "tlr_labels.h"
 
 #define OP_IN       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN
 #define OP_NOT_IN   TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_NOT_IN
@@ -97,24 +98,24 @@ void tlr_ks_labels_for_offering(tlr_ks_labels *l, const Tailor__V1__NodePool *po
         for (size_t i = 0; i < pool->n_labels; i++)
             tlr_ks_labels_set(l, pool->labels[i]->key, pool->labels[i]->value);
         tlr_ks_labels_set_single_in(l, pool->requirements, pool->n_requirements, false);
-        tlr_ks_labels_set(l, "karpenter.sh/nodepool", pool->name);
+        tlr_ks_labels_set(l, TLR_LABEL_NODEPOOL, pool->name);
     }
     if (t) {
         tlr_ks_labels_set_single_in(l, t->requirements, t->n_requirements, false);
-        tlr_ks_labels_set(l, "node.kubernetes.io/instance-type", t->name);
+        tlr_ks_labels_set(l, TLR_LABEL_INSTANCE_TYPE, t->name);
         if (t->arch && t->arch[0])
-            tlr_ks_labels_set(l, "kubernetes.io/arch", t->arch);
+            tlr_ks_labels_set(l, TLR_LABEL_ARCH, t->arch);
         if (t->n_operating_systems == 1)
-            tlr_ks_labels_set(l, "kubernetes.io/os", t->operating_systems[0]);
+            tlr_ks_labels_set(l, TLR_LABEL_OS, t->operating_systems[0]);
     }
     if (o) {
         if (o->zone[0])
-            tlr_ks_labels_set(l, "topology.kubernetes.io/zone", o->zone);
+            tlr_ks_labels_set(l, TLR_LABEL_ZONE, o->zone);
         if (o->zone_id[0])
-            tlr_ks_labels_set(l, "topology.k8s.aws/zone-id", o->zone_id);
+            tlr_ks_labels_set(l, TLR_LABEL_ZONE_ID, o->zone_id);
         const char *ct = tlr_ks_capacity_type_name(o->capacity_type);
         if (ct[0])
-            tlr_ks_labels_set(l, "karpenter.sh/capacity-type", ct);
+            tlr_ks_labels_set(l, TLR_LABEL_CAPACITY_TYPE, ct);
     }
 }
 

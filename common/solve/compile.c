@@ -24,15 +24,16 @@
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
 #include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
-#define K_ZONE    "topology.kubernetes.io/zone"
-#define K_ZONE_ID "topology.k8s.aws/zone-id"
-#define K_CT      "karpenter.sh/capacity-type"
-#define K_HOST    "kubernetes.io/hostname"
-#define K_TYPE    "node.kubernetes.io/instance-type"
-#define K_POOL    "karpenter.sh/nodepool"
-#define K_ARCH    "kubernetes.io/arch"
-#define K_OS      "kubernetes.io/os"
+#define K_ZONE    TLR_LABEL_ZONE
+#define K_ZONE_ID TLR_LABEL_ZONE_ID
+#define K_CT      TLR_LABEL_CAPACITY_TYPE
+#define K_HOST    TLR_LABEL_HOSTNAME
+#define K_TYPE    TLR_LABEL_INSTANCE_TYPE
+#define K_POOL    TLR_LABEL_NODEPOOL
+#define K_ARCH    TLR_LABEL_ARCH
+#define K_OS      TLR_LABEL_OS
 
 static const char *const ct_names[4] = { "", "on-demand", "spot", "reserved" };
 

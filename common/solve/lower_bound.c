@@ -80,13 +80,13 @@
 #include "lower_bound_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 #include "tlr_plancheck.h"
 #include "tlr_solve.h"
 
 #define MAX_EXT   16
 #define MAX_ANTI  8
 #define MAX_DIMS  (4 + MAX_EXT + MAX_ANTI)
-#define HOSTNAME_KEY "kubernetes.io/hostname"
 #define MAX_ROUNDS 400
 #define MAX_PIVOTS 20000
 #define COLS_PER_ROUND 256
@@ -271,7 +271,7 @@ static bool bmap_has(const bmap *m, const char *k, size_t len)
  * term are pairwise exclusive per node)? */
 static bool self_anti_term(const Tailor__V1__Pod *p, const Tailor__V1__PodAffinityTerm *t)
 {
-    if (strcmp(t->topology_key, HOSTNAME_KEY) != 0 || t->n_match_label_keys ||
+    if (strcmp(t->topology_key, TLR_LABEL_HOSTNAME) != 0 || t->n_match_label_keys ||
         t->n_mismatch_label_keys || !t->label_selector)
         return false;
     if (!t->all_namespaces && t->n_namespaces) {

@@ -66,13 +66,14 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
 #define OP_IN       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN
 #define EFF_NOSCHED TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE
 #define EFF_NOEXEC  TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE
 #define TSC_ANYWAY  TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_SCHEDULE_ANYWAY
 
-#define HOSTNAME_KEY "kubernetes.io/hostname"
+#define HOSTNAME_KEY TLR_LABEL_HOSTNAME
 #define DEFAULT_MAX_OPTIONS 60
 
 static bool in_values(const char *v, char *const *values, size_t n)
@@ -115,7 +116,7 @@ static bool taint_passing(const Tailor__V1__Taint *t, Tailor__V1__Taint *const *
         {"node.kubernetes.io/not-ready", EFF_NOEXEC},
         {"node.kubernetes.io/unreachable", EFF_NOSCHED},
         {"node.cloudprovider.kubernetes.io/uninitialized", EFF_NOSCHED},
-        {"karpenter.sh/unregistered", EFF_NOEXEC},
+        {TLR_TAINT_UNREGISTERED, EFF_NOEXEC},
     };
     for (size_t i = 0; i < sizeof(eph) / sizeof(eph[0]); i++)
         if ((int)t->effect == eph[i].effect && strcmp(t->key, eph[i].key) == 0)
@@ -144,7 +145,7 @@ bool tlr_pc_pod_tolerates_node(const Tailor__V1__Pod *p, const Tailor__V1__Node 
 {
     bool registered = true;
     if (nc) {
-        const char *r = tlr_ks_label_get(n->labels, n->n_labels, "karpenter.sh/registered");
+        const char *r = tlr_ks_label_get(n->labels, n->n_labels, TLR_LABEL_REGISTERED);
         registered = r && strcmp(r, "true") == 0;
     }
     Tailor__V1__Taint *const *t = registered ? n->taints : nc->taints;
@@ -571,16 +572,16 @@ static void inflight_labels(checker *c, const Tailor__V1__NodeClaim *nc)
     tlr_ks_labels_set_single_in(&c->lab, nc->requirements, nc->n_requirements, false);
     if (nc->status) {
         if (nc->status->instance_type[0])
-            tlr_ks_labels_set(&c->lab, "node.kubernetes.io/instance-type",
+            tlr_ks_labels_set(&c->lab, TLR_LABEL_INSTANCE_TYPE,
                               nc->status->instance_type);
         if (nc->status->zone[0])
-            tlr_ks_labels_set(&c->lab, "topology.kubernetes.io/zone", nc->status->zone);
+            tlr_ks_labels_set(&c->lab, TLR_LABEL_ZONE, nc->status->zone);
         const char *ct = tlr_ks_capacity_type_name(nc->status->capacity_type);
         if (ct[0])
-            tlr_ks_labels_set(&c->lab, "karpenter.sh/capacity-type", ct);
+            tlr_ks_labels_set(&c->lab, TLR_LABEL_CAPACITY_TYPE, ct);
     }
     if (nc->nodepool[0])
-        tlr_ks_labels_set(&c->lab, "karpenter.sh/nodepool", nc->nodepool);
+        tlr_ks_labels_set(&c->lab, TLR_LABEL_NODEPOOL, nc->nodepool);
 }
 
 /* Labels of new claim #ci bought as combo k. */
@@ -705,7 +706,7 @@ static void check_claim_options(checker *c, size_t ci)
  * MinValuesPolicy BestEffort carries the annotation below and is exempt;
  * under Strict that annotation is itself a violation. */
 
-#define MINV_RELAXED "karpenter.sh/nodeclaim-min-values-relaxed"
+#define MINV_RELAXED TLR_ANNOTATION_MIN_VALUES_RELAXED
 
 typedef struct strset {
     const char **v;   /* borrowed */
@@ -726,20 +727,20 @@ static void strset_add(strset *s, const char *x)
 /* Add the values instance type t's requirements give key to s. */
 static void type_values(const Tailor__V1__InstanceType *t, const char *key, strset *s)
 {
-    if (strcmp(key, "node.kubernetes.io/instance-type") == 0)
+    if (strcmp(key, TLR_LABEL_INSTANCE_TYPE) == 0)
         strset_add(s, t->name);
-    else if (strcmp(key, "kubernetes.io/arch") == 0)
+    else if (strcmp(key, TLR_LABEL_ARCH) == 0)
         strset_add(s, t->arch);
-    else if (strcmp(key, "kubernetes.io/os") == 0)
+    else if (strcmp(key, TLR_LABEL_OS) == 0)
         for (size_t i = 0; i < t->n_operating_systems; i++)
             strset_add(s, t->operating_systems[i]);
     for (size_t i = 0; i < t->n_offerings; i++) {
         const Tailor__V1__Offering *o = t->offerings[i];
-        if (strcmp(key, "topology.kubernetes.io/zone") == 0)
+        if (strcmp(key, TLR_LABEL_ZONE) == 0)
             strset_add(s, o->zone);
-        else if (strcmp(key, "topology.k8s.aws/zone-id") == 0)
+        else if (strcmp(key, TLR_LABEL_ZONE_ID) == 0)
             strset_add(s, o->zone_id);
-        else if (strcmp(key, "karpenter.sh/capacity-type") == 0)
+        else if (strcmp(key, TLR_LABEL_CAPACITY_TYPE) == 0)
             strset_add(s, tlr_ks_capacity_type_name(o->capacity_type));
     }
     for (size_t i = 0; i < t->n_requirements; i++) {

@@ -29,6 +29,7 @@
 #include "tlr_json.h"
 #include "tlr_kube.h"
 #include "tlr_kubeobj.h"
+#include "tlr_labels.h"
 #include "tlr_patchcheck.h"
 #include "tlr_time.h"
 
@@ -351,7 +352,7 @@ int cmd_patch_check(int argc, char **argv)
         if (claim && claim->node_class[0])
             cls = claim->node_class;
         if (!cls && n->nodepool[0])
-            cls = ann(n->labels, n->n_labels, "karpenter.k8s.aws/ec2nodeclass");
+            cls = ann(n->labels, n->n_labels, TLR_LABEL_NODECLASS);
         if (!cls && pool && pool->node_class_ref)
             cls = pool->node_class_ref->name;
         bool legacy = false;
@@ -380,7 +381,7 @@ int cmd_patch_check(int argc, char **argv)
             .pool_hash = pool ? pool->hash : NULL,
             .node_pool_hash = claim ? claim->nodepool_hash
                                     : ann(n->annotations, n->n_annotations,
-                                          "karpenter.sh/nodepool-hash"),
+                                          TLR_ANNOTATION_NODEPOOL_HASH),
             .pods = mine, .npods = nmine, .pdbs = o.pdbs, .npdbs = o.npdbs, .now_ms = now,
         };
         tlr_pchk_decide(&in, &rows[i]);
