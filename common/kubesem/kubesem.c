@@ -284,3 +284,15 @@ bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
     }
     return true;
 }
+
+/* ---- provider IDs ------------------------------------------------- */
+
+#define AWS_SCHEME "aws://"
+
+const char *tlr_provider_id_instance(const char *provider_id)
+{
+    if (!provider_id || strncmp(provider_id, AWS_SCHEME, sizeof(AWS_SCHEME) - 1) != 0)
+        return NULL;
+    const char *id = strrchr(provider_id, '/') + 1;   /* the scheme has one */
+    return id[0] ? id : NULL;
+}

@@ -1,7 +1,7 @@
 /* kubesem_test.c - the placement rules of tlr_kubesem.h, table-driven:
  * each case is a requirement, selector or toleration against a label set
- * or taint, with the answer Kubernetes / Karpenter give; a failing case
- * prints its name, got and want. */
+ * or taint, with the answer Kubernetes / Karpenter give, and providerIDs
+ * with the instance id they name; a failing case prints got and want. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -349,6 +349,38 @@ static void test_selector(void **state)
     assert_false(tlr_ks_selector_matches(&s, NULL, 0));
 }
 
+/* ---- provider IDs --------------------------------------------------- */
+
+static void test_provider_id(void **state)
+{
+    (void)state;
+    static const struct { const char *pid, *want; } cases[] = {
+        {"aws:///us-east-1a/i-0123456789abcdef0", "i-0123456789abcdef0"},
+        {"aws:///us-east-1a/i-1", "i-1"},
+        {"aws:///i-1", "i-1"},                    /* no zone: still the last element */
+        {"aws://", NULL},
+        {"aws:///us-east-1a/", NULL},             /* nothing after the last '/' */
+        {"kind://docker/kind/kind-worker", NULL}, /* not AWS */
+        {"i-0123", NULL},
+        {"", NULL},
+        {NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *got = tlr_provider_id_instance(cases[i].pid);
+        if (!cases[i].want) {
+            if (got)
+                print_error("%s: got %s, want NULL\n", cases[i].pid ? cases[i].pid : "(null)", got);
+            assert_null(got);
+            continue;
+        }
+        assert_non_null(got);
+        assert_string_equal(got, cases[i].want);
+    }
+    /* borrowed: points into the argument */
+    const char *pid = "aws:///us-east-1b/i-9";
+    assert_ptr_equal(tlr_provider_id_instance(pid), pid + strlen(pid) - 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_pod_node_affinity),
         cmocka_unit_test(test_tolerations),
         cmocka_unit_test(test_selector),
+        cmocka_unit_test(test_provider_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

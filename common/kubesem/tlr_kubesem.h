@@ -38,6 +38,9 @@
  *       label; matchExpressions In/NotIn/Exists/DoesNotExist as above (NotIn
  *       holds on an absent label); any other operator fails.
  *   labels of new capacity  tlr_ks_labels_for_offering() below.
+ *   provider IDs  "aws:///<zone>/<instance-id>", as the AWS cloud provider
+ *       sets Node.spec.providerID; the instance id is what follows the last
+ *       '/' (as Karpenter's ParseInstanceID).
  */
 #ifndef TLR_KUBESEM_H
 #define TLR_KUBESEM_H
@@ -133,5 +136,12 @@ bool tlr_ks_pod_tolerates(const Tailor__V1__Pod *p, Tailor__V1__Taint *const *ta
  * select an object with these labels? */
 bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
                              Tailor__V1__Label *const *labels, size_t n_labels);
+
+/* ---- provider IDs ------------------------------------------------- */
+
+/* The instance id of an "aws://" provider ID (borrowed from provider_id):
+ * what follows its last '/'.  NULL when provider_id is NULL, does not
+ * start with "aws://" or ends in '/'. */
+const char *tlr_provider_id_instance(const char *provider_id);
 
 #endif

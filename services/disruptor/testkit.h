@@ -13,6 +13,7 @@
 #include "tailor/v1/instancetype.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_alloc.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
 #define TK_PUSH(arr, n, x) \
@@ -243,7 +244,7 @@ static inline Tailor__V1__NodeClaim *tk_claim_for(const Tailor__V1__Node *n)
     c->status = tlr_malloc(sizeof(*c->status));
     tailor__v1__node_claim_status__init(c->status);
     c->status->provider_id = tlr_strdup(n->provider_id);
-    c->status->instance_id = tlr_strdup(strrchr(n->provider_id, '/') + 1);
+    c->status->instance_id = tlr_strdup(tlr_provider_id_instance(n->provider_id));
     c->status->instance_type = tlr_strdup(n->instance_type);
     c->status->node_name = tlr_strdup(n->name);
     c->status->phase = TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED;

@@ -29,6 +29,7 @@
 #include "tlr_json.h"
 #include "tlr_kube.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 #include "tlr_patchcheck.h"
 #include "tlr_time.h"
@@ -200,9 +201,8 @@ static int server_version(tlr_kube *kc, char *out, size_t len)
 /* The instance id of "aws:///us-east-1a/i-0123..." (borrowed), or NULL. */
 static const char *instance_of(const char *provider_id)
 {
-    const char *slash = strrchr(provider_id, '/');
-    const char *id = slash ? slash + 1 : provider_id;
-    return !strncmp(provider_id, "aws://", 6) && !strncmp(id, "i-", 2) ? id : NULL;
+    const char *id = tlr_provider_id_instance(provider_id);
+    return id && !strncmp(id, "i-", 2) ? id : NULL;
 }
 
 static const char *ann(Tailor__V1__Label *const *v, size_t n, const char *key)
