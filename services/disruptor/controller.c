@@ -215,10 +215,10 @@ static void learn_images(ds_ctl *c, const ds_view *v)
         const ds_vnode *x = &v->nodes[i];
         if (!x->claim || (x->claim->status && x->claim->status->image_id[0]))
             continue;
-        const char *slash = strrchr(x->node->provider_id, '/');
-        if (!slash || !slash[1] || image_of(c, slash + 1))
+        const char *id = tlr_provider_id_instance(x->node->provider_id);
+        if (!id || image_of(c, id))
             continue;
-        ids[n++] = slash + 1;
+        ids[n++] = id;
     }
     char **img = NULL;
     if (n && c->o.cloud.images(c->o.cloud.arg, ids, n, &img) == TLR_OK) {

@@ -8,6 +8,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_bootstrap.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
 static bool has_taint(const lc_node *n, const char *key)
@@ -185,12 +186,9 @@ const lc_node *lc_node_for_instance(const lc_nodes *nodes, const char *instance_
 {
     if (!instance_id || !instance_id[0])
         return NULL;
-    size_t idlen = strlen(instance_id);
     for (size_t i = 0; i < nodes->n; i++) {
-        const char *p = nodes->v[i].provider_id;
-        size_t plen = p ? strlen(p) : 0;
-        /* aws:///us-east-1a/i-0abc: the id is the last path element. */
-        if (plen > idlen && p[plen - idlen - 1] == '/' && strcmp(p + plen - idlen, instance_id) == 0)
+        const char *id = tlr_provider_id_instance(nodes->v[i].provider_id);
+        if (id && strcmp(id, instance_id) == 0)
             return &nodes->v[i];
     }
     return NULL;
