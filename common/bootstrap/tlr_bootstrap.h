@@ -50,6 +50,7 @@
 
 #include "tailor/v1/common.pb-c.h"
 #include "tailor/v1/nodepool.pb-c.h"
+#include "tlr_labels.h"
 
 typedef enum tlr_ami_family {
     TLR_AMI_FAMILY_UNKNOWN = 0,
@@ -113,9 +114,5 @@ int tlr_bootstrap_user_data(const tlr_bootstrap_in *in, char **out, char *err, s
  * k8s.io and node-restriction.kubernetes.io domains and their
  * subdomains; those reach the Node through the launcher's sync. */
 bool tlr_bootstrap_label_allowed(const char *key);
-
-/* The taint "karpenter.sh/unregistered:NoExecute" every node registers
- * with until the launcher has synced its NodeClaim onto it. */
-#define TLR_TAINT_UNREGISTERED "karpenter.sh/unregistered"
 
 #endif

@@ -19,6 +19,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_labels.h"
 
 #define MIB (1024LL * 1024)
 #define GIB (1024LL * MIB)
@@ -248,55 +249,55 @@ int tlr_catalog_parse_entry(json_object *e, size_t idx, const tlr_catalog_file_o
     }
 
     /* Karpenter's computeRequirements (tlr_catalog.h lists the rules). */
-    add_req(t, "node.kubernetes.io/instance-type", t->name);
-    add_req(t, "kubernetes.io/arch", t->arch);
-    add_req(t, "kubernetes.io/os", t->operating_systems[0]);
-    add_req(t, "topology.kubernetes.io/region", region);
-    add_req(t, "karpenter.k8s.aws/instance-family", t->family);
-    add_req(t, "karpenter.k8s.aws/instance-category", t->category);
+    add_req(t, TLR_LABEL_INSTANCE_TYPE, t->name);
+    add_req(t, TLR_LABEL_ARCH, t->arch);
+    add_req(t, TLR_LABEL_OS, t->operating_systems[0]);
+    add_req(t, TLR_LABEL_REGION, region);
+    add_req(t, TLR_LABEL_INSTANCE_FAMILY, t->family);
+    add_req(t, TLR_LABEL_INSTANCE_CATEGORY, t->category);
     if (t->generation > 0)
-        add_req_int(t, "karpenter.k8s.aws/instance-generation", t->generation);
-    add_req(t, "karpenter.k8s.aws/instance-size", t->size);
-    add_req_int(t, "karpenter.k8s.aws/instance-cpu", t->vcpu);
-    add_req_int(t, "karpenter.k8s.aws/instance-memory", t->memory_mib);
+        add_req_int(t, TLR_LABEL_INSTANCE_GENERATION, t->generation);
+    add_req(t, TLR_LABEL_INSTANCE_SIZE, t->size);
+    add_req_int(t, TLR_LABEL_INSTANCE_CPU, t->vcpu);
+    add_req_int(t, TLR_LABEL_INSTANCE_MEMORY, t->memory_mib);
     /* A GPU is one DescribeInstanceTypes lists, even with count 0 (g6f's
      * fractional GPUs are labelled gpu-count 0); none, no GPU label. */
     if (t->gpu_name[0] || t->gpu_count > 0) {
-        add_req(t, "karpenter.k8s.aws/instance-gpu-name", t->gpu_name);
-        add_req(t, "karpenter.k8s.aws/instance-gpu-manufacturer", t->gpu_manufacturer);
-        add_req_int(t, "karpenter.k8s.aws/instance-gpu-count", t->gpu_count);
+        add_req(t, TLR_LABEL_INSTANCE_GPU_NAME, t->gpu_name);
+        add_req(t, TLR_LABEL_INSTANCE_GPU_MANUFACTURER, t->gpu_manufacturer);
+        add_req_int(t, TLR_LABEL_INSTANCE_GPU_COUNT, t->gpu_count);
         if (t->gpu_memory_mib)
-            add_req_int(t, "karpenter.k8s.aws/instance-gpu-memory", t->gpu_memory_mib);
+            add_req_int(t, TLR_LABEL_INSTANCE_GPU_MEMORY, t->gpu_memory_mib);
     }
     const char *acc_name = str_or(e, "accelerator_name", "");
     if (acc_name[0] || n[ACC].v > 0) {
-        add_req(t, "karpenter.k8s.aws/instance-accelerator-name", acc_name);
-        add_req(t, "karpenter.k8s.aws/instance-accelerator-manufacturer",
+        add_req(t, TLR_LABEL_INSTANCE_ACCELERATOR_NAME, acc_name);
+        add_req(t, TLR_LABEL_INSTANCE_ACCELERATOR_MANUFACTURER,
                 str_or(e, "accelerator_manufacturer", ""));
-        add_req_int(t, "karpenter.k8s.aws/instance-accelerator-count", n[ACC].v);
+        add_req_int(t, TLR_LABEL_INSTANCE_ACCELERATOR_COUNT, n[ACC].v);
     }
-    add_req(t, "karpenter.k8s.aws/instance-hypervisor", t->hypervisor);
-    add_req(t, "karpenter.k8s.aws/instance-cpu-manufacturer", t->cpu_manufacturer);
+    add_req(t, TLR_LABEL_INSTANCE_HYPERVISOR, t->hypervisor);
+    add_req(t, TLR_LABEL_INSTANCE_CPU_MANUFACTURER, t->cpu_manufacturer);
     if (has_clock)
-        add_req_int(t, "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz", clock);
+        add_req_int(t, TLR_LABEL_INSTANCE_CPU_SUSTAINED_CLOCK_SPEED_MHZ, clock);
     if (n[NVME].v)
-        add_req_int(t, "karpenter.k8s.aws/instance-local-nvme", n[NVME].v);
+        add_req_int(t, TLR_LABEL_INSTANCE_LOCAL_NVME, n[NVME].v);
     if (n[NET].v)
-        add_req_int(t, "karpenter.k8s.aws/instance-network-bandwidth", n[NET].v);
+        add_req_int(t, TLR_LABEL_INSTANCE_NETWORK_BANDWIDTH, n[NET].v);
     if (has_ebs)
-        add_req_int(t, "karpenter.k8s.aws/instance-ebs-bandwidth", ebs);
+        add_req_int(t, TLR_LABEL_INSTANCE_EBS_BANDWIDTH, ebs);
     if (has_eit)
-        add_req_bool(t, "karpenter.k8s.aws/instance-encryption-in-transit-supported", eit);
+        add_req_bool(t, TLR_LABEL_INSTANCE_ENCRYPTION_IN_TRANSIT_SUPPORTED, eit);
     if (has_nitro)
-        add_req_bool(t, "karpenter.k8s.aws/nitro-sandbox", nitro);
+        add_req_bool(t, TLR_LABEL_NITRO_SANDBOX, nitro);
     /* Karpenter: "-flex" in the part of the name before the dot. */
     const char *dot = strchr(t->name, '.');
     size_t fam_len = dot ? (size_t)(dot - t->name) : strlen(t->name);
     const char *flex = strstr(t->name, "-flex");
-    add_req_bool(t, "karpenter.k8s.aws/instance-capability-flex",
+    add_req_bool(t, TLR_LABEL_INSTANCE_CAPABILITY_FLEX,
                  flex && (size_t)(flex - t->name) + 5 <= fam_len);
     static const char *const tenancies[] = {"default", "dedicated"};
-    add_req_any(t, "karpenter.k8s.aws/instance-tenancy", tenancies, 2);
+    add_req_any(t, TLR_LABEL_INSTANCE_TENANCY, tenancies, 2);
 
     static const char *const dflt_suffix[] = {"a", "b", "c"};
     size_t nz = o && o->zones ? o->n_zones : 3;

@@ -15,7 +15,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
 #include "tlr_time.h"
 
 const char *tlr_drain_verdict_name(tlr_drain_verdict v)
@@ -181,7 +181,7 @@ bool tlr_drain_pod_tolerates_disrupted(const Tailor__V1__Pod *p)
     t.key = (char *)TLR_DRAIN_TAINT_KEY;
     t.effect = TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE;
     Tailor__V1__Taint *list[1] = { &t };
-    return p->n_tolerations > 0 && tlr_pc_pod_tolerates(p, list, 1);
+    return p->n_tolerations > 0 && tlr_ks_pod_tolerates(p, list, 1);
 }
 
 bool tlr_drain_pod_do_not_disrupt(const Tailor__V1__Pod *p, int64_t now_ms, int64_t *until_ms)
@@ -206,7 +206,7 @@ bool tlr_drain_pod_do_not_disrupt(const Tailor__V1__Pod *p, int64_t now_ms, int6
 bool tlr_drain_pdb_selects(const Tailor__V1__PodDisruptionBudget *b, const Tailor__V1__Pod *p)
 {
     return !strcmp(b->namespace_, p->namespace_) &&
-           tlr_pc_selector_matches(b->selector, p->labels, p->n_labels);
+           tlr_ks_selector_matches(b->selector, p->labels, p->n_labels);
 }
 
 static int tier_of(const Tailor__V1__Pod *p)

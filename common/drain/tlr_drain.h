@@ -52,9 +52,10 @@
 
 #include "tailor/v1/cluster.pb-c.h"
 #include "tailor/v1/pod.pb-c.h"
+#include "tlr_labels.h"
 
-#define TLR_DRAIN_DO_NOT_DISRUPT "karpenter.sh/do-not-disrupt"
-#define TLR_DRAIN_TAINT_KEY "karpenter.sh/disrupted"
+#define TLR_DRAIN_DO_NOT_DISRUPT TLR_ANNOTATION_DO_NOT_DISRUPT
+#define TLR_DRAIN_TAINT_KEY TLR_TAINT_DISRUPTED
 /* A terminating pod is given up on this long after its deletionTimestamp. */
 #define TLR_DRAIN_STUCK_MS (60 * 1000)
 

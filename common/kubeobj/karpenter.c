@@ -24,6 +24,7 @@
 
 #include "kubeobj_int.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 
 bool kmatch(const char *ere, const char *s)
 {
@@ -71,35 +72,35 @@ bool klabel_value(const char *s)
 
 /* The karpenter.k8s.aws labels the CEL rules let a pool use. */
 static const char *const aws_labels[] = {
-    "karpenter.k8s.aws/instance-tenancy",
-    "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/capacity-reservation-id",
-    "karpenter.k8s.aws/capacity-reservation-interruptible",
-    "karpenter.k8s.aws/ec2nodeclass",
-    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
-    "karpenter.k8s.aws/nitro-sandbox",
-    "karpenter.k8s.aws/instance-category",
-    "karpenter.k8s.aws/instance-hypervisor",
-    "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-local-nvme",
-    "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-cpu",
-    "karpenter.k8s.aws/instance-cpu-manufacturer",
-    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-    "karpenter.k8s.aws/instance-memory",
-    "karpenter.k8s.aws/instance-ebs-bandwidth",
-    "karpenter.k8s.aws/instance-network-bandwidth",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-memory",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-accelerator-manufacturer",
-    "karpenter.k8s.aws/instance-accelerator-count",
-    "karpenter.k8s.aws/instance-capability-flex",
-    "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
+    TLR_LABEL_INSTANCE_TENANCY,
+    TLR_LABEL_CAPACITY_RESERVATION_TYPE,
+    TLR_LABEL_CAPACITY_RESERVATION_ID,
+    TLR_LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+    TLR_LABEL_NODECLASS,
+    TLR_LABEL_INSTANCE_ENCRYPTION_IN_TRANSIT_SUPPORTED,
+    TLR_LABEL_NITRO_SANDBOX,
+    TLR_LABEL_INSTANCE_CATEGORY,
+    TLR_LABEL_INSTANCE_HYPERVISOR,
+    TLR_LABEL_INSTANCE_FAMILY,
+    TLR_LABEL_INSTANCE_GENERATION,
+    TLR_LABEL_INSTANCE_LOCAL_NVME,
+    TLR_LABEL_INSTANCE_SIZE,
+    TLR_LABEL_INSTANCE_CPU,
+    TLR_LABEL_INSTANCE_CPU_MANUFACTURER,
+    TLR_LABEL_INSTANCE_CPU_SUSTAINED_CLOCK_SPEED_MHZ,
+    TLR_LABEL_INSTANCE_MEMORY,
+    TLR_LABEL_INSTANCE_EBS_BANDWIDTH,
+    TLR_LABEL_INSTANCE_NETWORK_BANDWIDTH,
+    TLR_LABEL_INSTANCE_GPU_NAME,
+    TLR_LABEL_INSTANCE_GPU_MANUFACTURER,
+    TLR_LABEL_INSTANCE_GPU_COUNT,
+    TLR_LABEL_INSTANCE_GPU_MEMORY,
+    TLR_LABEL_INSTANCE_ACCELERATOR_NAME,
+    TLR_LABEL_INSTANCE_ACCELERATOR_MANUFACTURER,
+    TLR_LABEL_INSTANCE_ACCELERATOR_COUNT,
+    TLR_LABEL_INSTANCE_CAPABILITY_FLEX,
+    TLR_LABEL_PLACEMENT_GROUP_ID,
+    TLR_LABEL_PLACEMENT_GROUP_PARTITION,
 };
 
 /* CEL's x.find("^([^/]+)").endsWith(domain): the part before the first
@@ -114,18 +115,18 @@ static bool domain_ends_with(const char *key, const char *domain)
 
 const char *krestricted_label(const char *key, bool nodepool_key_ok)
 {
-    if (!nodepool_key_ok && strcmp(key, "karpenter.sh/nodepool") == 0)
-        return "label \"karpenter.sh/nodepool\" is restricted";
-    if (strcmp(key, "kubernetes.io/hostname") == 0)
-        return "label \"kubernetes.io/hostname\" is restricted";
-    if (domain_ends_with(key, "karpenter.sh") && strcmp(key, "karpenter.sh/capacity-type") != 0 &&
-        strcmp(key, "karpenter.sh/nodepool") != 0)
-        return "label domain \"karpenter.sh\" is restricted";
-    if (domain_ends_with(key, "karpenter.k8s.aws")) {
+    if (!nodepool_key_ok && strcmp(key, TLR_LABEL_NODEPOOL) == 0)
+        return "label \"" TLR_LABEL_NODEPOOL "\" is restricted";
+    if (strcmp(key, TLR_LABEL_HOSTNAME) == 0)
+        return "label \"" TLR_LABEL_HOSTNAME "\" is restricted";
+    if (domain_ends_with(key, TLR_DOMAIN_KARPENTER) && strcmp(key, TLR_LABEL_CAPACITY_TYPE) != 0 &&
+        strcmp(key, TLR_LABEL_NODEPOOL) != 0)
+        return "label domain \"" TLR_DOMAIN_KARPENTER "\" is restricted";
+    if (domain_ends_with(key, TLR_DOMAIN_KARPENTER_AWS)) {
         for (size_t i = 0; i < sizeof(aws_labels) / sizeof(aws_labels[0]); i++)
             if (strcmp(key, aws_labels[i]) == 0)
                 return NULL;
-        return "label domain \"karpenter.k8s.aws\" is restricted";
+        return "label domain \"" TLR_DOMAIN_KARPENTER_AWS "\" is restricted";
     }
     return NULL;
 }
@@ -158,8 +159,8 @@ int kkarp_labels(kctx *c, json_object *map, const char *field)
 /* Well-known labels whose values Karpenter knows: an In requirement naming
  * none of them can never launch anything (runtime validation). */
 static const struct { const char *key, *values[4]; } known_values[] = {
-    { "karpenter.sh/capacity-type", { "on-demand", "spot", "reserved", NULL } },
-    { "karpenter.k8s.aws/instance-tenancy", { "dedicated", "default", NULL, NULL } },
+    { TLR_LABEL_CAPACITY_TYPE, { "on-demand", "spot", "reserved", NULL } },
+    { TLR_LABEL_INSTANCE_TENANCY, { "dedicated", "default", NULL, NULL } },
 };
 
 static size_t count_known(const Tailor__V1__NodeSelectorRequirement *r, bool *has_known)

@@ -12,10 +12,12 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_labels.h"
 
 static bool keep_node_annotation(const char *k)
 {
-    return strncmp(k, "karpenter.sh/", 13) == 0 || strncmp(k, "karpenter.k8s.aws/", 18) == 0;
+    return strncmp(k, TLR_PREFIX_KARPENTER, sizeof(TLR_PREFIX_KARPENTER) - 1) == 0 ||
+           strncmp(k, TLR_PREFIX_KARPENTER_AWS, sizeof(TLR_PREFIX_KARPENTER_AWS) - 1) == 0;
 }
 
 static const char *label(const Tailor__V1__Node *n, const char *key)
@@ -93,15 +95,15 @@ int tlr_kubeobj_node(json_object *o, const tlr_kubeobj_opts *opts, Tailor__V1__N
     n->ready = s != NULL && strcmp(s, "True") == 0;
     n->requested = kres_proto(&(kres){ 0 });
 
-    kset(&n->nodepool, label(n, "karpenter.sh/nodepool"));
-    n->managed = label(n, "karpenter.sh/nodepool") != NULL;
-    kset(&n->instance_type, label(n, "node.kubernetes.io/instance-type"));
-    kset(&n->zone, label(n, "topology.kubernetes.io/zone"));
-    n->capacity_type = capacity_type_of(label(n, "karpenter.sh/capacity-type"));
-    s = label(n, "karpenter.sh/initialized");
+    kset(&n->nodepool, label(n, TLR_LABEL_NODEPOOL));
+    n->managed = label(n, TLR_LABEL_NODEPOOL) != NULL;
+    kset(&n->instance_type, label(n, TLR_LABEL_INSTANCE_TYPE));
+    kset(&n->zone, label(n, TLR_LABEL_ZONE));
+    n->capacity_type = capacity_type_of(label(n, TLR_LABEL_CAPACITY_TYPE));
+    s = label(n, TLR_LABEL_INITIALIZED);
     n->initialized = s != NULL && strcmp(s, "true") == 0;
     for (size_t i = 0; i < n->n_taints; i++)
-        if (strcmp(n->taints[i]->key, "karpenter.sh/disrupted") == 0)
+        if (strcmp(n->taints[i]->key, TLR_TAINT_DISRUPTED) == 0)
             n->marked_for_deletion = true;
     v = tlr_json_arr(o, "metadata.ownerReferences");
     for (size_t i = 0; v != NULL && i < json_object_array_length(v); i++) {

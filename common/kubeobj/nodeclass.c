@@ -18,6 +18,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_labels.h"
 #include "tlr_quantity.h"
 
 static int ami_terms(kctx *c, json_object *arr, Tailor__V1__NodeClass *nc)
@@ -550,8 +551,8 @@ static int spec_tags(kctx *c, json_object *tags)
         if (k[0] == '\0')
             return kfail(c, TLR_E_INVAL, f, "empty tag keys aren't supported");
         if (strcmp(k, "eks:eks-cluster-name") == 0 || strncmp(k, "kubernetes.io/cluster", 21) == 0 ||
-            strcmp(k, "karpenter.sh/nodepool") == 0 || strcmp(k, "karpenter.sh/nodeclaim") == 0 ||
-            strcmp(k, "karpenter.k8s.aws/ec2nodeclass") == 0)
+            strcmp(k, TLR_LABEL_NODEPOOL) == 0 || strcmp(k, TLR_TAG_NODECLAIM) == 0 ||
+            strcmp(k, TLR_LABEL_NODECLASS) == 0)
             return kfail(c, TLR_E_INVAL, f, "tag contains a restricted tag matching %.64s", k);
     }
     return TLR_OK;
@@ -697,7 +698,7 @@ static int status_part(kctx *c, json_object *st, Tailor__V1__NodeClass *nc)
             return rc;
         for (size_t k = 0; k < a->n_requirements; k++) {
             Tailor__V1__NodeSelectorRequirement *r = a->requirements[k];
-            if (strcmp(r->key, "kubernetes.io/arch") == 0 && r->n_values == 1 &&
+            if (strcmp(r->key, TLR_LABEL_ARCH) == 0 && r->n_values == 1 &&
                 r->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN)
                 kset(&a->arch, r->values[0]);
         }

@@ -25,11 +25,12 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_labels.h"
 
 /* The annotations tailor acts on (pod.proto). */
 static bool keep_pod_annotation(const char *k)
 {
-    return strcmp(k, "karpenter.sh/do-not-disrupt") == 0 ||
+    return strcmp(k, TLR_ANNOTATION_DO_NOT_DISRUPT) == 0 ||
            strcmp(k, "controller.kubernetes.io/pod-deletion-cost") == 0 ||
            strcmp(k, "cluster-autoscaler.kubernetes.io/safe-to-evict") == 0;
 }

@@ -23,9 +23,9 @@
 
 #include "migrate_int.h"
 #include "tlr_alloc.h"
+#include "tlr_labels.h"
 #include "tlr_time.h"
 
-#define ARCH_KEY "kubernetes.io/arch"
 
 void tlr_mig_checks_add(tlr_mig_checks *c, const char *check, const char *object,
                         tlr_mig_result r, const char *fmt, ...)
@@ -68,7 +68,7 @@ void tlr_mig_pool_archs(const Tailor__V1__NodePool *p, bool *amd64, bool *arm64,
     *constrained = false;
     for (size_t i = 0; i < p->n_requirements; i++) {
         const Tailor__V1__NodeSelectorRequirement *r = p->requirements[i];
-        if (strcmp(r->key, ARCH_KEY) != 0)
+        if (strcmp(r->key, TLR_LABEL_ARCH) != 0)
             continue;
         bool has_amd = false, has_arm = false;
         for (size_t k = 0; k < r->n_values; k++) {
@@ -153,7 +153,7 @@ void tlr_mig_check_pool(const tlr_mig_pool_in *in, tlr_mig_checks *out)
         archs[narchs++] = "arm64";
     if (narchs == 0) {
         tlr_mig_checks_add(out, "ami-arch", obj, TLR_MIG_FAIL, "its %s requirement allows "
-                           "neither amd64 nor arm64", ARCH_KEY);
+                           "neither amd64 nor arm64", TLR_LABEL_ARCH);
         return;
     }
     size_t covered = 0;
@@ -179,7 +179,7 @@ void tlr_mig_check_pool(const tlr_mig_pool_in *in, tlr_mig_checks *out)
         tlr_mig_checks_add(out, "ami-arch", obj, TLR_MIG_PASS, "%s%s%s covered%s", archs[0],
                            narchs > 1 ? ", " : "", narchs > 1 ? archs[1] : "",
                            !constrained && covered < narchs ? " (the pool does not constrain "
-                           "kubernetes.io/arch; it launches only the covered one)" : "");
+                           TLR_LABEL_ARCH "; it launches only the covered one)" : "");
     }
 
     /* The images it would boot: those of the allowed architectures. */

@@ -16,6 +16,7 @@
 #include "nodegroup_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 
 typedef struct ng_class {
     char *key, *name;
@@ -200,7 +201,7 @@ static json_object *selector_terms(char *const *ids, size_t n, const char *clust
     json_object *a = json_object_new_array();
     if (n == 0) {
         json_object *t = json_object_new_object(), *tags = json_object_new_object();
-        json_object_object_add(tags, "karpenter.sh/discovery", str(cluster));
+        json_object_object_add(tags, TLR_TAG_DISCOVERY, str(cluster));
         json_object_object_add(t, "tags", tags);
         json_object_array_add(a, t);
     }
@@ -332,29 +333,29 @@ static json_object *pool_object(const ng_pool *p, const ng_class *c)
     json_object_object_add(ref, "name", str(c->name));
     json_object_object_add(ts, "nodeClassRef", ref);
 
-    json_object_array_add(reqs, requirement("karpenter.k8s.aws/instance-family", "In",
+    json_object_array_add(reqs, requirement(TLR_LABEL_INSTANCE_FAMILY, "In",
                                             str_array(p->families, p->nfamilies)));
-    json_object_array_add(reqs, requirement("karpenter.k8s.aws/instance-size", "In",
+    json_object_array_add(reqs, requirement(TLR_LABEL_INSTANCE_SIZE, "In",
                                             str_array(p->sizes, p->nsizes)));
     json_object *arch = json_object_new_array(), *os = json_object_new_array(),
                 *ct = json_object_new_array();
     json_object_array_add(arch, str(g->type->arch));
-    json_object_array_add(reqs, requirement("kubernetes.io/arch", "In", arch));
+    json_object_array_add(reqs, requirement(TLR_LABEL_ARCH, "In", arch));
     json_object_array_add(os, str("linux"));
-    json_object_array_add(reqs, requirement("kubernetes.io/os", "In", os));
+    json_object_array_add(reqs, requirement(TLR_LABEL_OS, "In", os));
     if (!strcmp(g->capacity, "mixed")) {
         json_object_array_add(ct, str("on-demand"));
         json_object_array_add(ct, str("spot"));
     } else {
         json_object_array_add(ct, str(g->capacity));
     }
-    json_object_array_add(reqs, requirement("karpenter.sh/capacity-type", "In", ct));
-    json_object_array_add(reqs, requirement("topology.kubernetes.io/zone", "In",
+    json_object_array_add(reqs, requirement(TLR_LABEL_CAPACITY_TYPE, "In", ct));
+    json_object_array_add(reqs, requirement(TLR_LABEL_ZONE, "In",
                                             str_array(p->zones, p->nzones)));
     if (g->type->gpu_count > 0) {
         json_object *zero = json_object_new_array();
         json_object_array_add(zero, str("0"));
-        json_object_array_add(reqs, requirement("karpenter.k8s.aws/instance-gpu-count", "Gt",
+        json_object_array_add(reqs, requirement(TLR_LABEL_INSTANCE_GPU_COUNT, "Gt",
                                                 zero));
     }
     json_object_object_add(ts, "requirements", reqs);

@@ -18,6 +18,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_labels.h"
 
 typedef struct pctx {
     tlr_ng_group *g;
@@ -180,7 +181,7 @@ static const char *label_restricted(const char *key)
     if (!slash)
         return NULL;
     size_t n = (size_t)(slash - key);
-    if (!strcmp(key, "node.kubernetes.io/instance-type"))
+    if (!strcmp(key, TLR_LABEL_INSTANCE_TYPE))
         return "the kubelet sets this label from the instance type; the NodePool "
                "restricts instance types through its requirements";
     if ((n == 18 && !memcmp(key, "node.kubernetes.io", n)) ||
@@ -198,8 +199,9 @@ static const char *label_restricted(const char *key)
 
 static const char *tag_restricted(const char *key)
 {
-    if (!strncmp(key, "kubernetes.io/cluster/", 22) || !strncmp(key, "karpenter.sh/", 13) ||
-        !strcmp(key, "karpenter.k8s.aws/ec2nodeclass") || !strcmp(key, "eks:eks-cluster-name") ||
+    if (!strncmp(key, "kubernetes.io/cluster/", 22) ||
+        !strncmp(key, TLR_PREFIX_KARPENTER, sizeof(TLR_PREFIX_KARPENTER) - 1) ||
+        !strcmp(key, TLR_LABEL_NODECLASS) || !strcmp(key, "eks:eks-cluster-name") ||
         !strncmp(key, "aws:", 4))
         return "Karpenter sets this tag itself (or AWS reserves it); EC2NodeClass "
                "spec.tags may not use it";

@@ -9,10 +9,10 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 #include "tlr_time.h"
 
-#define DND "karpenter.sh/do-not-disrupt"
 
 const char *tlr_pchk_state_name(tlr_pchk_state s)
 {
@@ -65,23 +65,23 @@ static bool dnd_set(const char *v)
 static void blockers(const tlr_pchk_in *in, tlr_pchk_row *r)
 {
     const Tailor__V1__Node *n = in->node;
-    if (dnd_set(label(n->annotations, n->n_annotations, DND)))
-        blocker(r, "node has %s", DND);
+    if (dnd_set(label(n->annotations, n->n_annotations, TLR_ANNOTATION_DO_NOT_DISRUPT)))
+        blocker(r, "node has %s", TLR_ANNOTATION_DO_NOT_DISRUPT);
     for (size_t i = 0; i < in->npods; i++) {
         const Tailor__V1__Pod *p = in->pods[i];
         if (p->is_daemonset || p->deletion_unix_ms ||
             p->phase == TAILOR__V1__POD_PHASE__POD_PHASE_SUCCEEDED ||
             p->phase == TAILOR__V1__POD_PHASE__POD_PHASE_FAILED)
             continue;   /* drains skip these; they do not hold a node */
-        if (dnd_set(label(p->annotations, p->n_annotations, DND)))
-            blocker(r, "pod %s/%s has %s", p->namespace_, p->name, DND);
+        if (dnd_set(label(p->annotations, p->n_annotations, TLR_ANNOTATION_DO_NOT_DISRUPT)))
+            blocker(r, "pod %s/%s has %s", p->namespace_, p->name, TLR_ANNOTATION_DO_NOT_DISRUPT);
         const Tailor__V1__PodDisruptionBudget *first = NULL;
         size_t matched = 0;
         char names[300] = "";
         for (size_t k = 0; k < in->npdbs; k++) {
             const Tailor__V1__PodDisruptionBudget *b = in->pdbs[k];
             if (strcmp(b->namespace_, p->namespace_) ||
-                !tlr_pc_selector_matches(b->selector, p->labels, p->n_labels))
+                !tlr_ks_selector_matches(b->selector, p->labels, p->n_labels))
                 continue;
             if (!first)
                 first = b;
@@ -112,7 +112,7 @@ void tlr_pchk_decide(const tlr_pchk_in *in, tlr_pchk_row *r)
                     ? in->now_ms - n->creation_unix_ms : -1;
     blockers(in, r);
 
-    const char *arch = label(n->labels, n->n_labels, "kubernetes.io/arch");
+    const char *arch = label(n->labels, n->n_labels, TLR_LABEL_ARCH);
     const char *variant = extended(n->capacity, "nvidia.com/gpu") > 0 ? "nvidia"
                           : extended(n->capacity, "aws.amazon.com/neuron") > 0 ? "neuron"
                                                                                : "standard";

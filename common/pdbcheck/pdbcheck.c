@@ -19,7 +19,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
 
 const char *tlr_pdbc_rule_name(tlr_pdbc_rule r)
 {
@@ -268,7 +268,7 @@ static long long group_top(const tlr_pdbc *c, const pc_group *g)
 static bool pdb_matches(const Tailor__V1__PodDisruptionBudget *p, const char *ns,
                         const pc_labels *l)
 {
-    return !strcmp(p->namespace_, ns) && tlr_pc_selector_matches(p->selector, l->v, l->n);
+    return !strcmp(p->namespace_, ns) && tlr_ks_selector_matches(p->selector, l->v, l->n);
 }
 
 /* ---- arithmetic ------------------------------------------------------------------- */

@@ -23,15 +23,17 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
-#define K_ZONE    "topology.kubernetes.io/zone"
-#define K_ZONE_ID "topology.k8s.aws/zone-id"
-#define K_CT      "karpenter.sh/capacity-type"
-#define K_HOST    "kubernetes.io/hostname"
-#define K_TYPE    "node.kubernetes.io/instance-type"
-#define K_POOL    "karpenter.sh/nodepool"
-#define K_ARCH    "kubernetes.io/arch"
-#define K_OS      "kubernetes.io/os"
+#define K_ZONE    TLR_LABEL_ZONE
+#define K_ZONE_ID TLR_LABEL_ZONE_ID
+#define K_CT      TLR_LABEL_CAPACITY_TYPE
+#define K_HOST    TLR_LABEL_HOSTNAME
+#define K_TYPE    TLR_LABEL_INSTANCE_TYPE
+#define K_POOL    TLR_LABEL_NODEPOOL
+#define K_ARCH    TLR_LABEL_ARCH
+#define K_OS      TLR_LABEL_OS
 
 static const char *const ct_names[4] = { "", "on-demand", "spot", "reserved" };
 
@@ -232,13 +234,7 @@ static bool num_ok(const sv_req *r, sv_id val, const sv_model *m)
     int64_t x;
     if (!r->num_ok || !parse_i64(sv_str(m, val), &x))
         return false;
-    switch (r->op) {
-    case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_GT: return x > r->num;
-    case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_LT: return x < r->num;
-    case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_GTE: return x >= r->num;
-    case TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_LTE: return x <= r->num;
-    default: return false;
-    }
+    return tlr_ks_compare_holds(r->op, x, r->num);
 }
 
 bool sv_req_ok(const sv_model *m, const sv_req *r, const sv_dom *d1, const sv_dom *d2)
@@ -329,20 +325,9 @@ static int zone_index(sv_model *m, const char *zone, const char *zone_id)
 bool sv_tolerates(const Tailor__V1__Toleration *const *tols, size_t ntols,
                   const Tailor__V1__Taint *t)
 {
-    for (size_t i = 0; i < ntols; i++) {
-        const Tailor__V1__Toleration *o = tols[i];
-        if (o->effect && o->effect != t->effect)
-            continue;
-        const char *ok = o->key ? o->key : "";
-        if (o->operator_ == TAILOR__V1__TOLERATION_OPERATOR__TOLERATION_OPERATOR_EXISTS) {
-            if (!*ok || strcmp(ok, t->key ? t->key : "") == 0)
-                return true;
-            continue;
-        }
-        if (strcmp(ok, t->key ? t->key : "") == 0 &&
-            strcmp(o->value ? o->value : "", t->value ? t->value : "") == 0)
+    for (size_t i = 0; i < ntols; i++)
+        if (tlr_ks_toleration_matches(tols[i], t))
             return true;
-    }
     return false;
 }
 

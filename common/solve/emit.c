@@ -23,6 +23,7 @@
 #include "solve_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 
 char *sv_ostrdup(tlr_arena *oa, const char *s)
 {
@@ -693,13 +694,13 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
     /* Requirements: pool ∩ pods, then the computed type/zone/capacity. */
     size_t cap = 0;
     const char *pn = np->name;
-    push_req(oa, nc, &cap, nsr_new(oa, "karpenter.sh/nodepool",
+    push_req(oa, nc, &cap, nsr_new(oa, TLR_LABEL_NODEPOOL,
                                TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, &pn, 1, 0));
     int type_min = 0;
     for (int i = 0; i < nmv; i++)
         if (mv[i]->key == m->k_type && mv[i]->min_values > type_min)
             type_min = mv[i]->min_values;
-    push_req(oa, nc, &cap, nsr_shared(oa, "node.kubernetes.io/instance-type",
+    push_req(oa, nc, &cap, nsr_shared(oa, TLR_LABEL_INSTANCE_TYPE,
                                       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, names, (size_t)k,
                                       type_min));
     const char *zs[SV_MAXZONE], *cs[3];
@@ -725,9 +726,9 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
         if (any)
             cs[ncs++] = ctn[ct];
     }
-    push_req(oa, nc, &cap, nsr_new(oa, "topology.kubernetes.io/zone",
+    push_req(oa, nc, &cap, nsr_new(oa, TLR_LABEL_ZONE,
                                TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, zs, nz, 0));
-    push_req(oa, nc, &cap, nsr_new(oa, "karpenter.sh/capacity-type",
+    push_req(oa, nc, &cap, nsr_new(oa, TLR_LABEL_CAPACITY_TYPE,
                                TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, cs, ncs, 0));
     for (int i = 0; i < p->reqs.n; i++)
         if (!req_is_offering(m, p->reqs.r[i].key))
@@ -773,13 +774,14 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
     nc->labels = tlr_arena_alloc(oa, (np->n_labels + 1) * sizeof(*nc->labels));
     for (size_t i = 0; i < np->n_labels; i++)
         nc->labels[nc->n_labels++] = label_new(oa, np->labels[i]->key, np->labels[i]->value);
-    nc->labels[nc->n_labels++] = label_new(oa, "karpenter.sh/nodepool", np->name);
+    nc->labels[nc->n_labels++] = label_new(oa, TLR_LABEL_NODEPOOL, np->name);
     qsort(nc->labels, nc->n_labels, sizeof(*nc->labels), label_cmp);
     nc->annotations = tlr_arena_alloc(oa, (np->n_annotations + 1) * sizeof(*nc->annotations));
     for (size_t i = 0; i < np->n_annotations; i++)
         nc->annotations[nc->n_annotations++] = label_new(oa, np->annotations[i]->key, np->annotations[i]->value);
     if (x->min_values_relaxed)
-        nc->annotations[nc->n_annotations++] = label_new(oa, "karpenter.sh/nodeclaim-min-values-relaxed", "true");
+        nc->annotations[nc->n_annotations++] =
+            label_new(oa, TLR_ANNOTATION_MIN_VALUES_RELAXED, "true");
     qsort(nc->annotations, nc->n_annotations, sizeof(*nc->annotations), label_cmp);
     nc->n_planned_pod_uids = (size_t)x->npods;
     nc->planned_pod_uids = x->npods ? tlr_arena_alloc(oa, (size_t)x->npods * sizeof(char *)) : NULL;

@@ -80,13 +80,13 @@
 #include "lower_bound_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 #include "tlr_plancheck.h"
 #include "tlr_solve.h"
 
 #define MAX_EXT   16
 #define MAX_ANTI  8
 #define MAX_DIMS  (4 + MAX_EXT + MAX_ANTI)
-#define HOSTNAME_KEY "kubernetes.io/hostname"
 #define MAX_ROUNDS 400
 #define MAX_PIVOTS 20000
 #define COLS_PER_ROUND 256
@@ -271,7 +271,7 @@ static bool bmap_has(const bmap *m, const char *k, size_t len)
  * term are pairwise exclusive per node)? */
 static bool self_anti_term(const Tailor__V1__Pod *p, const Tailor__V1__PodAffinityTerm *t)
 {
-    if (strcmp(t->topology_key, HOSTNAME_KEY) != 0 || t->n_match_label_keys ||
+    if (strcmp(t->topology_key, TLR_LABEL_HOSTNAME) != 0 || t->n_match_label_keys ||
         t->n_mismatch_label_keys || !t->label_selector)
         return false;
     if (!t->all_namespaces && t->n_namespaces) {
@@ -281,7 +281,7 @@ static bool self_anti_term(const Tailor__V1__Pod *p, const Tailor__V1__PodAffini
         if (!in)
             return false;
     }
-    return tlr_pc_selector_matches(t->label_selector, p->labels, p->n_labels);
+    return tlr_ks_selector_matches(t->label_selector, p->labels, p->n_labels);
 }
 
 static void collect_dims(model *m, const Tailor__V1__SolveRequest *req)
@@ -411,20 +411,20 @@ static bin *new_bin(model *m, int64_t *raw_c, size_t *raw_cap, int64_t **raw_cp)
 
 /* Every key the pod's node constraints read is fixed by l (so no label a
  * claim adds later can change the answer). */
-static bool keys_fixed(const Tailor__V1__Pod *p, const tlr_pc_labels *l)
+static bool keys_fixed(const Tailor__V1__Pod *p, const tlr_ks_labels *l)
 {
     for (size_t i = 0; i < p->n_node_selector; i++)
-        if (!tlr_pc_labels_get(l, p->node_selector[i]->key))
+        if (!tlr_ks_labels_get(l, p->node_selector[i]->key))
             return false;
     for (size_t i = 0; i < p->n_volume_requirements; i++)
-        if (!tlr_pc_labels_get(l, p->volume_requirements[i]->key))
+        if (!tlr_ks_labels_get(l, p->volume_requirements[i]->key))
             return false;
     for (size_t t = 0; t < p->n_required_node_affinity; t++) {
         const Tailor__V1__NodeSelectorTerm *term = p->required_node_affinity[t];
         if (term->n_match_fields)
             return false;
         for (size_t i = 0; i < term->n_match_expressions; i++)
-            if (!tlr_pc_labels_get(l, term->match_expressions[i]->key))
+            if (!tlr_ks_labels_get(l, term->match_expressions[i]->key))
                 return false;
     }
     return true;
@@ -434,11 +434,11 @@ static bool keys_fixed(const Tailor__V1__Pod *p, const tlr_pc_labels *l)
  * claim adds: it tolerates the pool's taints and its node constraints hold
  * on keys the type, offering and pool already fix. */
 static bool ds_surely_runs(const Tailor__V1__DaemonSet *ds, const Tailor__V1__NodePool *pool,
-                           const tlr_pc_labels *l)
+                           const tlr_ks_labels *l)
 {
     return ds->pod_template && keys_fixed(ds->pod_template, l) &&
-           tlr_pc_pod_tolerates(ds->pod_template, pool->taints, pool->n_taints) &&
-           tlr_pc_pod_node_affinity_holds(ds->pod_template, l, false);
+           tlr_ks_pod_tolerates(ds->pod_template, pool->taints, pool->n_taints) &&
+           tlr_ks_pod_node_affinity_holds(ds->pod_template, l, false);
 }
 
 typedef struct bins_ctx {
@@ -461,7 +461,7 @@ static void grow_cls_allow(model *m, bins_ctx *bc)
 static void build_new_bins(model *m, const Tailor__V1__SolveRequest *req, bins_ctx *bc)
 {
     const Tailor__V1__ClusterState *cl = req->cluster;
-    tlr_pc_labels lab = {0};
+    tlr_ks_labels lab = {0};
     bool *ok_cls = tlr_calloc(m->n_cls + 1, sizeof(bool));
     for (size_t p = 0; cl && p < cl->n_nodepools; p++) {
         const Tailor__V1__NodePool *pool = cl->nodepools[p];
@@ -473,7 +473,7 @@ static void build_new_bins(model *m, const Tailor__V1__SolveRequest *req, bins_c
         bool *tol = tlr_calloc(m->n_cls + 1, sizeof(bool));
         bool any_tol = false;
         for (size_t c = 0; c < m->n_cls; c++)
-            any_tol |= tol[c] = tlr_pc_pod_tolerates(m->cls_rep[c], pool->taints, pool->n_taints);
+            any_tol |= tol[c] = tlr_ks_pod_tolerates(m->cls_rep[c], pool->taints, pool->n_taints);
         for (size_t ti = 0; any_tol && ti < cat->n_instance_types; ti++) {
             const Tailor__V1__InstanceType *t = cat->instance_types[ti];
             double price = INFINITY;
@@ -484,17 +484,17 @@ static void build_new_bins(model *m, const Tailor__V1__SolveRequest *req, bins_c
                 const Tailor__V1__Offering *o = t->offerings[oi];
                 if (!o->available || tlr_pc_offering_iced(req, t->name, o))
                     continue;
-                tlr_pc_labels_for_offering(&lab, pool, t, o);
+                tlr_ks_labels_for_offering(&lab, pool, t, o);
                 bool pool_ok = true;
                 for (size_t r = 0; r < pool->n_requirements && pool_ok; r++)
-                    pool_ok = tlr_pc_requirement_holds(pool->requirements[r], &lab, true);
+                    pool_ok = tlr_ks_requirement_holds(pool->requirements[r], &lab, true);
                 if (!pool_ok)
                     continue;
                 if (o->price_per_hour < price)
                     price = o->price_per_hour;
                 for (size_t c = 0; c < m->n_cls; c++)
                     if (tol[c] && !ok_cls[c])
-                        ok_cls[c] = tlr_pc_pod_node_affinity_holds(m->cls_rep[c], &lab, true);
+                        ok_cls[c] = tlr_ks_pod_node_affinity_holds(m->cls_rep[c], &lab, true);
                 /* DaemonSet overhead: the minimum over allowed offerings
                  * of what surely runs, per dimension. */
                 int64_t here[MAX_DIMS] = {0};
@@ -531,7 +531,7 @@ static void build_new_bins(model *m, const Tailor__V1__SolveRequest *req, bins_c
         free(tol);
     }
     free(ok_cls);
-    tlr_pc_labels_free(&lab);
+    tlr_ks_labels_free(&lab);
 }
 
 static const char *const dim_names[4] = {"cpu", "memory", "pods", "ephemeral-storage"};
@@ -567,7 +567,7 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
     const Tailor__V1__ClusterState *cl = req->cluster;
     if (!cl || (cl->n_nodes == 0 && cl->n_nodeclaims == 0))
         return;
-    tlr_pc_labels lab = {0};
+    tlr_ks_labels lab = {0};
     int64_t sum[MAX_DIMS] = {0};
     bool used = false;
     bool *has_node = claims_with_node(cl);
@@ -578,7 +578,7 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
         Tailor__V1__Taint *const *taints;
         size_t n_taints;
         bool lax;
-        tlr_pc_labels_reset(&lab);
+        tlr_ks_labels_reset(&lab);
         if (i < cl->n_nodes) {
             const Tailor__V1__Node *n = cl->nodes[i];
             if (n->unschedulable || n->marked_for_deletion || n->deletion_unix_ms)
@@ -590,7 +590,7 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
                 fr[k] = tlr_pc_node_allocatable(n, nnc, k < 4 ? dim_names[k] : m->ext[k - 4]) -
                         rl_dim(n->requested, m, k);
             for (size_t j = 0; j < n->n_labels; j++)
-                tlr_pc_labels_set(&lab, n->labels[j]->key, n->labels[j]->value);
+                tlr_ks_labels_set(&lab, n->labels[j]->key, n->labels[j]->value);
             node = n;
             taints = NULL;
             n_taints = 0;
@@ -616,11 +616,11 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
             for (size_t k = 0; k < m->n_res; k++)
                 fr[k] -= rl_dim(nc->resources_requested, m, k);
             for (size_t j = 0; j < nc->n_labels; j++)
-                tlr_pc_labels_set(&lab, nc->labels[j]->key, nc->labels[j]->value);
+                tlr_ks_labels_set(&lab, nc->labels[j]->key, nc->labels[j]->value);
             for (size_t j = 0; j < nc->n_requirements; j++)
                 if (nc->requirements[j]->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN &&
                     nc->requirements[j]->n_values == 1)
-                    tlr_pc_labels_set(&lab, nc->requirements[j]->key,
+                    tlr_ks_labels_set(&lab, nc->requirements[j]->key,
                                       nc->requirements[j]->values[0]);
             taints = nc->taints;
             n_taints = nc->n_taints;
@@ -635,9 +635,9 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
             for (size_t k = 0; k < m->n_res && fits; k++)
                 fits = raw_r[g * MAX_DIMS + k] <= fr[k];
             bool tol = node ? tlr_pc_pod_tolerates_node(gr->rep, node, nnc, node_pool(cl, node))
-                            : tlr_pc_pod_tolerates(gr->rep, taints, n_taints);
+                            : tlr_ks_pod_tolerates(gr->rep, taints, n_taints);
             if (fits && tol &&
-                tlr_pc_pod_node_affinity_holds(gr->rep, &lab, lax)) {
+                tlr_ks_pod_node_affinity_holds(gr->rep, &lab, lax)) {
                 free_fit[g] = 1;
                 any = true;
             }
@@ -649,7 +649,7 @@ static void build_free_bin(model *m, const Tailor__V1__SolveRequest *req, bins_c
             sum[m->n_res + a] += 1;
         used = true;
     }
-    tlr_pc_labels_free(&lab);
+    tlr_ks_labels_free(&lab);
     free(has_node);
     if (!used)
         return;

@@ -15,6 +15,7 @@
 
 #include "tailor/v1/solver.pb-c.h"
 #include "tlr_alloc.h"
+#include "tlr_labels.h"
 
 #define KIT_MIB (1024LL * 1024)
 #define KIT_PUSH(arr, n, x)                                        \
@@ -90,7 +91,7 @@ static inline Tailor__V1__InstanceType *kit_type(const char *name, int64_t cpu_m
     t->allocatable = kit_res(cpu_m, mem_mib, pods, gpus);
     t->capacity = kit_res(cpu_m, mem_mib, pods, gpus);
     KIT_PUSH(t->requirements, t->n_requirements,
-             kit_req_in("node.kubernetes.io/instance-type", name));
+             kit_req_in(TLR_LABEL_INSTANCE_TYPE, name));
     kit_offer(t, "zone-a", KIT_OD, price);
     return t;
 }
@@ -195,7 +196,7 @@ static inline Tailor__V1__Node *kit_node(const char *name, Tailor__V1__ResourceL
     n->requested = requested;
     n->ready = 1;
     n->initialized = 1;
-    KIT_PUSH(n->labels, n->n_labels, kit_label("kubernetes.io/hostname", name));
+    KIT_PUSH(n->labels, n->n_labels, kit_label(TLR_LABEL_HOSTNAME, name));
     return n;
 }
 

@@ -37,6 +37,7 @@
 
 #include "solve_internal.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -320,7 +321,7 @@ static bool known_ephemeral_taint(const Tailor__V1__Taint *t)
         { "node.kubernetes.io/not-ready", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE },
         { "node.kubernetes.io/unreachable", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE },
         { "node.cloudprovider.kubernetes.io/uninitialized", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE },
-        { "karpenter.sh/unregistered", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE },
+        { TLR_TAINT_UNREGISTERED, TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE },
     };
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         if (t->effect == known[i].effect && !strcmp(t->key, known[i].key))
@@ -411,10 +412,10 @@ static void bins_nodes(sv_model *m)
             continue;
         /* A registered Node carries its own labels and taints; before
          * registration its claim's stand in for what is missing. */
-        const char *reg = node_label(n, "karpenter.sh/registered");
+        const char *reg = node_label(n, TLR_LABEL_REGISTERED);
         bool registered = !nc || (reg && !strcmp(reg, "true"));
-        const char *ks[4] = { "topology.kubernetes.io/zone", "karpenter.sh/capacity-type",
-                              "kubernetes.io/hostname", "node.kubernetes.io/instance-type" };
+        const char *ks[4] = { TLR_LABEL_ZONE, TLR_LABEL_CAPACITY_TYPE,
+                              TLR_LABEL_HOSTNAME, TLR_LABEL_INSTANCE_TYPE };
         static const char *const cts[4] = { "", "on-demand", "spot", "reserved" };
         const char *vs[4] = { n->zone, n->capacity_type > 0 && n->capacity_type < 4 ? cts[n->capacity_type] : "",
                               n->name, n->instance_type };
@@ -573,7 +574,7 @@ static void bins_inflight(sv_model *m)
         x->name = nc->name;
         x->np = find_pool(m, nc->nodepool);
         x->taints = booting_taints(m, nc->taints, nc->n_taints, nc, x->np, &x->ntaints);
-        const char *ks[1] = { "karpenter.sh/nodepool" };
+        const char *ks[1] = { TLR_LABEL_NODEPOOL };
         const char *vs[1] = { nc->nodepool };
         sv_dom base = sv_labels_dom(m, nc->labels, nc->n_labels);
         /* Requirements with one value are labels the node will have. */
@@ -590,7 +591,7 @@ static void bins_inflight(sv_model *m)
             }
         }
         if (st && st->zone && *st->zone) {
-            rk[nr] = "topology.kubernetes.io/zone";
+            rk[nr] = TLR_LABEL_ZONE;
             rv[nr++] = st->zone;
         }
         x->labels = sv_dom_extend(m, &base, rk, rv, nr);

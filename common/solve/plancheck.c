@@ -56,7 +56,6 @@
  */
 #include "tlr_plancheck.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -66,123 +65,16 @@
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
 #define OP_IN       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN
-#define OP_NOT_IN   TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_NOT_IN
-#define OP_EXISTS   TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_EXISTS
-#define OP_DNE      TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST
-#define OP_GT       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_GT
-#define OP_LT       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_LT
-#define OP_GTE      TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_GTE
-#define OP_LTE      TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_LTE
 #define EFF_NOSCHED TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_SCHEDULE
 #define EFF_NOEXEC  TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE
-#define EFF_ANY     TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_UNSPECIFIED
-#define TOL_EXISTS  TAILOR__V1__TOLERATION_OPERATOR__TOLERATION_OPERATOR_EXISTS
 #define TSC_ANYWAY  TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_SCHEDULE_ANYWAY
 
-#define HOSTNAME_KEY "kubernetes.io/hostname"
+#define HOSTNAME_KEY TLR_LABEL_HOSTNAME
 #define DEFAULT_MAX_OPTIONS 60
-
-/* ------------------------------------------------------------------ */
-/* labels and matching                                                 */
-
-void tlr_pc_labels_set(tlr_pc_labels *l, const char *key, const char *value)
-{
-    for (size_t i = 0; i < l->n; i++) {
-        if (strcmp(l->v[i].key, key) == 0) {
-            l->v[i].value = value;
-            return;
-        }
-    }
-    TLR_GROW(l->v, l->cap, l->n + 1);
-    l->v[l->n].key = key;
-    l->v[l->n].value = value;
-    l->n++;
-}
-
-const char *tlr_pc_labels_get(const tlr_pc_labels *l, const char *key)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].key, key) == 0)
-            return l->v[i].value;
-    return NULL;
-}
-
-void tlr_pc_labels_reset(tlr_pc_labels *l) { l->n = 0; }
-
-void tlr_pc_labels_free(tlr_pc_labels *l)
-{
-    free(l->v);
-    l->v = NULL;
-    l->n = l->cap = 0;
-}
-
-const char *tlr_pc_capacity_type_name(Tailor__V1__CapacityType ct)
-{
-    switch (ct) {
-    case TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND: return "on-demand";
-    case TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT: return "spot";
-    case TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_RESERVED: return "reserved";
-    default: return "";
-    }
-}
-
-static void set_single_in(tlr_pc_labels *l, Tailor__V1__NodeSelectorRequirement *const *rs,
-                          size_t n, bool only_absent)
-{
-    for (size_t i = 0; i < n; i++) {
-        const Tailor__V1__NodeSelectorRequirement *r = rs[i];
-        if (r->operator_ != OP_IN || r->n_values != 1)
-            continue;
-        if (only_absent && tlr_pc_labels_get(l, r->key))
-            continue;
-        tlr_pc_labels_set(l, r->key, r->values[0]);
-    }
-}
-
-void tlr_pc_labels_for_offering(tlr_pc_labels *l, const Tailor__V1__NodePool *pool,
-                                const Tailor__V1__InstanceType *t,
-                                const Tailor__V1__Offering *o)
-{
-    tlr_pc_labels_reset(l);
-    if (pool) {
-        for (size_t i = 0; i < pool->n_labels; i++)
-            tlr_pc_labels_set(l, pool->labels[i]->key, pool->labels[i]->value);
-        set_single_in(l, pool->requirements, pool->n_requirements, false);
-        tlr_pc_labels_set(l, "karpenter.sh/nodepool", pool->name);
-    }
-    if (t) {
-        set_single_in(l, t->requirements, t->n_requirements, false);
-        tlr_pc_labels_set(l, "node.kubernetes.io/instance-type", t->name);
-        if (t->arch && t->arch[0])
-            tlr_pc_labels_set(l, "kubernetes.io/arch", t->arch);
-        if (t->n_operating_systems == 1)
-            tlr_pc_labels_set(l, "kubernetes.io/os", t->operating_systems[0]);
-    }
-    if (o) {
-        if (o->zone[0])
-            tlr_pc_labels_set(l, "topology.kubernetes.io/zone", o->zone);
-        if (o->zone_id[0])
-            tlr_pc_labels_set(l, "topology.k8s.aws/zone-id", o->zone_id);
-        const char *ct = tlr_pc_capacity_type_name(o->capacity_type);
-        if (ct[0])
-            tlr_pc_labels_set(l, "karpenter.sh/capacity-type", ct);
-    }
-}
-
-static bool parse_i64(const char *s, int64_t *out)
-{
-    if (!s || !*s)
-        return false;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end)
-        return false;
-    *out = v;
-    return true;
-}
 
 static bool in_values(const char *v, char *const *values, size_t n)
 {
@@ -190,115 +82,6 @@ static bool in_values(const char *v, char *const *values, size_t n)
         if (strcmp(values[i], v) == 0)
             return true;
     return false;
-}
-
-static const char *op_name(int op)
-{
-    switch (op) {
-    case OP_IN: return "In";
-    case OP_NOT_IN: return "NotIn";
-    case OP_EXISTS: return "Exists";
-    case OP_DNE: return "DoesNotExist";
-    case OP_GT: return "Gt";
-    case OP_LT: return "Lt";
-    case OP_GTE: return "Gte";
-    case OP_LTE: return "Lte";
-    default: return "?";
-    }
-}
-
-bool tlr_pc_requirement_holds(const Tailor__V1__NodeSelectorRequirement *r,
-                              const tlr_pc_labels *l, bool lax)
-{
-    const char *v = tlr_pc_labels_get(l, r->key);
-    if (!v && lax)
-        return true;
-    int64_t a, b;
-    switch (r->operator_) {
-    case OP_IN: return v && in_values(v, r->values, r->n_values);
-    case OP_NOT_IN: return !v || !in_values(v, r->values, r->n_values);
-    case OP_EXISTS: return v != NULL;
-    case OP_DNE: return v == NULL;
-    case OP_GT: case OP_LT: case OP_GTE: case OP_LTE:
-        if (!v || r->n_values != 1 || !parse_i64(v, &a) || !parse_i64(r->values[0], &b))
-            return false;
-        if (r->operator_ == OP_GT) return a > b;
-        if (r->operator_ == OP_LT) return a < b;
-        if (r->operator_ == OP_GTE) return a >= b;
-        return a <= b;
-    default:
-        return false;   /* an unknown operator never holds */
-    }
-}
-
-static bool all_hold(Tailor__V1__NodeSelectorRequirement *const *rs, size_t n,
-                     const tlr_pc_labels *l, bool lax)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!tlr_pc_requirement_holds(rs[i], l, lax))
-            return false;
-    return true;
-}
-
-bool tlr_pc_pod_node_affinity_holds(const Tailor__V1__Pod *p, const tlr_pc_labels *l,
-                                    bool lax)
-{
-    for (size_t i = 0; i < p->n_node_selector; i++) {
-        const char *v = tlr_pc_labels_get(l, p->node_selector[i]->key);
-        if (!v && lax)
-            continue;
-        if (!v || strcmp(v, p->node_selector[i]->value) != 0)
-            return false;
-    }
-    if (!all_hold(p->volume_requirements, p->n_volume_requirements, l, lax))
-        return false;
-    if (p->n_required_node_affinity == 0)
-        return true;
-    for (size_t t = 0; t < p->n_required_node_affinity; t++) {
-        const Tailor__V1__NodeSelectorTerm *term = p->required_node_affinity[t];
-        /* An empty term matches nothing (Kubernetes); match_fields only
-         * names metadata.name, which no new node has yet. */
-        if (term->n_match_expressions == 0 && term->n_match_fields == 0)
-            continue;
-        if (term->n_match_fields && !lax)
-            continue;
-        if (all_hold(term->match_expressions, term->n_match_expressions, l, lax))
-            return true;
-    }
-    return false;
-}
-
-static bool tolerates_one(const Tailor__V1__Toleration *tol, const Tailor__V1__Taint *t)
-{
-    if (tol->effect != EFF_ANY && tol->effect != t->effect)
-        return false;
-    if (tol->operator_ == TOL_EXISTS)
-        return tol->key[0] == '\0' || strcmp(tol->key, t->key) == 0;
-    return strcmp(tol->key, t->key) == 0 && strcmp(tol->value, t->value) == 0;
-}
-
-bool tlr_pc_pod_tolerates(const Tailor__V1__Pod *p, Tailor__V1__Taint *const *taints,
-                          size_t n_taints)
-{
-    for (size_t i = 0; i < n_taints; i++) {
-        const Tailor__V1__Taint *t = taints[i];
-        if (t->effect != EFF_NOSCHED && t->effect != EFF_NOEXEC)
-            continue;
-        bool ok = false;
-        for (size_t j = 0; j < p->n_tolerations && !ok; j++)
-            ok = tolerates_one(p->tolerations[j], t);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-static const char *label_get(Tailor__V1__Label *const *ls, size_t n, const char *key)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(ls[i]->key, key) == 0)
-            return ls[i]->value;
-    return NULL;
 }
 
 /* ---- capacity still booting ---------------------------------------- */
@@ -333,7 +116,7 @@ static bool taint_passing(const Tailor__V1__Taint *t, Tailor__V1__Taint *const *
         {"node.kubernetes.io/not-ready", EFF_NOEXEC},
         {"node.kubernetes.io/unreachable", EFF_NOSCHED},
         {"node.cloudprovider.kubernetes.io/uninitialized", EFF_NOSCHED},
-        {"karpenter.sh/unregistered", EFF_NOEXEC},
+        {TLR_TAINT_UNREGISTERED, EFF_NOEXEC},
     };
     for (size_t i = 0; i < sizeof(eph) / sizeof(eph[0]); i++)
         if ((int)t->effect == eph[i].effect && strcmp(t->key, eph[i].key) == 0)
@@ -351,7 +134,7 @@ static bool tolerates_booting(const Tailor__V1__Pod *p, Tailor__V1__Taint *const
 {
     for (size_t i = 0; i < n; i++)
         if (!taint_passing(taints[i], startup, n_startup) &&
-            !tlr_pc_pod_tolerates(p, &taints[i], 1))
+            !tlr_ks_pod_tolerates(p, &taints[i], 1))
             return false;
     return true;
 }
@@ -362,13 +145,13 @@ bool tlr_pc_pod_tolerates_node(const Tailor__V1__Pod *p, const Tailor__V1__Node 
 {
     bool registered = true;
     if (nc) {
-        const char *r = label_get(n->labels, n->n_labels, "karpenter.sh/registered");
+        const char *r = tlr_ks_label_get(n->labels, n->n_labels, TLR_LABEL_REGISTERED);
         registered = r && strcmp(r, "true") == 0;
     }
     Tailor__V1__Taint *const *t = registered ? n->taints : nc->taints;
     size_t nt = registered ? n->n_taints : nc->n_taints;
     if (!tlr_pc_node_booting(n, nc))
-        return tlr_pc_pod_tolerates(p, t, nt);
+        return tlr_ks_pod_tolerates(p, t, nt);
     if (nc)
         return tolerates_booting(p, t, nt, nc->startup_taints, nc->n_startup_taints);
     return tolerates_booting(p, t, nt, pool ? pool->startup_taints : NULL,
@@ -406,33 +189,6 @@ int64_t tlr_pc_node_allocatable(const Tailor__V1__Node *n, const Tailor__V1__Nod
     if (v == 0 && tlr_pc_node_booting(n, nc) && nc && nc->status)
         v = rl_named(nc->status->allocatable, name);
     return v;
-}
-
-bool tlr_pc_selector_matches(const Tailor__V1__LabelSelector *s,
-                             Tailor__V1__Label *const *labels, size_t n_labels)
-{
-    if (!s)
-        return false;
-    for (size_t i = 0; i < s->n_match_labels; i++) {
-        const char *v = label_get(labels, n_labels, s->match_labels[i]->key);
-        if (!v || strcmp(v, s->match_labels[i]->value) != 0)
-            return false;
-    }
-    for (size_t i = 0; i < s->n_match_expressions; i++) {
-        const Tailor__V1__LabelSelectorRequirement *r = s->match_expressions[i];
-        const char *v = label_get(labels, n_labels, r->key);
-        bool ok;
-        switch (r->operator_) {
-        case OP_IN: ok = v && in_values(v, r->values, r->n_values); break;
-        case OP_NOT_IN: ok = !v || !in_values(v, r->values, r->n_values); break;
-        case OP_EXISTS: ok = v != NULL; break;
-        case OP_DNE: ok = v == NULL; break;
-        default: ok = false; break;
-        }
-        if (!ok)
-            return false;
-    }
-    return true;
 }
 
 bool tlr_pc_offering_iced(const Tailor__V1__SolveRequest *req, const char *type_name,
@@ -671,7 +427,7 @@ typedef struct checker {
     placed *pl;
     size_t n_pl;
 
-    tlr_pc_labels lab;
+    tlr_ks_labels lab;
 } checker;
 
 static void violation(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -810,42 +566,42 @@ static void check_outcomes(checker *c)
  * requirements, and what its status says it became. */
 static void inflight_labels(checker *c, const Tailor__V1__NodeClaim *nc)
 {
-    tlr_pc_labels_reset(&c->lab);
+    tlr_ks_labels_reset(&c->lab);
     for (size_t i = 0; i < nc->n_labels; i++)
-        tlr_pc_labels_set(&c->lab, nc->labels[i]->key, nc->labels[i]->value);
-    set_single_in(&c->lab, nc->requirements, nc->n_requirements, false);
+        tlr_ks_labels_set(&c->lab, nc->labels[i]->key, nc->labels[i]->value);
+    tlr_ks_labels_set_single_in(&c->lab, nc->requirements, nc->n_requirements, false);
     if (nc->status) {
         if (nc->status->instance_type[0])
-            tlr_pc_labels_set(&c->lab, "node.kubernetes.io/instance-type",
+            tlr_ks_labels_set(&c->lab, TLR_LABEL_INSTANCE_TYPE,
                               nc->status->instance_type);
         if (nc->status->zone[0])
-            tlr_pc_labels_set(&c->lab, "topology.kubernetes.io/zone", nc->status->zone);
-        const char *ct = tlr_pc_capacity_type_name(nc->status->capacity_type);
+            tlr_ks_labels_set(&c->lab, TLR_LABEL_ZONE, nc->status->zone);
+        const char *ct = tlr_ks_capacity_type_name(nc->status->capacity_type);
         if (ct[0])
-            tlr_pc_labels_set(&c->lab, "karpenter.sh/capacity-type", ct);
+            tlr_ks_labels_set(&c->lab, TLR_LABEL_CAPACITY_TYPE, ct);
     }
     if (nc->nodepool[0])
-        tlr_pc_labels_set(&c->lab, "karpenter.sh/nodepool", nc->nodepool);
+        tlr_ks_labels_set(&c->lab, TLR_LABEL_NODEPOOL, nc->nodepool);
 }
 
 /* Labels of new claim #ci bought as combo k. */
 static void new_claim_labels(checker *c, size_t ci, const combo *k)
 {
     const Tailor__V1__NodeClaim *nc = c->resp->new_nodeclaims[ci];
-    tlr_pc_labels_for_offering(&c->lab, c->claim_pool[ci], k->t, k->o);
+    tlr_ks_labels_for_offering(&c->lab, c->claim_pool[ci], k->t, k->o);
     for (size_t i = 0; i < nc->n_labels; i++)
-        if (!tlr_pc_labels_get(&c->lab, nc->labels[i]->key))
-            tlr_pc_labels_set(&c->lab, nc->labels[i]->key, nc->labels[i]->value);
-    set_single_in(&c->lab, nc->requirements, nc->n_requirements, true);
+        if (!tlr_ks_labels_get(&c->lab, nc->labels[i]->key))
+            tlr_ks_labels_set(&c->lab, nc->labels[i]->key, nc->labels[i]->value);
+    tlr_ks_labels_set_single_in(&c->lab, nc->requirements, nc->n_requirements, true);
 }
 
 static bool daemonset_runs(const Tailor__V1__DaemonSet *ds, Tailor__V1__Taint *const *taints,
-                           size_t n_taints, const tlr_pc_labels *l)
+                           size_t n_taints, const tlr_ks_labels *l)
 {
     if (!ds->pod_template)
         return false;
-    return tlr_pc_pod_tolerates(ds->pod_template, taints, n_taints) &&
-           tlr_pc_pod_node_affinity_holds(ds->pod_template, l, false);
+    return tlr_ks_pod_tolerates(ds->pod_template, taints, n_taints) &&
+           tlr_ks_pod_node_affinity_holds(ds->pod_template, l, false);
 }
 
 /* Check the options of new claim ci and collect its allowed combos. */
@@ -915,10 +671,10 @@ static void check_claim_options(checker *c, size_t ci)
             const Tailor__V1__Offering *o = t->offerings[k];
             if (!o->available || tlr_pc_offering_iced(c->req, t->name, o))
                 continue;
-            tlr_pc_labels_for_offering(&c->lab, pool, t, o);
-            set_single_in(&c->lab, nc->requirements, nc->n_requirements, true);
-            if (!all_hold(pool->requirements, pool->n_requirements, &c->lab, true) ||
-                !all_hold(nc->requirements, nc->n_requirements, &c->lab, true))
+            tlr_ks_labels_for_offering(&c->lab, pool, t, o);
+            tlr_ks_labels_set_single_in(&c->lab, nc->requirements, nc->n_requirements, true);
+            if (!tlr_ks_requirements_hold(pool->requirements, pool->n_requirements, &c->lab, true) ||
+                !tlr_ks_requirements_hold(nc->requirements, nc->n_requirements, &c->lab, true))
                 continue;
             TLR_GROW(c->combos[ci], cap, c->n_combos[ci] + 1);
             c->combos[ci][c->n_combos[ci]++] = (combo){t, o};
@@ -950,7 +706,7 @@ static void check_claim_options(checker *c, size_t ci)
  * MinValuesPolicy BestEffort carries the annotation below and is exempt;
  * under Strict that annotation is itself a violation. */
 
-#define MINV_RELAXED "karpenter.sh/nodeclaim-min-values-relaxed"
+#define MINV_RELAXED TLR_ANNOTATION_MIN_VALUES_RELAXED
 
 typedef struct strset {
     const char **v;   /* borrowed */
@@ -971,21 +727,21 @@ static void strset_add(strset *s, const char *x)
 /* Add the values instance type t's requirements give key to s. */
 static void type_values(const Tailor__V1__InstanceType *t, const char *key, strset *s)
 {
-    if (strcmp(key, "node.kubernetes.io/instance-type") == 0)
+    if (strcmp(key, TLR_LABEL_INSTANCE_TYPE) == 0)
         strset_add(s, t->name);
-    else if (strcmp(key, "kubernetes.io/arch") == 0)
+    else if (strcmp(key, TLR_LABEL_ARCH) == 0)
         strset_add(s, t->arch);
-    else if (strcmp(key, "kubernetes.io/os") == 0)
+    else if (strcmp(key, TLR_LABEL_OS) == 0)
         for (size_t i = 0; i < t->n_operating_systems; i++)
             strset_add(s, t->operating_systems[i]);
     for (size_t i = 0; i < t->n_offerings; i++) {
         const Tailor__V1__Offering *o = t->offerings[i];
-        if (strcmp(key, "topology.kubernetes.io/zone") == 0)
+        if (strcmp(key, TLR_LABEL_ZONE) == 0)
             strset_add(s, o->zone);
-        else if (strcmp(key, "topology.k8s.aws/zone-id") == 0)
+        else if (strcmp(key, TLR_LABEL_ZONE_ID) == 0)
             strset_add(s, o->zone_id);
-        else if (strcmp(key, "karpenter.sh/capacity-type") == 0)
-            strset_add(s, tlr_pc_capacity_type_name(o->capacity_type));
+        else if (strcmp(key, TLR_LABEL_CAPACITY_TYPE) == 0)
+            strset_add(s, tlr_ks_capacity_type_name(o->capacity_type));
     }
     for (size_t i = 0; i < t->n_requirements; i++) {
         const Tailor__V1__NodeSelectorRequirement *r = t->requirements[i];
@@ -1017,7 +773,7 @@ static void check_claim_min_values(checker *c, size_t ci)
     const Tailor__V1__NodePool *pool = c->claim_pool[ci];
     if (!pool)
         return;
-    const char *relaxed = label_get(nc->annotations, nc->n_annotations, MINV_RELAXED);
+    const char *relaxed = tlr_ks_label_get(nc->annotations, nc->n_annotations, MINV_RELAXED);
     if (relaxed && strcmp(relaxed, "true") == 0) {
         bool best_effort = c->req->options && c->req->options->min_values_policy ==
             TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT;
@@ -1071,15 +827,15 @@ static void check_claim_labels(checker *c, size_t ci)
     static const char *const whose[2] = {"its requirement", "its nodepool's requirement"};
     for (size_t i = 0; i < nc->n_labels; i++) {
         const Tailor__V1__Label *lb = nc->labels[i];
-        tlr_pc_labels_reset(&c->lab);
-        tlr_pc_labels_set(&c->lab, lb->key, lb->value);
+        tlr_ks_labels_reset(&c->lab);
+        tlr_ks_labels_set(&c->lab, lb->key, lb->value);
         for (int l = 0; l < 2; l++) {
             for (size_t j = 0; j < lens[l]; j++) {
                 const Tailor__V1__NodeSelectorRequirement *r = lists[l][j];
-                if (strcmp(r->key, lb->key) != 0 || tlr_pc_requirement_holds(r, &c->lab, false))
+                if (strcmp(r->key, lb->key) != 0 || tlr_ks_requirement_holds(r, &c->lab, false))
                     continue;
                 violation(c, "new claim #%zu: label %s=%s contradicts %s %s %s [%s%s]", ci,
-                          lb->key, lb->value, whose[l], r->key, op_name(r->operator_),
+                          lb->key, lb->value, whose[l], r->key, tlr_ks_operator_name(r->operator_),
                           r->n_values ? r->values[0] : "", r->n_values > 1 ? ", ..." : "");
             }
         }
@@ -1090,7 +846,7 @@ static void check_pod_on_labels(checker *c, const Tailor__V1__Pod *p, const char
                                 const char *combo_desc)
 {
     char id[512];
-    if (!tlr_pc_pod_node_affinity_holds(p, &c->lab, false))
+    if (!tlr_ks_pod_node_affinity_holds(p, &c->lab, false))
         violation(c, "pod %s: node selector/affinity does not hold on %s%s",
                   pod_id(p, id, sizeof(id)), where, combo_desc);
 }
@@ -1107,7 +863,7 @@ static void check_new_claim(checker *c, size_t ci)
             continue;
         const Tailor__V1__Pod *p = c->req->pending_pods[pi];
         res_add(&sum, p->requests);
-        if (!tlr_pc_pod_tolerates(p, nc->taints, nc->n_taints))
+        if (!tlr_ks_pod_tolerates(p, nc->taints, nc->n_taints))
             violation(c, "pod %s: does not tolerate the taints of %s", pod_id(p, id, sizeof(id)),
                       where);
     }
@@ -1127,7 +883,7 @@ static void check_new_claim(checker *c, size_t ci)
         if (need_labels)
             new_claim_labels(c, ci, cb);
         snprintf(desc, sizeof(desc), " (as %s in %s/%s)", cb->t->name, cb->o->zone,
-                 tlr_pc_capacity_type_name(cb->o->capacity_type));
+                 tlr_ks_capacity_type_name(cb->o->capacity_type));
         res used = sum;
         for (size_t d = 0; d < cl->n_daemonsets; d++)
             if (daemonset_runs(cl->daemonsets[d], nc->taints, nc->n_taints, &c->lab))
@@ -1141,7 +897,7 @@ static void check_new_claim(checker *c, size_t ci)
             if (pi < 0 || bad[j])
                 continue;
             const Tailor__V1__Pod *p = c->req->pending_pods[pi];
-            if (!tlr_pc_pod_node_affinity_holds(p, &c->lab, false)) {
+            if (!tlr_ks_pod_node_affinity_holds(p, &c->lab, false)) {
                 bad[j] = true;
                 violation(c, "pod %s: node selector/affinity does not hold on %s%s",
                           pod_id(p, id, sizeof(id)), where, desc);
@@ -1222,11 +978,11 @@ static void check_existing(checker *c)
                                            pi >= 0 ? cl->nodepools[pi] : NULL))
                 violation(c, "pod %s: does not tolerate the taints of node %s",
                           pod_id(p, id, sizeof(id)), n->name);
-            tlr_pc_labels_reset(&c->lab);
+            tlr_ks_labels_reset(&c->lab);
             for (size_t j = 0; j < n->n_labels; j++)
-                tlr_pc_labels_set(&c->lab, n->labels[j]->key, n->labels[j]->value);
-            tlr_pc_labels_set(&c->lab, HOSTNAME_KEY,
-                              tlr_pc_labels_get(&c->lab, HOSTNAME_KEY) ? tlr_pc_labels_get(&c->lab, HOSTNAME_KEY) : n->name);
+                tlr_ks_labels_set(&c->lab, n->labels[j]->key, n->labels[j]->value);
+            tlr_ks_labels_set(&c->lab, HOSTNAME_KEY,
+                              tlr_ks_labels_get(&c->lab, HOSTNAME_KEY) ? tlr_ks_labels_get(&c->lab, HOSTNAME_KEY) : n->name);
             char where[300];
             snprintf(where, sizeof(where), "node %s", n->name);
             check_pod_on_labels(c, p, where, "");
@@ -1320,7 +1076,7 @@ static const char *domain_of(checker *c, loc w, const char *key, char *scratch, 
 {
     if (w.kind == LOC_NODE) {
         const Tailor__V1__Node *nd = c->cl->nodes[w.idx];
-        const char *v = label_get(nd->labels, nd->n_labels, key);
+        const char *v = tlr_ks_label_get(nd->labels, nd->n_labels, key);
         if (!v && strcmp(key, HOSTNAME_KEY) == 0)
             v = nd->name;
         return v;
@@ -1332,7 +1088,7 @@ static const char *domain_of(checker *c, loc w, const char *key, char *scratch, 
             return scratch;
         }
         inflight_labels(c, nc);
-        return tlr_pc_labels_get(&c->lab, key);
+        return tlr_ks_labels_get(&c->lab, key);
     }
     if (w.kind == LOC_NEW) {
         if (strcmp(key, HOSTNAME_KEY) == 0) {
@@ -1342,7 +1098,7 @@ static const char *domain_of(checker *c, loc w, const char *key, char *scratch, 
         const char *v = NULL;
         for (size_t k = 0; k < c->n_combos[w.idx]; k++) {
             new_claim_labels(c, w.idx, &c->combos[w.idx][k]);
-            const char *x = tlr_pc_labels_get(&c->lab, key);
+            const char *x = tlr_ks_labels_get(&c->lab, key);
             if (!x || (v && strcmp(v, x) != 0))
                 return NULL;
             v = x;
@@ -1403,18 +1159,18 @@ static bool term_selects(const Tailor__V1__PodAffinityTerm *t, const Tailor__V1_
         }
     }
     for (size_t i = 0; i < t->n_match_label_keys; i++) {
-        const char *ov = label_get(owner->labels, owner->n_labels, t->match_label_keys[i]);
-        const char *qv = label_get(q->labels, q->n_labels, t->match_label_keys[i]);
+        const char *ov = tlr_ks_label_get(owner->labels, owner->n_labels, t->match_label_keys[i]);
+        const char *qv = tlr_ks_label_get(q->labels, q->n_labels, t->match_label_keys[i]);
         if (ov && (!qv || strcmp(ov, qv) != 0))
             return false;
     }
     for (size_t i = 0; i < t->n_mismatch_label_keys; i++) {
-        const char *ov = label_get(owner->labels, owner->n_labels, t->mismatch_label_keys[i]);
-        const char *qv = label_get(q->labels, q->n_labels, t->mismatch_label_keys[i]);
+        const char *ov = tlr_ks_label_get(owner->labels, owner->n_labels, t->mismatch_label_keys[i]);
+        const char *qv = tlr_ks_label_get(q->labels, q->n_labels, t->mismatch_label_keys[i]);
         if (ov && qv && strcmp(ov, qv) == 0)
             return false;
     }
-    return tlr_pc_selector_matches(t->label_selector, q->labels, q->n_labels);
+    return tlr_ks_selector_matches(t->label_selector, q->labels, q->n_labels);
 }
 
 /* Group placed pods by domain: returns, per placed pod, the index of the
@@ -1588,7 +1344,7 @@ static bool same_node_filter(const Tailor__V1__TopologySpreadConstraint *x,
         if (a->n_node_selector != b->n_node_selector)
             return false;
         for (size_t i = 0; i < a->n_node_selector; i++) {
-            const char *v = label_get(b->node_selector, b->n_node_selector,
+            const char *v = tlr_ks_label_get(b->node_selector, b->n_node_selector,
                                       a->node_selector[i]->key);
             if (!v || strcmp(v, a->node_selector[i]->value) != 0)
                 return false;
@@ -1624,8 +1380,8 @@ static bool same_spread(const Tailor__V1__TopologySpreadConstraint *x,
             continue;
         bool keys_same = true;
         for (size_t k = 0; k < x->n_match_label_keys && keys_same; k++) {
-            const char *va = label_get(a->labels, a->n_labels, x->match_label_keys[k]);
-            const char *vb = label_get(b->labels, b->n_labels, x->match_label_keys[k]);
+            const char *va = tlr_ks_label_get(a->labels, a->n_labels, x->match_label_keys[k]);
+            const char *vb = tlr_ks_label_get(b->labels, b->n_labels, x->match_label_keys[k]);
             keys_same = (!va && !vb) || (va && vb && strcmp(va, vb) == 0);
         }
         if (keys_same && same_node_filter(x, a, b))
@@ -1643,35 +1399,35 @@ static bool spread_keeps(checker *c, const Tailor__V1__TopologySpreadConstraint 
     bool aff = honor_affinity(x), tnt = honor_taints(x);
     if (w.kind == LOC_NODE) {
         const Tailor__V1__Node *n = c->cl->nodes[w.idx];
-        if (tnt && !tlr_pc_pod_tolerates(p, n->taints, n->n_taints))
+        if (tnt && !tlr_ks_pod_tolerates(p, n->taints, n->n_taints))
             return false;
         if (!aff)
             return true;
-        tlr_pc_labels_reset(&c->lab);
+        tlr_ks_labels_reset(&c->lab);
         for (size_t j = 0; j < n->n_labels; j++)
-            tlr_pc_labels_set(&c->lab, n->labels[j]->key, n->labels[j]->value);
-        if (!tlr_pc_labels_get(&c->lab, HOSTNAME_KEY))
-            tlr_pc_labels_set(&c->lab, HOSTNAME_KEY, n->name);
-        return tlr_pc_pod_node_affinity_holds(p, &c->lab, false);
+            tlr_ks_labels_set(&c->lab, n->labels[j]->key, n->labels[j]->value);
+        if (!tlr_ks_labels_get(&c->lab, HOSTNAME_KEY))
+            tlr_ks_labels_set(&c->lab, HOSTNAME_KEY, n->name);
+        return tlr_ks_pod_node_affinity_holds(p, &c->lab, false);
     }
     if (w.kind == LOC_INFLIGHT) {
         const Tailor__V1__NodeClaim *nc = c->cl->nodeclaims[w.idx];
-        if (tnt && !tlr_pc_pod_tolerates(p, nc->taints, nc->n_taints))
+        if (tnt && !tlr_ks_pod_tolerates(p, nc->taints, nc->n_taints))
             return false;
         if (!aff)
             return true;
         inflight_labels(c, nc);
-        return tlr_pc_pod_node_affinity_holds(p, &c->lab, false);
+        return tlr_ks_pod_node_affinity_holds(p, &c->lab, false);
     }
     if (w.kind == LOC_NEW) {
         const Tailor__V1__NodeClaim *nc = c->resp->new_nodeclaims[w.idx];
-        if (tnt && !tlr_pc_pod_tolerates(p, nc->taints, nc->n_taints))
+        if (tnt && !tlr_ks_pod_tolerates(p, nc->taints, nc->n_taints))
             return false;
         if (!aff || c->n_combos[w.idx] == 0)
             return true;
         for (size_t k = 0; k < c->n_combos[w.idx]; k++) {
             new_claim_labels(c, w.idx, &c->combos[w.idx][k]);
-            if (tlr_pc_pod_node_affinity_holds(p, &c->lab, false))
+            if (tlr_ks_pod_node_affinity_holds(p, &c->lab, false))
                 return true;
         }
         return false;
@@ -1685,12 +1441,12 @@ static bool spread_selects(const Tailor__V1__TopologySpreadConstraint *x,
     if (strcmp(owner->namespace_, q->namespace_) != 0)
         return false;
     for (size_t k = 0; k < x->n_match_label_keys; k++) {
-        const char *ov = label_get(owner->labels, owner->n_labels, x->match_label_keys[k]);
-        const char *qv = label_get(q->labels, q->n_labels, x->match_label_keys[k]);
+        const char *ov = tlr_ks_label_get(owner->labels, owner->n_labels, x->match_label_keys[k]);
+        const char *qv = tlr_ks_label_get(q->labels, q->n_labels, x->match_label_keys[k]);
         if (ov && (!qv || strcmp(ov, qv) != 0))
             return false;
     }
-    return tlr_pc_selector_matches(x->label_selector, q->labels, q->n_labels);
+    return tlr_ks_selector_matches(x->label_selector, q->labels, q->n_labels);
 }
 
 /* Index of location w among nodes, in-flight claims, new claims. */
@@ -2006,6 +1762,6 @@ int tlr_plan_check(const Tailor__V1__SolveRequest *req,
     smap_free(&c.node_by_name);
     smap_free(&c.inflight_by_name);
     smap_free(&c.pool_by_name);
-    tlr_pc_labels_free(&c.lab);
+    tlr_ks_labels_free(&c.lab);
     return c.count;
 }

@@ -20,6 +20,7 @@
 
 #include "tailor/v1/solver.pb-c.h"
 #include "tlr_buf.h"
+#include "tlr_labels.h"
 #include "tlr_plancheck.h"
 #include "tlr_solve.h"
 
@@ -31,10 +32,10 @@
 
 #define TK_GIB ((int64_t)1 << 30)
 #define TK_MIB ((int64_t)1 << 20)
-#define K_ZONE "topology.kubernetes.io/zone"
-#define K_CT "karpenter.sh/capacity-type"
-#define K_HOST "kubernetes.io/hostname"
-#define K_TYPE "node.kubernetes.io/instance-type"
+#define K_ZONE TLR_LABEL_ZONE
+#define K_CT TLR_LABEL_CAPACITY_TYPE
+#define K_HOST TLR_LABEL_HOSTNAME
+#define K_TYPE TLR_LABEL_INSTANCE_TYPE
 
 static inline char *tk_s(const char *s) { return strdup(s ? s : ""); }
 
@@ -157,11 +158,11 @@ static inline Tailor__V1__InstanceType *tk_type_raw(Tailor__V1__SolveRequest *r,
     if (dot)
         *dot = 0;
     tk_type_label(it, K_TYPE, name);
-    tk_type_label(it, "karpenter.k8s.aws/instance-family", fam);
+    tk_type_label(it, TLR_LABEL_INSTANCE_FAMILY, fam);
     char cpu[16];
     snprintf(cpu, sizeof cpu, "%d", vcpu);
-    tk_type_label(it, "karpenter.k8s.aws/instance-cpu", cpu);
-    tk_type_label(it, "kubernetes.io/arch", "amd64");
+    tk_type_label(it, TLR_LABEL_INSTANCE_CPU, cpu);
+    tk_type_label(it, TLR_LABEL_ARCH, "amd64");
     TK_PUSH(c->instance_types, c->n_instance_types, it);
     return it;
 }

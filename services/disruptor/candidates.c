@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tlr_drain.h"
+#include "tlr_labels.h"
 #include "tlr_time.h"
 
 static void add(ds_blockers *b, Tailor__V1__BlockerKind kind, const char *ok, const char *ns,
@@ -85,7 +86,7 @@ bool ds_candidate_check(const ds_view *v, const ds_vnode *x, ds_cand_use use, ds
     if (x->disrupting)
         add(out, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_ALREADY_DISRUPTING, "Node", "", n->name, 0,
             "node %s is already being disrupted (tainted %s or deleting)", n->name,
-            "karpenter.sh/disrupted");
+            TLR_TAINT_DISRUPTED);
     if (x->do_not_disrupt)
         add(out, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_DO_NOT_DISRUPT, "Node", "", n->name, 0,
             "node %s has karpenter.sh/do-not-disrupt=true", n->name);
@@ -98,7 +99,7 @@ bool ds_candidate_check(const ds_view *v, const ds_vnode *x, ds_cand_use use, ds
         if (!graceful && tlr_drain_pod_do_not_disrupt(p, v->now_ms, &until))
             add(out, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_DO_NOT_DISRUPT, "Pod", p->namespace_,
                 p->name, until, "pod %s/%s has karpenter.sh/do-not-disrupt=%s", p->namespace_,
-                p->name, tlr_drain_pod_annotation(p, "karpenter.sh/do-not-disrupt"));
+                p->name, tlr_drain_pod_annotation(p, TLR_ANNOTATION_DO_NOT_DISRUPT));
         if (p->n_pdb_names > 1) {
             add(out, TAILOR__V1__BLOCKER_KIND__BLOCKER_KIND_UNEVICTABLE_POD, "Pod", p->namespace_,
                 p->name, 0, "pod %s/%s is selected by %zu PodDisruptionBudgets; the Eviction API "

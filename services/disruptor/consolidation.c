@@ -44,12 +44,10 @@
 #include "methods.h"
 #include "tlr_alloc.h"
 #include "tlr_kubeobj.h"
+#include "tlr_labels.h"
 #include "tlr_time.h"
 
 #define UNDER TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_UNDERUTILIZED
-#define TYPE_KEY "node.kubernetes.io/instance-type"
-#define CT_KEY "karpenter.sh/capacity-type"
-#define ZONE_KEY "topology.kubernetes.io/zone"
 #define SPOT TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
 /* One node may be replaced by at most this many cheaper ones (a split). */
 #define DS_SPLIT_MAX 4
@@ -154,7 +152,7 @@ static Tailor__V1__NodeSelectorRequirement *req_in(const Tailor__V1__NodeClaim *
 /* Keep the claim's instance-type requirement in step with its options. */
 static void sync_types(Tailor__V1__NodeClaim *nc)
 {
-    Tailor__V1__NodeSelectorRequirement *q = req_in(nc, TYPE_KEY);
+    Tailor__V1__NodeSelectorRequirement *q = req_in(nc, TLR_LABEL_INSTANCE_TYPE);
     if (!q)
         return;
     size_t kept = 0;
@@ -220,11 +218,12 @@ static int by_price(const void *a, const void *b)
  * whether nc is now spot only. */
 static bool pin_spot(const Tailor__V1__Catalog *cat, Tailor__V1__NodeClaim *nc)
 {
-    if (!tlr_nodeclaim_allows(nc, CT_KEY, "spot"))
+    if (!tlr_nodeclaim_allows(nc, TLR_LABEL_CAPACITY_TYPE, "spot"))
         return false;
-    if (!tlr_nodeclaim_allows(nc, CT_KEY, "on-demand") && !tlr_nodeclaim_allows(nc, CT_KEY, "reserved"))
+    if (!tlr_nodeclaim_allows(nc, TLR_LABEL_CAPACITY_TYPE, "on-demand") &&
+        !tlr_nodeclaim_allows(nc, TLR_LABEL_CAPACITY_TYPE, "reserved"))
         return true;
-    Tailor__V1__NodeSelectorRequirement *ct = req_in(nc, CT_KEY);
+    Tailor__V1__NodeSelectorRequirement *ct = req_in(nc, TLR_LABEL_CAPACITY_TYPE);
     size_t k = 0;
     for (size_t i = 0; i < nc->n_instance_type_options; i++) {
         Tailor__V1__InstanceTypeOption *o = nc->instance_type_options[i];
@@ -232,7 +231,8 @@ static bool pin_spot(const Tailor__V1__Catalog *cat, Tailor__V1__NodeClaim *nc)
         double best = -1;
         for (size_t q = 0; it && q < it->n_offerings; q++) {
             const Tailor__V1__Offering *of = it->offerings[q];
-            if (of->available && of->capacity_type == SPOT && tlr_nodeclaim_allows(nc, ZONE_KEY, of->zone) &&
+            if (of->available && of->capacity_type == SPOT &&
+                tlr_nodeclaim_allows(nc, TLR_LABEL_ZONE, of->zone) &&
                 (best < 0 || of->price_per_hour < best))
                 best = of->price_per_hour;
         }
@@ -251,7 +251,7 @@ static bool pin_spot(const Tailor__V1__Catalog *cat, Tailor__V1__NodeClaim *nc)
         nc->requirements = tlr_realloc(nc->requirements, (nc->n_requirements + 1) * sizeof(*nc->requirements));
         ct = tlr_malloc(sizeof(*ct));
         tailor__v1__node_selector_requirement__init(ct);
-        ct->key = tlr_strdup(CT_KEY);
+        ct->key = tlr_strdup(TLR_LABEL_CAPACITY_TYPE);
         ct->operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN;
         nc->requirements[nc->n_requirements++] = ct;
     } else {

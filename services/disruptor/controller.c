@@ -13,7 +13,7 @@
 #include "poolstatus.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
 
 #define MAX_CMDS 16
 
@@ -215,10 +215,10 @@ static void learn_images(ds_ctl *c, const ds_view *v)
         const ds_vnode *x = &v->nodes[i];
         if (!x->claim || (x->claim->status && x->claim->status->image_id[0]))
             continue;
-        const char *slash = strrchr(x->node->provider_id, '/');
-        if (!slash || !slash[1] || image_of(c, slash + 1))
+        const char *id = tlr_provider_id_instance(x->node->provider_id);
+        if (!id || image_of(c, id))
             continue;
-        ids[n++] = slash + 1;
+        ids[n++] = id;
     }
     char **img = NULL;
     if (n && c->o.cloud.images(c->o.cloud.arg, ids, n, &img) == TLR_OK) {
@@ -323,7 +323,7 @@ static void count_disrupted(ds_ctl *c, const ds_cmd *cmd)
     for (size_t i = 0; i < cmd->n; i++)
         tlr_metrics_counter_inc(c->m_disrupted,
                                 (const char *const[]){ reason, cmd->c[i].pool,
-                                                       tlr_pc_capacity_type_name(cmd->c[i].ct) });
+                                                       tlr_ks_capacity_type_name(cmd->c[i].ct) });
 }
 
 /* ---- execution ------------------------------------------------------------ */

@@ -35,6 +35,7 @@
 #include "hash.h"
 #include "methods.h"
 #include "tlr_alloc.h"
+#include "tlr_kubesem.h"
 
 #define DRIFTED TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_DRIFTED
 
@@ -110,9 +111,9 @@ ds_drift_kind ds_drifted(const ds_mctx *m, const ds_vnode *x, char *why, size_t 
         if (!img && m->image && c->status && c->status->instance_id[0])
             img = m->image(m->image_arg, c->status->instance_id);
         if (!img && m->image) {
-            const char *slash = strrchr(x->node->provider_id, '/');
-            if (slash && slash[1])
-                img = m->image(m->image_arg, slash + 1);
+            const char *id = tlr_provider_id_instance(x->node->provider_id);
+            if (id)
+                img = m->image(m->image_arg, id);
         }
         bool ok = !img || !img[0];
         size_t n = ids ? nids : nc->n_amis;

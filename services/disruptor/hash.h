@@ -24,13 +24,14 @@
 #include <stddef.h>
 
 #include "ops.h"
+#include "tlr_labels.h"
 #include "view.h"
 
 #define DS_HASH_VERSION "tailor-1"
-#define DS_POOL_HASH "karpenter.sh/nodepool-hash"
-#define DS_POOL_HASH_VERSION "karpenter.sh/nodepool-hash-version"
-#define DS_CLASS_HASH "karpenter.k8s.aws/ec2nodeclass-hash"
-#define DS_CLASS_HASH_VERSION "karpenter.k8s.aws/ec2nodeclass-hash-version"
+#define DS_POOL_HASH TLR_ANNOTATION_NODEPOOL_HASH
+#define DS_POOL_HASH_VERSION TLR_ANNOTATION_NODEPOOL_HASH_VERSION
+#define DS_CLASS_HASH TLR_ANNOTATION_NODECLASS_HASH
+#define DS_CLASS_HASH_VERSION TLR_ANNOTATION_NODECLASS_HASH_VERSION
 
 /* buf >= 17 bytes. */
 void ds_hash_nodepool(const Tailor__V1__NodePool *p, char *buf, size_t len);

@@ -19,12 +19,13 @@
 #include "tailor/v1/solver.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_drain.h"
+#include "tlr_labels.h"
 
-#define DS_FINALIZER "karpenter.sh/termination"
-#define DS_TAINT_KEY "karpenter.sh/disrupted"
-#define DS_DO_NOT_DISRUPT "karpenter.sh/do-not-disrupt"
+#define DS_FINALIZER TLR_FINALIZER_TERMINATION
+#define DS_TAINT_KEY TLR_TAINT_DISRUPTED
+#define DS_DO_NOT_DISRUPT TLR_ANNOTATION_DO_NOT_DISRUPT
 /* Where the drain deadline (deletion + terminationGracePeriod) lives. */
-#define DS_TERMINATION_TS "karpenter.sh/nodeclaim-termination-timestamp"
+#define DS_TERMINATION_TS TLR_ANNOTATION_TERMINATION_TIMESTAMP
 
 /* ---- Kubernetes ------------------------------------------------------ */
 

@@ -9,6 +9,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_kubesem.h"
 
 /* ---- decide ------------------------------------------------------------ */
 
@@ -505,8 +506,8 @@ static void terminate_orphan(ds_term *t, const ds_knode *n, ds_term_stats *st)
     st->terminating++;
     if (!drain_node(t, s, NULL, n, 0, st))
         return;
-    const char *slash = strrchr(n->provider_id, '/');
-    if (slash && slash[1] && !terminate_instance(t, s, NULL, slash + 1, "termination:orphan-node"))
+    const char *id = tlr_provider_id_instance(n->provider_id);
+    if (id && !terminate_instance(t, s, NULL, id, "termination:orphan-node"))
         return;
     release(t, DS_KIND_NODE, n->name);
     st->terminated++;

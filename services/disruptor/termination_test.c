@@ -242,6 +242,24 @@ static void test_orphan_node_is_drained_and_terminated_by_id(void **state)
     assert_null(ds_fake_node(&x->f, "n1"));
 }
 
+/* A node no AWS instance backs (providerID of another cloud) is drained
+ * and released, and nothing is terminated in EC2 in its name. */
+static void test_orphan_node_not_on_aws_is_not_terminated(void **state)
+{
+    fx *x = *state;
+    ds_knode *n = ds_fake_add_node(&x->f, "n1", "default", "i-7");
+    free(n->provider_id);
+    n->provider_id = tlr_strdup("kind://docker/kind/kind-worker");
+    n->finalizer = true;
+    n->deletion_ms = x->f.now_ms;
+    add_pod(&x->f, "web-1", "n1", "web", 'r');
+    ds_term_pass(x->t, NULL);
+    ds_term_pass(x->t, NULL);
+    assert_non_null(ds_fake_call(&x->f, "evict default/web-1", 0));
+    assert_int_equal(ds_fake_count(&x->f, "terminate"), 0);
+    assert_null(ds_fake_node(&x->f, "n1"));
+}
+
 static void test_min_drain_time_waits(void **state)
 {
     fx *x = *state;
@@ -271,6 +289,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deleting_node_deletes_its_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launcher_failure_keeps_finalizers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan_node_is_drained_and_terminated_by_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_orphan_node_not_on_aws_is_not_terminated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_min_drain_time_waits, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

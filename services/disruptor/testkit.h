@@ -13,6 +13,8 @@
 #include "tailor/v1/instancetype.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_alloc.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
 #define TK_PUSH(arr, n, x) \
     do { (arr) = tlr_realloc((arr), ((n) + 1) * sizeof(*(arr))); (arr)[(n)++] = (x); } while (0)
@@ -126,9 +128,9 @@ static inline Tailor__V1__InstanceType *tk_type(Tailor__V1__Catalog *c, const ch
     it->name = tlr_strdup(name);
     it->capacity = tk_res(cpu * 1000LL, mem_gib * TK_GIB, 110);
     it->allocatable = tk_res(cpu * 1000LL, mem_gib * TK_GIB, 110);
-    TK_PUSH(it->requirements, it->n_requirements, tk_req("node.kubernetes.io/instance-type", name));
-    TK_PUSH(it->requirements, it->n_requirements, tk_req("kubernetes.io/arch", "amd64"));
-    TK_PUSH(it->requirements, it->n_requirements, tk_req("kubernetes.io/os", "linux"));
+    TK_PUSH(it->requirements, it->n_requirements, tk_req(TLR_LABEL_INSTANCE_TYPE, name));
+    TK_PUSH(it->requirements, it->n_requirements, tk_req(TLR_LABEL_ARCH, "amd64"));
+    TK_PUSH(it->requirements, it->n_requirements, tk_req(TLR_LABEL_OS, "linux"));
     tk_offer(it, "us-east-1a", 'o', price);
     TK_PUSH(c->instance_types, c->n_instance_types, it);
     return it;
@@ -176,12 +178,12 @@ static inline Tailor__V1__Node *tk_node(const char *name, const char *pool, cons
     n->price_per_hour = price;
     n->initialized = true;
     n->creation_unix_ms = TK_NOW - 3600000;
-    TK_PUSH(n->labels, n->n_labels, tk_label("kubernetes.io/arch", "amd64"));
-    TK_PUSH(n->labels, n->n_labels, tk_label("kubernetes.io/os", "linux"));
-    TK_PUSH(n->labels, n->n_labels, tk_label("node.kubernetes.io/instance-type", type));
+    TK_PUSH(n->labels, n->n_labels, tk_label(TLR_LABEL_ARCH, "amd64"));
+    TK_PUSH(n->labels, n->n_labels, tk_label(TLR_LABEL_OS, "linux"));
+    TK_PUSH(n->labels, n->n_labels, tk_label(TLR_LABEL_INSTANCE_TYPE, type));
     if (pool)
-        TK_PUSH(n->labels, n->n_labels, tk_label("karpenter.sh/nodepool", pool));
-    TK_PUSH(n->labels, n->n_labels, tk_label("topology.kubernetes.io/zone", "us-east-1a"));
+        TK_PUSH(n->labels, n->n_labels, tk_label(TLR_LABEL_NODEPOOL, pool));
+    TK_PUSH(n->labels, n->n_labels, tk_label(TLR_LABEL_ZONE, "us-east-1a"));
     return n;
 }
 
@@ -216,7 +218,7 @@ static inline Tailor__V1__NodePool *tk_pool(const char *name, const char *budget
     tailor__v1__budget__init(b);
     b->nodes = tlr_strdup(budget ? budget : "10%");
     TK_PUSH(p->disruption->budgets, p->disruption->n_budgets, b);
-    TK_PUSH(p->requirements, p->n_requirements, tk_req("kubernetes.io/arch", "amd64"));
+    TK_PUSH(p->requirements, p->n_requirements, tk_req(TLR_LABEL_ARCH, "amd64"));
     return p;
 }
 
@@ -242,7 +244,7 @@ static inline Tailor__V1__NodeClaim *tk_claim_for(const Tailor__V1__Node *n)
     c->status = tlr_malloc(sizeof(*c->status));
     tailor__v1__node_claim_status__init(c->status);
     c->status->provider_id = tlr_strdup(n->provider_id);
-    c->status->instance_id = tlr_strdup(strrchr(n->provider_id, '/') + 1);
+    c->status->instance_id = tlr_strdup(tlr_provider_id_instance(n->provider_id));
     c->status->instance_type = tlr_strdup(n->instance_type);
     c->status->node_name = tlr_strdup(n->name);
     c->status->phase = TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED;

@@ -10,6 +10,7 @@
 #include "tlr_alloc.h"
 #include "tlr_drain.h"
 #include "tlr_kubeobj.h"
+#include "tlr_labels.h"
 
 /* ---- pod removals ------------------------------------------------------- */
 
@@ -183,7 +184,8 @@ void ds_view_build(Tailor__V1__SnapshotResponse *snap, const Tailor__V1__Catalog
         n->initialized = x->initialized;
         x->disrupting = n->marked_for_deletion || n->deletion_unix_ms ||
                         (x->claim && x->claim->deletion_unix_ms);
-        const char *dnd = annotation(n->annotations, n->n_annotations, "karpenter.sh/do-not-disrupt");
+        const char *dnd =
+            annotation(n->annotations, n->n_annotations, TLR_ANNOTATION_DO_NOT_DISRUPT);
         x->do_not_disrupt = dnd && !strcmp(dnd, "true");
         int64_t last = x->claim ? x->claim->creation_unix_ms : n->creation_unix_ms;
         if (x->claim && x->claim->status && x->claim->status->last_pod_event_unix_ms > last)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tlr_alloc.h"
+#include "tlr_labels.h"
 #include "tlr_quantity.h"
 #include "tlr_time.h"
 
@@ -174,9 +175,9 @@ const char *lc_claim_label(const Tailor__V1__NodeClaim *nc, const char *key)
 static bool restricted_label(const char *key)
 {
     static const char *const known[] = {
-        "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
-        "node.kubernetes.io/instance-type", "kubernetes.io/arch", "kubernetes.io/os",
-        "node.kubernetes.io/windows-build", "topology.k8s.aws/zone-id",
+        TLR_LABEL_ZONE, TLR_LABEL_REGION,
+        TLR_LABEL_INSTANCE_TYPE, TLR_LABEL_ARCH, TLR_LABEL_OS,
+        TLR_LABEL_WINDOWS_BUILD, TLR_LABEL_ZONE_ID,
     };
     const char *slash = strchr(key, '/');
     if (!slash)
@@ -206,9 +207,9 @@ void lc_claim_fill_labels(Tailor__V1__NodeClaim *nc)
         lc_claim_label_set(nc, r->key, r->values[0]);
     }
     if (nc->nodepool[0])
-        lc_claim_label_set(nc, "karpenter.sh/nodepool", nc->nodepool);
+        lc_claim_label_set(nc, TLR_LABEL_NODEPOOL, nc->nodepool);
     if (nc->node_class[0])
-        lc_claim_label_set(nc, "karpenter.k8s.aws/ec2nodeclass", nc->node_class);
+        lc_claim_label_set(nc, TLR_LABEL_NODECLASS, nc->node_class);
 }
 
 void lc_claim_add_instance_labels(Tailor__V1__NodeClaim *nc, const Tailor__V1__InstanceType *it,
@@ -224,13 +225,13 @@ void lc_claim_add_instance_labels(Tailor__V1__NodeClaim *nc, const Tailor__V1__I
             lc_claim_label_set(nc, r->key, r->values[0]);
     }
     if (st->instance_type[0])
-        lc_claim_label_set(nc, "node.kubernetes.io/instance-type", st->instance_type);
+        lc_claim_label_set(nc, TLR_LABEL_INSTANCE_TYPE, st->instance_type);
     if (it && it->arch[0])
-        lc_claim_label_set(nc, "kubernetes.io/arch", it->arch);
-    if (!lc_claim_label(nc, "kubernetes.io/os"))
-        lc_claim_label_set(nc, "kubernetes.io/os", "linux");
+        lc_claim_label_set(nc, TLR_LABEL_ARCH, it->arch);
+    if (!lc_claim_label(nc, TLR_LABEL_OS))
+        lc_claim_label_set(nc, TLR_LABEL_OS, "linux");
     if (st->zone[0]) {
-        lc_claim_label_set(nc, "topology.kubernetes.io/zone", st->zone);
+        lc_claim_label_set(nc, TLR_LABEL_ZONE, st->zone);
         char reg[64];
         if (region && region[0]) {
             snprintf(reg, sizeof(reg), "%s", region);
@@ -239,15 +240,15 @@ void lc_claim_add_instance_labels(Tailor__V1__NodeClaim *nc, const Tailor__V1__I
             size_t n = strlen(st->zone);
             snprintf(reg, sizeof(reg), "%.*s", (int)(n > 1 ? n - 1 : n), st->zone);
         }
-        lc_claim_label_set(nc, "topology.kubernetes.io/region", reg);
+        lc_claim_label_set(nc, TLR_LABEL_REGION, reg);
         for (size_t i = 0; it && i < it->n_offerings; i++)
             if (!strcmp(it->offerings[i]->zone, st->zone) && it->offerings[i]->zone_id &&
                 it->offerings[i]->zone_id[0]) {
-                lc_claim_label_set(nc, "topology.k8s.aws/zone-id", it->offerings[i]->zone_id);
+                lc_claim_label_set(nc, TLR_LABEL_ZONE_ID, it->offerings[i]->zone_id);
                 break;
             }
     }
-    lc_claim_label_set(nc, "karpenter.sh/capacity-type",
+    lc_claim_label_set(nc, TLR_LABEL_CAPACITY_TYPE,
                        st->capacity_type == TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
                            ? "spot" : "on-demand");
 }
@@ -309,8 +310,8 @@ char *lc_claim_json(const Tailor__V1__NodeClaim *nc, const char *pool_uid)
     for (size_t i = 0; i < nc->n_labels; i++)
         json_object_object_add(labels, nc->labels[i]->key,
                                json_object_new_string(nc->labels[i]->value));
-    json_object_object_add(labels, "karpenter.sh/nodepool", json_object_new_string(nc->nodepool));
-    json_object_object_add(labels, "karpenter.k8s.aws/ec2nodeclass",
+    json_object_object_add(labels, TLR_LABEL_NODEPOOL, json_object_new_string(nc->nodepool));
+    json_object_object_add(labels, TLR_LABEL_NODECLASS,
                            json_object_new_string(nc->node_class));
     json_object_object_add(md, "labels", labels);
     json_object *ann = json_object_new_object();
@@ -318,10 +319,10 @@ char *lc_claim_json(const Tailor__V1__NodeClaim *nc, const char *pool_uid)
         json_object_object_add(ann, nc->annotations[i]->key,
                                json_object_new_string(nc->annotations[i]->value));
     if (nc->nodepool_hash[0])
-        json_object_object_add(ann, "karpenter.sh/nodepool-hash",
+        json_object_object_add(ann, TLR_ANNOTATION_NODEPOOL_HASH,
                                json_object_new_string(nc->nodepool_hash));
     if (nc->node_class_hash[0])
-        json_object_object_add(ann, "karpenter.k8s.aws/ec2nodeclass-hash",
+        json_object_object_add(ann, TLR_ANNOTATION_NODECLASS_HASH,
                                json_object_new_string(nc->node_class_hash));
     json_object_object_add(md, "annotations", ann);
     if (pool_uid && pool_uid[0]) {

@@ -9,6 +9,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 #include "tlr_sigv4.h"
 
 static void record(lc_fake *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -31,7 +32,7 @@ static int64_t fake_wall(void *arg)
 static tlr_ec2_tag *demo_tag(size_t *n)
 {
     tlr_ec2_tag *t = tlr_calloc(1, sizeof(*t));
-    t->key = tlr_strdup("karpenter.sh/discovery");
+    t->key = tlr_strdup(TLR_TAG_DISCOVERY);
     t->value = tlr_strdup("demo");
     *n = 1;
     return t;
@@ -121,7 +122,7 @@ void lc_fake_add_instance(lc_fake *f, const char *id, const char *claim, int64_t
     in->launch_ms = launch_ms;
     if (claim) {
         in->tags = tlr_calloc(1, sizeof(*in->tags));
-        in->tags[0].key = tlr_strdup("karpenter.sh/nodeclaim");
+        in->tags[0].key = tlr_strdup(TLR_TAG_NODECLAIM);
         in->tags[0].value = tlr_strdup(claim);
         in->ntags = 1;
     }
@@ -152,7 +153,7 @@ void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, boo
         snprintf(key, sizeof(key), "%.*s", colon ? (int)(colon - taint) : (int)strlen(taint),
                  taint);
         const char *eff = colon ? colon + 1
-                          : strcmp(key, "karpenter.sh/unregistered") == 0 ? "NoExecute"
+                          : strcmp(key, TLR_TAINT_UNREGISTERED) == 0 ? "NoExecute"
                                                                           : "NoSchedule";
         node_add_taint(n, key, "", eff);
     }
@@ -333,7 +334,7 @@ static int fake_fleet(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_resul
                                 r->overrides[i].priority);
     const char *claim_tag = NULL;
     for (size_t i = 0; i < r->ntags; i++)
-        if (strcmp(r->tags[i].key, "karpenter.sh/nodeclaim") == 0)
+        if (strcmp(r->tags[i].key, TLR_TAG_NODECLAIM) == 0)
             claim_tag = r->tags[i].value;
     char count[32] = "";
     if (r->target_capacity > 1)
@@ -391,7 +392,7 @@ static int fake_instances(void *arg, const char *claim, tlr_ec2_instances *out,
     l.v = tlr_calloc(f->instances.n + 1, sizeof(*l.v));
     for (size_t i = 0; i < f->instances.n; i++) {
         const tlr_ec2_instance *in = &f->instances.v[i];
-        const char *t = tlr_ec2_instance_tag(in, "karpenter.sh/nodeclaim");
+        const char *t = tlr_ec2_instance_tag(in, TLR_TAG_NODECLAIM);
         if (claim && (!t || strcmp(t, claim) != 0))
             continue;
         tlr_ec2_instance *o = &l.v[l.n++];
@@ -740,7 +741,7 @@ static Tailor__V1__SelectorTerm *demo_term(void)
     tailor__v1__selector_term__init(t);
     Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
     tailor__v1__label__init(l);
-    l->key = tlr_strdup("karpenter.sh/discovery");
+    l->key = tlr_strdup(TLR_TAG_DISCOVERY);
     l->value = tlr_strdup("demo");
     t->tags = tlr_calloc(1, sizeof(*t->tags));
     t->tags[0] = l;

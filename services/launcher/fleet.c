@@ -9,10 +9,9 @@
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
+#include "tlr_labels.h"
 #include "tlr_sigv4.h"
 
-#define ZONE_KEY "topology.kubernetes.io/zone"
-#define CT_KEY "karpenter.sh/capacity-type"
 
 const Tailor__V1__InstanceType *lc_catalog_find(const Tailor__V1__Catalog *cat,
                                                 const char *name)
@@ -53,7 +52,7 @@ static bool usable(const lc_fleet_in *in, const char *type, const Tailor__V1__Of
 {
     if (o->capacity_type != ct || !o->available)
         return false;
-    if (!tlr_nodeclaim_allows(in->claim, ZONE_KEY, o->zone))
+    if (!tlr_nodeclaim_allows(in->claim, TLR_LABEL_ZONE, o->zone))
         return false;
     /* With subnets resolved, a zone without one cannot be launched in. */
     if (in->nodeclass && in->nodeclass->n_subnets > 0 && !best_subnet(in->nodeclass, o->zone))
@@ -124,11 +123,11 @@ int lc_fleet_build(const lc_fleet_in *in, lc_fleet *out)
 
     Tailor__V1__CapacityType ct = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND;
     size_t n = 0;
-    if (tlr_nodeclaim_allows(c, CT_KEY, "spot"))
+    if (tlr_nodeclaim_allows(c, TLR_LABEL_CAPACITY_TYPE, "spot"))
         n = collect(in, TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT, NULL);
     if (n > 0)
         ct = TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT;
-    else if (tlr_nodeclaim_allows(c, CT_KEY, "on-demand"))
+    else if (tlr_nodeclaim_allows(c, TLR_LABEL_CAPACITY_TYPE, "on-demand"))
         n = collect(in, ct, NULL);
     if (n == 0)
         return TLR_E_CAPACITY;
@@ -153,9 +152,9 @@ int lc_fleet_build(const lc_fleet_in *in, lc_fleet *out)
     f.name_tag = tlr_malloc(len);
     snprintf(f.name_tag, len, "%s/%s", c->nodepool, c->name);
     add_tag(&f, f.cluster_tag, "owned");
-    add_tag(&f, "karpenter.sh/nodepool", c->nodepool);
-    add_tag(&f, "karpenter.sh/nodeclaim", c->name);
-    add_tag(&f, "karpenter.k8s.aws/ec2nodeclass", c->node_class);
+    add_tag(&f, TLR_LABEL_NODEPOOL, c->nodepool);
+    add_tag(&f, TLR_TAG_NODECLAIM, c->name);
+    add_tag(&f, TLR_LABEL_NODECLASS, c->node_class);
     add_tag(&f, "eks:eks-cluster-name", in->cluster);
     add_tag(&f, "Name", f.name_tag);
     for (size_t i = 0; i < nctags; i++)
@@ -214,7 +213,7 @@ size_t lc_fleet_shared_tags(const lc_fleet *f, tlr_ec2_tag *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < f->ntags; i++)
-        if (strcmp(f->tags[i].key, "karpenter.sh/nodeclaim") != 0 &&
+        if (strcmp(f->tags[i].key, TLR_TAG_NODECLAIM) != 0 &&
             strcmp(f->tags[i].key, "Name") != 0)
             out[n++] = f->tags[i];
     return n;

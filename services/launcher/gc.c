@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tlr_alloc.h"
+#include "tlr_labels.h"
 
 static bool is_live(const char *state)
 {
@@ -19,8 +20,8 @@ void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims,
     p.delete_claims = tlr_calloc(claims->n + 1, sizeof(char *));
     for (size_t i = 0; i < inst->n; i++) {
         const tlr_ec2_instance *in = &inst->v[i];
-        const char *owner = tlr_ec2_instance_tag(in, "karpenter.sh/nodeclaim");
-        bool ours = owner || tlr_ec2_instance_tag(in, "karpenter.sh/nodepool");
+        const char *owner = tlr_ec2_instance_tag(in, TLR_TAG_NODECLAIM);
+        bool ours = owner || tlr_ec2_instance_tag(in, TLR_LABEL_NODEPOOL);
         if (!ours || !is_live(in->state) || now_ms - in->launch_ms < LC_GC_GRACE_MS)
             continue;
         bool owned = false;

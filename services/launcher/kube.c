@@ -13,6 +13,7 @@
 #include "tlr_kubeobj.h"
 #include "tlr_time.h"
 #include "par.h"
+#include "tlr_labels.h"
 
 typedef struct ev {
     char *kind, *ns, *name, *uid, *type, *reason, *message;
@@ -52,7 +53,7 @@ void lc_kube_claim_decode(json_object *obj, lc_kclaim *out)
     if (md)
         json_object_object_get_ex(md, "labels", &labels);
     const char *name = jstr(md, "name", NULL);
-    const char *pool = jstr(labels, "karpenter.sh/nodepool", NULL);
+    const char *pool = jstr(labels, TLR_LABEL_NODEPOOL, NULL);
     const char *pid = jstr(st, "providerID", NULL);
     const char *slash = pid ? strrchr(pid, '/') : NULL;
     int64_t ms = 0;
@@ -63,7 +64,7 @@ void lc_kube_claim_decode(json_object *obj, lc_kclaim *out)
     out->nodepool = tlr_strdup(pool ? pool : "");
     out->instance_id = tlr_strdup(slash ? slash + 1 : "");
     out->provider_id = tlr_strdup(pid ? pid : "");
-    const char *ncl = jstr(labels, "karpenter.k8s.aws/ec2nodeclass", NULL);
+    const char *ncl = jstr(labels, TLR_LABEL_NODECLASS, NULL);
     out->nodeclass = tlr_strdup(ncl ? ncl : "");
     out->creation_ms = ms;
     out->deleting = jstr(md, "deletionTimestamp", NULL) != NULL;

@@ -46,6 +46,7 @@
 #include "tlr_alloc.h"
 #include "tlr_bootstrap.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 #include "tlr_sigv4.h"
 
 #define MAX_SINGLE_ATTEMPTS 4
@@ -569,7 +570,7 @@ size_t lc_launch_claims(lc_prov *p, lc_launch_item *items, size_t n)
             names[k] = tlr_malloc(len);
             snprintf(names[k], len, "%s/%s", nc->nodepool, nc->name);
             ids[k] = nc->status->instance_id;
-            tags[k][0] = (tlr_ec2_tag){ (char *)"karpenter.sh/nodeclaim", nc->name };
+            tags[k][0] = (tlr_ec2_tag){ (char *)TLR_TAG_NODECLAIM, nc->name };
             tags[k][1] = (tlr_ec2_tag){ (char *)"Name", names[k] };
             tagp[k] = tags[k];
             ntags[k] = 2;

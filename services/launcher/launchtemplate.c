@@ -10,6 +10,7 @@
 #include "tlr_base64.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 #include "tlr_nodeshape.h"
 #include "tlr_sigv4.h"
 
@@ -159,7 +160,7 @@ int lc_lt_params(const Tailor__V1__NodeClass *nc, const lc_lt_opts *o, const cha
     snprintf(key, sizeof(key), "kubernetes.io/cluster/%s", o->cluster);
     kv(p, key, "TagSpecification.1.Tag.%zu.Key", t);
     kv(p, "owned", "TagSpecification.1.Tag.%zu.Value", t++);
-    kv(p, "karpenter.k8s.aws/ec2nodeclass", "TagSpecification.1.Tag.%zu.Key", t);
+    kv(p, TLR_LABEL_NODECLASS, "TagSpecification.1.Tag.%zu.Key", t);
     kv(p, nc->name, "TagSpecification.1.Tag.%zu.Value", t++);
     for (size_t i = 0; i < nc->n_tags; i++) {
         kv(p, nc->tags[i]->key, "TagSpecification.1.Tag.%zu.Key", t);

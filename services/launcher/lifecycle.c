@@ -8,6 +8,8 @@
 
 #include "tlr_alloc.h"
 #include "tlr_bootstrap.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
 static bool has_taint(const lc_node *n, const char *key)
 {
@@ -138,12 +140,12 @@ char *lc_registration_patch(const lc_claim *c, const lc_node *n)
         json_object_object_add(labels, nc->labels[i]->key,
                                json_object_new_string(nc->labels[i]->value));
     if (nc->nodepool[0])
-        json_object_object_add(labels, "karpenter.sh/nodepool",
+        json_object_object_add(labels, TLR_LABEL_NODEPOOL,
                                json_object_new_string(nc->nodepool));
     if (nc->node_class[0])
-        json_object_object_add(labels, "karpenter.k8s.aws/ec2nodeclass",
+        json_object_object_add(labels, TLR_LABEL_NODECLASS,
                                json_object_new_string(nc->node_class));
-    json_object_object_add(labels, "karpenter.sh/registered", json_object_new_string("true"));
+    json_object_object_add(labels, TLR_LABEL_REGISTERED, json_object_new_string("true"));
     json_object_object_add(md, "labels", labels);
     if (nc->n_annotations) {
         json_object *ann = json_object_new_object();
@@ -167,7 +169,7 @@ char *lc_registration_patch(const lc_claim *c, const lc_node *n)
     merge_taints(added, n, nc->taints, nc->n_taints);
     /* Startup taints only the first time: once registered, whoever removed
      * them (the agent that readies the node) must not see them come back. */
-    if (!has_label(n, "karpenter.sh/registered"))
+    if (!has_label(n, TLR_LABEL_REGISTERED))
         merge_taints(added, n, nc->startup_taints, nc->n_startup_taints);
     for (size_t i = 0; i < json_object_array_length(added); i++)
         json_object_array_add(taints, json_object_get(json_object_array_get_idx(added, i)));
@@ -184,12 +186,9 @@ const lc_node *lc_node_for_instance(const lc_nodes *nodes, const char *instance_
 {
     if (!instance_id || !instance_id[0])
         return NULL;
-    size_t idlen = strlen(instance_id);
     for (size_t i = 0; i < nodes->n; i++) {
-        const char *p = nodes->v[i].provider_id;
-        size_t plen = p ? strlen(p) : 0;
-        /* aws:///us-east-1a/i-0abc: the id is the last path element. */
-        if (plen > idlen && p[plen - idlen - 1] == '/' && strcmp(p + plen - idlen, instance_id) == 0)
+        const char *id = tlr_provider_id_instance(nodes->v[i].provider_id);
+        if (id && strcmp(id, instance_id) == 0)
             return &nodes->v[i];
     }
     return NULL;

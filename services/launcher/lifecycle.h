@@ -34,6 +34,7 @@
 #include "claims.h"
 #include "ops.h"
 #include "tailor/v1/instancetype.pb-c.h"
+#include "tlr_labels.h"
 
 #define LC_LAUNCH_TTL_MS   (5 * 60 * 1000)
 #define LC_REGISTER_TTL_MS (15 * 60 * 1000)
@@ -65,7 +66,7 @@ const char *lc_lifecycle_waiting(const lc_claim *c, const lc_node *node,
 char *lc_registration_patch(const lc_claim *c, const lc_node *n);
 
 /* The patch that labels an initialized node karpenter.sh/initialized=true. */
-#define LC_INITIALIZED_PATCH "{\"metadata\":{\"labels\":{\"karpenter.sh/initialized\":\"true\"}}}"
+#define LC_INITIALIZED_PATCH "{\"metadata\":{\"labels\":{\"" TLR_LABEL_INITIALIZED "\":\"true\"}}}"
 
 /* The Node in nodes whose providerID names instance_id, or NULL. */
 const lc_node *lc_node_for_instance(const lc_nodes *nodes, const char *instance_id);

@@ -13,6 +13,7 @@
 #include "tlr_catalog.h"
 #include "tlr_nodeshape.h"
 #include "tlr_err.h"
+#include "tlr_labels.h"
 #include "tlr_sigv4.h"
 
 enum { C_SUBNETS, C_SGS, C_AMIS, C_PROFILE, C_VALID, C_READY, NCONDS };
@@ -374,8 +375,8 @@ static void push_sg(Tailor__V1__NodeClass *nc, const tlr_ec2_security_group *g)
 /* The variant an AMI serves, as Karpenter's requirements say it:
  * standard - no GPU, no accelerator; nvidia - a GPU; neuron - an
  * accelerator (Inferentia, Trainium).  "" = any type of its arch. */
-static const char *const VARIANT_KEYS[] = { "karpenter.k8s.aws/instance-gpu-count",
-                                            "karpenter.k8s.aws/instance-accelerator-count" };
+static const char *const VARIANT_KEYS[] = { TLR_LABEL_INSTANCE_GPU_COUNT,
+                                            TLR_LABEL_INSTANCE_ACCELERATOR_COUNT };
 
 static void add_req(Tailor__V1__ResolvedAmi *m, const char *key,
                     Tailor__V1__SelectorOperator op, const char *value)
@@ -432,7 +433,7 @@ static void push_ami(Tailor__V1__NodeClass *nc, const char *id, const char *name
     m->arch = tlr_strdup(arch);
     m->creation_unix_ms = created;
     if (arch[0])
-        add_req(m, "kubernetes.io/arch", TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, arch);
+        add_req(m, TLR_LABEL_ARCH, TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, arch);
     if (strcmp(variant, "standard") == 0) {
         add_req(m, VARIANT_KEYS[0], TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST,
                 NULL);

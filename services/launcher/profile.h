@@ -47,11 +47,12 @@
 #include "tlr_awsquery.h"
 #include "tlr_ec2.h"
 #include "tlr_iam.h"
+#include "tlr_labels.h"
 
-#define LC_PROFILE_TAG_MANAGED_BY "karpenter.sh/managed-by"
+#define LC_PROFILE_TAG_MANAGED_BY TLR_TAG_MANAGED_BY
 #define LC_PROFILE_TAG_EKS_CLUSTER "eks:eks-cluster-name"
-#define LC_PROFILE_TAG_NODECLASS "karpenter.k8s.aws/ec2nodeclass"
-#define LC_PROFILE_TAG_REGION "topology.kubernetes.io/region"
+#define LC_PROFILE_TAG_NODECLASS TLR_LABEL_NODECLASS
+#define LC_PROFILE_TAG_REGION TLR_LABEL_REGION
 #define LC_PROFILE_NAME_MAX 128   /* IAM's ceiling on a profile name */
 
 /* What the profile logic needs from IAM (tlr_iam.h), in an ordered

@@ -31,7 +31,8 @@
 #include "prov_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
 #define TOLD_EVERY_MS (5 * 60 * 1000)
 #define TOLD_MAX 100000
@@ -218,7 +219,7 @@ void lc_prov_count_created(lc_prov *p, const Tailor__V1__NodeClaim *nc, const ch
     created_reason(why, reason, sizeof(reason));
     bool relaxed = false;
     for (size_t i = 0; i < nc->n_annotations; i++)
-        relaxed |= !strcmp(nc->annotations[i]->key, "karpenter.sh/nodeclaim-min-values-relaxed") &&
+        relaxed |= !strcmp(nc->annotations[i]->key, TLR_ANNOTATION_MIN_VALUES_RELAXED) &&
                    !strcmp(nc->annotations[i]->value, "true");
     tlr_metrics_counter_inc(p->m_created,
                             (const char *const[]){ reason, nc->nodepool, relaxed ? "true" : "false" });
@@ -230,7 +231,7 @@ void lc_prov_count_terminated(lc_prov *p, const char *nodepool, const Tailor__V1
         return;
     /* Karpenter reads the NodeClaim's labels: empty before launch. */
     const Tailor__V1__NodeClaimStatus *st = nc ? nc->status : NULL;
-    const char *ct = st && st->instance_id[0] ? tlr_pc_capacity_type_name(st->capacity_type) : "";
+    const char *ct = st && st->instance_id[0] ? tlr_ks_capacity_type_name(st->capacity_type) : "";
     tlr_metrics_counter_inc(p->m_terminated,
                             (const char *const[]){ nodepool ? nodepool : "", ct ? ct : "",
                                                    st ? st->zone : "" });
@@ -244,9 +245,9 @@ static void count_node_created(lc_prov *p, const lc_claim *c, const lc_node *nod
         return;
     const char *zone = "", *pool = c->nc->nodepool;
     for (size_t i = 0; i < node->nlabels; i++) {
-        if (!strcmp(node->label_keys[i], "topology.kubernetes.io/zone"))
+        if (!strcmp(node->label_keys[i], TLR_LABEL_ZONE))
             zone = node->label_values[i];
-        else if (!strcmp(node->label_keys[i], "karpenter.sh/nodepool"))
+        else if (!strcmp(node->label_keys[i], TLR_LABEL_NODEPOOL))
             pool = node->label_values[i];
     }
     tlr_metrics_counter_inc(p->m_nodes_created, (const char *const[]){ pool, zone });
@@ -883,7 +884,7 @@ int lc_prov_adopt(lc_prov *p)
             continue;
         const tlr_ec2_instance *in = NULL;
         for (size_t j = 0; j < inst.n && !in; j++) {
-            const char *tag = tlr_ec2_instance_tag(&inst.v[j], "karpenter.sh/nodeclaim");
+            const char *tag = tlr_ec2_instance_tag(&inst.v[j], TLR_TAG_NODECLAIM);
             if ((k->instance_id[0] && strcmp(inst.v[j].id, k->instance_id) == 0) ||
                 (tag && strcmp(tag, k->name) == 0))
                 in = &inst.v[j];

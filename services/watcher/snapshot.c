@@ -13,7 +13,7 @@
 #include "snapshot.h"
 #include "tlr_alloc.h"
 #include "tlr_arena.h"
-#include "tlr_plancheck.h"
+#include "tlr_kubesem.h"
 
 
 struct watcher_snapshot {
@@ -181,7 +181,7 @@ static bool set_pdb_names(build *b, tlr_arena *a, Tailor__V1__Pod *p)
     for (size_t i = 0; i < b->pdbs.n; i++) {
         const Tailor__V1__PodDisruptionBudget *d = b->pdbs.v[i];
         if (strcmp(d->namespace_, p->namespace_) ||
-            !tlr_pc_selector_matches(d->selector, p->labels, p->n_labels))
+            !tlr_ks_selector_matches(d->selector, p->labels, p->n_labels))
             continue;
         size_t len = strlen(d->namespace_) + strlen(d->name) + 2;
         char *s = tlr_arena_alloc(a, len);

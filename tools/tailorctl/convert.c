@@ -29,6 +29,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
+#include "tlr_labels.h"
 #include "tlr_nodegroup.h"
 
 extern char **environ;
@@ -57,7 +58,7 @@ static const tlr_setting settings[] = {
     { .name = "cluster-name", .env = "TAILOR_CLUSTER_NAME", .type = TLR_SET_STR,
       .offset = offsetof(convert_cfg, cluster),
       .help = "cluster name: subnets and security groups are selected by the tag "
-              "karpenter.sh/discovery=NAME unless a group lists ids; required" },
+              TLR_TAG_DISCOVERY "=NAME unless a group lists ids; required" },
     { .name = "role", .type = TLR_SET_STR, .offset = offsetof(convert_cfg, role),
       .help = "node IAM role for groups that name none (default KarpenterNodeRole-CLUSTER)" },
     { .name = "ami-alias", .type = TLR_SET_STR, .offset = offsetof(convert_cfg, ami_alias),

@@ -33,6 +33,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kube.h"
+#include "tlr_kubesem.h"
 
 #define EC2_CACHE_MS 2000
 
@@ -78,11 +79,8 @@ static void aws_errf(char *err, size_t len, const char *what, int rc, const tlr_
 /* "aws:///us-east-1a/i-0123" -> "i-0123" (borrowed), or NULL. */
 static const char *instance_of(const char *provider_id)
 {
-    if (provider_id == NULL || strncmp(provider_id, "aws://", 6) != 0)
-        return NULL;
-    const char *slash = strrchr(provider_id, '/');
-    const char *id = slash ? slash + 1 : provider_id;
-    return strncmp(id, "i-", 2) == 0 ? id : NULL;
+    const char *id = tlr_provider_id_instance(provider_id);
+    return id && strncmp(id, "i-", 2) == 0 ? id : NULL;
 }
 
 typedef struct list_acc {

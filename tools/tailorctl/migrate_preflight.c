@@ -30,6 +30,7 @@
 #include "tlr_json.h"
 #include "tlr_kube.h"
 #include "tlr_kubeobj.h"
+#include "tlr_labels.h"
 #include "tlr_solve.h"
 #include "tlr_time.h"
 
@@ -122,7 +123,7 @@ static int load(tlr_kube *kc, objs *o, char *err, size_t len)
     } kinds[] = {
         { TLR_KUBE_RES_NODEPOOLS, K_POOL, true, NULL },
         { TLR_KUBE_RES_EC2NODECLASSES, K_CLASS, true, NULL },
-        { TLR_KUBE_RES_NODES, K_NODE, false, "karpenter.sh/nodepool" },
+        { TLR_KUBE_RES_NODES, K_NODE, false, TLR_LABEL_NODEPOOL },
         { TLR_KUBE_RES_PODS, K_POD, false, NULL },
         { TLR_KUBE_RES_DAEMONSETS, K_DS, true, NULL },
         { TLR_KUBE_RES_PDBS, K_PDB, false, NULL },

@@ -29,6 +29,8 @@
 #include "tlr_json.h"
 #include "tlr_kube.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 #include "tlr_patchcheck.h"
 #include "tlr_time.h"
 
@@ -199,9 +201,8 @@ static int server_version(tlr_kube *kc, char *out, size_t len)
 /* The instance id of "aws:///us-east-1a/i-0123..." (borrowed), or NULL. */
 static const char *instance_of(const char *provider_id)
 {
-    const char *slash = strrchr(provider_id, '/');
-    const char *id = slash ? slash + 1 : provider_id;
-    return !strncmp(provider_id, "aws://", 6) && !strncmp(id, "i-", 2) ? id : NULL;
+    const char *id = tlr_provider_id_instance(provider_id);
+    return id && !strncmp(id, "i-", 2) ? id : NULL;
 }
 
 static const char *ann(Tailor__V1__Label *const *v, size_t n, const char *key)
@@ -351,7 +352,7 @@ int cmd_patch_check(int argc, char **argv)
         if (claim && claim->node_class[0])
             cls = claim->node_class;
         if (!cls && n->nodepool[0])
-            cls = ann(n->labels, n->n_labels, "karpenter.k8s.aws/ec2nodeclass");
+            cls = ann(n->labels, n->n_labels, TLR_LABEL_NODECLASS);
         if (!cls && pool && pool->node_class_ref)
             cls = pool->node_class_ref->name;
         bool legacy = false;
@@ -380,7 +381,7 @@ int cmd_patch_check(int argc, char **argv)
             .pool_hash = pool ? pool->hash : NULL,
             .node_pool_hash = claim ? claim->nodepool_hash
                                     : ann(n->annotations, n->n_annotations,
-                                          "karpenter.sh/nodepool-hash"),
+                                          TLR_ANNOTATION_NODEPOOL_HASH),
             .pods = mine, .npods = nmine, .pdbs = o.pdbs, .npdbs = o.npdbs, .now_ms = now,
         };
         tlr_pchk_decide(&in, &rows[i]);

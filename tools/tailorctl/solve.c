@@ -35,6 +35,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
+#include "tlr_labels.h"
 #include "tlr_nodeshape.h"
 #include "tlr_solve.h"
 #include "tlr_time.h"
@@ -558,8 +559,8 @@ static void view_of(const Tailor__V1__NodeClaim *c, const Tailor__V1__Catalog *c
             continue;
         for (size_t k = 0; k < t->n_offerings; k++) {
             const Tailor__V1__Offering *o = t->offerings[k];
-            if (!o->available || !claim_allows(c, "topology.kubernetes.io/zone", o->zone) ||
-                !claim_allows(c, "karpenter.sh/capacity-type", ct_name(o->capacity_type)))
+            if (!o->available || !claim_allows(c, TLR_LABEL_ZONE, o->zone) ||
+                !claim_allows(c, TLR_LABEL_CAPACITY_TYPE, ct_name(o->capacity_type)))
                 continue;
             if (best < 0 || o->price_per_hour < best) {
                 best = o->price_per_hour;
