@@ -732,6 +732,23 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
     for (int i = 0; i < p->reqs.n; i++)
         if (!req_is_offering(m, p->reqs.r[i].key))
             push_req(oa, nc, &cap, nsr_copy(oa, p->reqs.r[i].src));
+    /* A multi-valued type label the pods narrowed: key In [what pool and
+     * pods allow together], as Karpenter's claim requirements read after
+     * intersecting (not expressible as In while "no label" is allowed too:
+     * the pods' own requirements below say it then).  Pushed before the
+     * pods' requirements so a pod's identical one is not repeated. */
+    for (int q = 0; q < p->ntmv; q++) {
+        uint64_t mk = x->tmv[q];
+        if (mk == p->tmv_pool[q] || (mk & 1))
+            continue;
+        const char *vs[63];
+        size_t nv = 0;
+        for (int j = 0; j < p->tmv_nvals[q]; j++)
+            if ((mk >> (j + 1)) & 1)
+                vs[nv++] = sv_str(m, p->tmv_vals[q][j]);
+        push_req(oa, nc, &cap, nsr_new(oa, sv_str(m, p->tmv_key[q]),
+                                       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, vs, nv, 0));
+    }
     for (int c = 0; c < x->nclasses; c++) {
         const sv_level *lv = &m->classes[x->classes[c]].levels[x->lvls[c]];
         for (int i = 0; i < lv->reqs.n; i++) {

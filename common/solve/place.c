@@ -945,6 +945,53 @@ static bool karp_fits(sv_model *m, sv_bin *x, const uint64_t *compat, sv_pmask p
     return false;
 }
 
+/* The pool types new claim x may still be for a pod of level lv: those of
+ * lv->compat[pi] whose multi-valued labels (sv_pool.tmv_*) share a value
+ * with what the claim's pods so far and lv allow together, as Karpenter
+ * keeps a NodeClaim's instance types compatible with its intersected
+ * requirements (nodeclaim.go, filterInstanceTypesByRequirements).
+ * lv->compat[pi] itself when the pool has no such label (NULL: none);
+ * else m->tmv_buf, valid until the next call, or NULL when some key is
+ * left with no value. */
+static const uint64_t *claim_compat(sv_model *m, const sv_bin *x, const sv_level *lv, int pi)
+{
+    const sv_pool *p = &m->pools[pi];
+    const uint64_t *compat = lv->compat[pi];
+    if (!p->ntmv || !compat)
+        return compat;
+    uint64_t want[SV_MAXTMV];
+    bool narrower = false;
+    for (int k = 0; k < p->ntmv; k++) {
+        want[k] = x->tmv[k] & lv->tmv[pi][k];
+        if (!want[k])
+            return NULL;
+        narrower |= want[k] != lv->tmv[pi][k];
+    }
+    /* The usual case (no pod on the claim narrowed a key beyond what lv
+     * allows): every type of lv->compat already shares a value with lv's
+     * masks (compile.c, level_compat). */
+    if (!narrower)
+        return compat;
+    if (!m->tmv_buf)
+        m->tmv_buf = tlr_arena_alloc(m->ar, (size_t)m->pwords_max * sizeof(uint64_t));
+    uint64_t *out = m->tmv_buf;
+    for (int w = 0; w <= (p->ntypes - 1) / 64; w++) {
+        uint64_t bits = compat[w], keep = 0;
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            const uint64_t *tv = &p->tmv_type[(size_t)pt * (size_t)p->ntmv];
+            bool ok = true;
+            for (int k = 0; k < p->ntmv && ok; k++)
+                ok = (tv[k] & want[k]) != 0;
+            if (ok)
+                keep |= (uint64_t)1 << (pt & 63);
+        }
+        out[w] = keep;
+    }
+    return out;
+}
+
 static bool custom_ok(const sv_pool *p, const uint64_t *a, const uint64_t *b)
 {
     for (int k = 0; k < p->ncustom; k++)
@@ -1094,19 +1141,20 @@ static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
     }
     int pi = x->pool;
     const sv_pool *p = &m->pools[pi];
-    if (!lv->compat[pi] || !custom_ok(p, x->custom, lv->custom[pi]))
+    const uint64_t *compat = claim_compat(m, x, lv, pi);
+    if (!compat || !custom_ok(p, x->custom, lv->custom[pi]))
         return 0;
     sv_pmask pm = sv_pmask_and(x->pmask, lv->pmask[pi]);
     if (!sv_pmask_any(pm))
         return 0;
     if (m->strategy == TLR_SOLVE_TAILOR) {
-        if (!sv_bit(lv->compat[pi], x->target))
+        if (!sv_bit(compat, x->target))
             return 0;
         sv_res f;
         claim_free(m, x, x->target, &f);
         k = res_room(m, &f, &cl->req, k);
     } else if (k > 0) {
-        k = karp_fits(m, x, lv->compat[pi], pm, &cl->req, 1) ? 1 : 0;
+        k = karp_fits(m, x, compat, pm, &cl->req, 1) ? 1 : 0;
     }
     if (k <= 0)
         return 0;
@@ -1222,9 +1270,12 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
         x->pmask = sv_pmask_and(x->pmask, lv->pmask[pi]);
         for (int k = 0; k < p->ncustom; k++)
             x->custom[k] &= lv->custom[pi][k];
+        const uint64_t *compat = claim_compat(m, x, lv, pi);
+        for (int k = 0; k < p->ntmv; k++)
+            x->tmv[k] &= lv->tmv[pi][k];
         int words = p->ntypes / 64 + 1;
         for (int w = 0; w < words; w++)
-            x->cand[w] &= lv->compat[pi][w];
+            x->cand[w] &= compat ? compat[w] : 0;
         for (int d = 0; d < m->ndim; d++)
             x->used.v[d] += cl->req.v[d] * n;
         x->qcpu -= cl->req.v[SV_DIM_CPU] * n;
@@ -1685,6 +1736,10 @@ static int claim_new(sv_model *m, int pi, uint64_t *cand, int ncand, sv_pmask pm
     x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
     for (int k = 0; k < p->ncustom; k++)
         x->custom[k] = ~(uint64_t)0;
+    if (p->ntmv) {
+        x->tmv = tlr_arena_alloc(m->ar, (size_t)p->ntmv * sizeof(uint64_t));
+        memcpy(x->tmv, p->tmv_pool, (size_t)p->ntmv * sizeof(uint64_t));
+    }
     if (m->ntkeys) {
         x->tkv = tlr_arena_alloc(m->ar, (size_t)m->ntkeys * sizeof(int));
         for (int i = 0; i < m->ntkeys; i++)
@@ -2156,7 +2211,10 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
         return false;
     int nrecv = 0;
     bool ok = true;
-    int words = m->pwords_max;
+    /* per receiver, saved: its candidate types, then its multi-valued
+     * label masks */
+    int words = m->pwords_max, stride = words + SV_MAXTMV;
+    int ntmv = m->pools[xa->pool].ntmv;
     for (int i = 0; i < xa->npods && ok; i++) {
         const sv_podst *ps = &m->pods[xa->pods[i]];
         sv_class *cl = &m->classes[ps->cls];
@@ -2175,7 +2233,9 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
             if (j == nrecv) {
                 recv[nrecv] = b;
                 usedsave[nrecv] = x->used;
-                memcpy(candsave + (size_t)nrecv * words, x->cand, (size_t)words * sizeof(uint64_t));
+                memcpy(candsave + (size_t)nrecv * stride, x->cand, (size_t)words * sizeof(uint64_t));
+                if (ntmv)
+                    memcpy(candsave + (size_t)nrecv * stride + words, x->tmv, (size_t)ntmv * sizeof(uint64_t));
                 costsave[nrecv] = sv_claim_cost(m, b);
                 nrecv++;
             }
@@ -2197,8 +2257,11 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
             x->used.v[d] += cl->req.v[d];
         x->qcpu -= cl->req.v[SV_DIM_CPU];
         x->qmem -= cl->req.v[SV_DIM_MEM];
+        const uint64_t *compat = claim_compat(m, x, lv, x->pool);
         for (int w = 0; w <= m->pools[x->pool].ntypes / 64; w++)
-            x->cand[w] &= lv->compat[x->pool][w];
+            x->cand[w] &= compat ? compat[w] : 0;
+        for (int k = 0; k < ntmv; k++)
+            x->tmv[k] &= lv->tmv[x->pool][k];
         podrecv[i] = got;
     }
     double gain = 0;
@@ -2215,7 +2278,9 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
     for (int j = 0; j < nrecv; j++) {
         sv_bin *x = &m->bins[recv[j]];
         x->used = usedsave[j];
-        memcpy(x->cand, candsave + (size_t)j * words, (size_t)words * sizeof(uint64_t));
+        memcpy(x->cand, candsave + (size_t)j * stride, (size_t)words * sizeof(uint64_t));
+        if (ntmv)
+            memcpy(x->tmv, candsave + (size_t)j * stride + words, (size_t)ntmv * sizeof(uint64_t));
         sv_res f;
         claim_free(m, x, x->target, &f);
         x->qcpu = f.v[SV_DIM_CPU];
@@ -2267,7 +2332,8 @@ static void empty_claims(sv_model *m)
             maxp = m->bins[order[i]].npods;
     int *recv = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(int));
     int *podrecv = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(int));
-    uint64_t *candsave = tlr_arena_alloc(m->ar, (size_t)maxp * (size_t)m->pwords_max * sizeof(uint64_t));
+    uint64_t *candsave = tlr_arena_alloc(m->ar, (size_t)maxp * (size_t)(m->pwords_max + SV_MAXTMV) *
+                                         sizeof(uint64_t));
     sv_res *usedsave = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(sv_res));
     double *costsave = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(double));
     uint32_t *hopeless = tlr_arena_calloc(m->ar, (size_t)m->nclasses + 1, sizeof(uint32_t));

@@ -33,6 +33,7 @@
 #define SV_DIM_EPH   3
 #define SV_MAXZONE   32   /* places = zone * 4 + capacity type: 128 bits */
 #define SV_NONE      (-1)
+#define SV_MAXTMV    8    /* multi-valued instance-type label keys per pool */
 
 /* Interned label keys and values are ids into the model's string table;
  * 0 is the empty string. */
@@ -147,6 +148,21 @@ typedef struct sv_pool {
      * each pool type's value index (SV_NONE: the type has none). */
     int *tk_mode, *tk_arg;
     int **tk_tval;
+    /* Instance-type label keys on which some type of the pool carries
+     * several values (Karpenter's fake types: kubernetes.io/os In [linux,
+     * windows, darwin]).  A claim narrows each to the values its pool and
+     * its pods allow together, as Karpenter intersects a NodeClaim's
+     * requirements with each pod's (nodeclaim.go, Add): a pod joins only
+     * while some candidate type still shares a value.  In a mask, bit 0 is
+     * "no label" and bit j+1 is tmv_vals[k][j].  AWS types carry one value
+     * per label but instance-tenancy (default, dedicated), which few pods
+     * ask for; until one does, claims use the level bitsets as they are. */
+    int ntmv;
+    sv_id tmv_key[SV_MAXTMV];
+    sv_id *tmv_vals[SV_MAXTMV];
+    int tmv_nvals[SV_MAXTMV];
+    uint64_t *tmv_type;                   /* per pool type x ntmv: the values it carries */
+    uint64_t tmv_pool[SV_MAXTMV];         /* the values the pool's requirements allow */
 } sv_pool;
 
 /* A pool's price per type (sv_type_price, -1 = no offering) for one place
@@ -168,6 +184,7 @@ typedef struct sv_level {
     uint64_t **compat;
     sv_pmask *pmask;         /* per pool */
     uint64_t **custom;       /* per pool: a mask per custom key */
+    uint64_t **tmv;          /* per pool: a value mask per multi-valued type key (pool ∩ level) */
     char **why;              /* per pool: reason when compat is empty */
     uint32_t zmask;          /* zones a spread may count (lazy) */
     uint8_t ctmask;
@@ -302,6 +319,7 @@ typedef struct sv_bin {
     int64_t qcpu, qmem;          /* tailor: cpu and memory left on the target */
     sv_pmask pmask;
     uint64_t *custom;
+    uint64_t *tmv;               /* per multi-valued type key: values pool ∩ pods allow */
     sv_res charged;              /* what was charged to the pool limits */
     int *pods;
     int npods_cap;
@@ -374,6 +392,7 @@ typedef struct sv_model {
     int *uid_tab;                /* place.c: pods by uid (lazy) */
     int *node_claim;             /* place.c: per request node, its NodeClaim index or SV_NONE */
     bool *claim_node;            /* place.c: per request NodeClaim, "its Node exists" */
+    uint64_t *tmv_buf;           /* place.c: claim_compat's result (pwords_max words) */
     int uid_cap;
     int nexisting;               /* bins [0, nexisting) are nodes/in-flight */
 
