@@ -1460,6 +1460,7 @@ static void class_levels(sv_model *m, sv_class *c)
             reqs_append(m, &lv->reqs, (const Tailor__V1__NodeSelectorRequirement *const *)
                         p->required_node_affinity[r]->match_expressions,
                         p->required_node_affinity[r]->n_match_expressions);
+        lv->nstrict = lv->reqs.n;
         if (npref && prefs[0]->preference)
             reqs_append(m, &lv->reqs, (const Tailor__V1__NodeSelectorRequirement *const *)
                         prefs[0]->preference->match_expressions, prefs[0]->preference->n_match_expressions);
@@ -1480,6 +1481,7 @@ static void class_levels(sv_model *m, sv_class *c)
     for (int i = 1; i <= npaff + nanti; i++) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = lastpref;
+        lv->nstrict = last.n;
         lv->paff_off = i <= npaff ? i : npaff;
         lv->anti_off = i <= npaff ? 0 : i - npaff;
         lv->soft_tsc = has_soft;
@@ -1490,6 +1492,7 @@ static void class_levels(sv_model *m, sv_class *c)
         lv->paff_off = npaff;
         lv->anti_off = nanti;
         lv->reqs = last;
+        lv->nstrict = last.n;
         if (i < npref && prefs[i]->preference)
             reqs_append(m, &lv->reqs, (const Tailor__V1__NodeSelectorRequirement *const *)
                         prefs[i]->preference->match_expressions, prefs[i]->preference->n_match_expressions);
@@ -1499,6 +1502,7 @@ static void class_levels(sv_model *m, sv_class *c)
     if (has_soft) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = last;
+        lv->nstrict = last.n;
         lv->paff_off = npaff;
         lv->anti_off = nanti;
         lv->prefer_noschedule = prefs_on;
@@ -1506,11 +1510,30 @@ static void class_levels(sv_model *m, sv_class *c)
     if (prefs_on) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = last;
+        lv->nstrict = last.n;
         lv->paff_off = npaff;
         lv->anti_off = nanti;
     }
     for (int i = 0; i < c->nlevels; i++)
         level_compat(m, c, &c->levels[i]);
+}
+
+sv_level *sv_level_strict(sv_model *m, sv_class *c, sv_level *lv)
+{
+    if (lv->nstrict >= lv->reqs.n)
+        return lv;
+    if (!lv->strict) {
+        sv_level *s = tlr_arena_calloc(m->ar, 1, sizeof(*s));
+        s->reqs.r = lv->reqs.r;
+        s->reqs.n = s->nstrict = lv->nstrict;
+        s->soft_tsc = lv->soft_tsc;
+        s->paff_off = lv->paff_off;
+        s->anti_off = lv->anti_off;
+        s->prefer_noschedule = lv->prefer_noschedule;
+        level_compat(m, c, s);
+        lv->strict = s;
+    }
+    return lv->strict;
 }
 
 static int cls_cmp(const void *a, const void *b, void *arg)

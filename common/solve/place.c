@@ -675,23 +675,26 @@ static bool labels_ok(const sv_model *m, const sv_bin *b, const sv_level *lv)
     return true;
 }
 
-/* Zones and capacity types a spread of class c at level lv counts. */
+/* Zones and capacity types a spread of class c at level lv counts: those
+ * its required node terms allow (sv_level_strict), not only its preferred
+ * ones. */
 static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
 {
     if (lv->dmask_ok)
         return;
+    const sv_level *sl = sv_level_strict(m, c, lv);
     uint32_t zm = 0;
     uint8_t cm = 0;
     for (int pi = 0; pi < m->npools; pi++) {
-        if (!lv->compat[pi])
+        if (!sl->compat[pi])
             continue;
         sv_pool *p = &m->pools[pi];
         for (int pt = 0; pt < p->ntypes; pt++) {
-            if (!sv_bit(lv->compat[pi], pt))
+            if (!sv_bit(sl->compat[pi], pt))
                 continue;
             const sv_type *t = &m->types[p->types[pt]];
             for (int o = 0; o < t->noffers; o++)
-                if (sv_pmask_has(lv->pmask[pi], t->offers[o].place)) {
+                if (sv_pmask_has(sl->pmask[pi], t->offers[o].place)) {
                     zm |= 1u << (t->offers[o].place / 4);
                     cm |= (uint8_t)(1u << (t->offers[o].place % 4));
                 }
@@ -699,14 +702,13 @@ static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
     }
     for (int b = 0; b < m->nexisting; b++) {
         sv_bin *x = &m->bins[b];
-        if (!labels_ok(m, x, lv))
+        if (!labels_ok(m, x, sl))
             continue;
         if (x->zone >= 0)
             zm |= 1u << x->zone;
         if (x->ct >= 0)
             cm |= (uint8_t)(1u << x->ct);
     }
-    (void)c;
     lv->zmask = zm;
     lv->ctmask = cm;
     lv->dmask_ok = true;
@@ -725,9 +727,10 @@ static int tk_index(const sv_model *m, int tki, sv_id v)
 /* Values of SV_TK_LABEL key tki a spread cn of class c at level lv counts
  * as domains, as a bitset over the key's values (cached per level and
  * policy).  nodeAffinityPolicy Honor (the default): the values of the
- * pools the level can use (a pool's fixed value, the In values its
- * requirements leave, the values of its compatible types) and of the
- * existing nodes whose labels the level accepts; Ignore: every pool's and
+ * pools the level's required node terms can use (sv_level_strict: a
+ * pool's fixed value, the In values its requirements leave, the values of
+ * its compatible types) and of the existing nodes whose labels those
+ * terms accept; Ignore: every pool's and
  * node's.  nodeTaintsPolicy Honor drops the existing nodes whose taints
  * the pod does not tolerate (pools with such taints are never usable). */
 static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, int tki, const sv_cons *cn)
@@ -740,9 +743,10 @@ static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, 
     const sv_tkey *k = &m->tkeys[tki];
     uint64_t *bits = tlr_arena_calloc(m->ar, (size_t)k->nvals / 64 + 1, sizeof(uint64_t));
     bool all = cn->aff_ignore;
+    const sv_level *sl = sv_level_strict(m, c, lv);
     for (int pi = 0; pi < m->npools; pi++) {
         const sv_pool *p = &m->pools[pi];
-        const uint64_t *compat = lv->compat[pi];
+        const uint64_t *compat = sl->compat[pi];
         if (!p->tk_mode || (!compat && !all))
             continue;
         int arg = p->tk_arg[tki];
@@ -754,7 +758,7 @@ static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, 
         case SV_TKM_CUSTOM: {
             const sv_dent *e = p->custom_dent[arg];
             for (int j = 0; j < e->nvals && j < 64; j++)
-                if (all || ((lv->custom[pi][arg] >> j) & 1)) {
+                if (all || ((sl->custom[pi][arg] >> j) & 1)) {
                     int v = tk_index(m, tki, e->vals[j]);
                     if (v >= 0)
                         sv_bit_set(bits, v);
@@ -774,7 +778,7 @@ static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, 
         sv_bin *x = &m->bins[b];
         if (!x->tkv || x->tkv[tki] < 0)
             continue;
-        if ((!all && !labels_ok(m, x, lv)) || (cn->taints_honor && !taints_ok(x, c, lv)))
+        if ((!all && !labels_ok(m, x, sl)) || (cn->taints_honor && !taints_ok(x, c, lv)))
             continue;
         sv_bit_set(bits, x->tkv[tki]);
     }

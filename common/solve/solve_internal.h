@@ -176,6 +176,10 @@ typedef struct sv_prices {
 /* What one relaxation level of a class asks of a node. */
 typedef struct sv_level {
     sv_reqset reqs;          /* node selector + one affinity term (+ pref) */
+    int nstrict;             /* reqs.r[0..nstrict): the required ones */
+    /* The same level without its preferred node terms (lazy, see
+     * sv_level_strict): what a spread counts as its domains. */
+    struct sv_level *strict;
     bool soft_tsc;           /* ScheduleAnyway spreads still enforced */
     int paff_off, anti_off;  /* preferred pod (anti-)affinity terms dropped */
     bool prefer_noschedule;  /* PreferNoSchedule taints still enforced */
@@ -446,6 +450,13 @@ sv_dom sv_labels_dom(sv_model *m, Tailor__V1__Label *const *l, size_t n);
 /* Groups pod p is anti-affine to (existing pods); returns the count. */
 int  sv_pod_anti_groups(sv_model *m, const Tailor__V1__Pod *p, const sv_dom *labels, int *out, int max);
 sv_dom sv_dom_extend(sv_model *m, const sv_dom *base, const char *const *k, const char *const *v, int n);
+/* Level lv of class c as far as its required node terms go (nodeSelector,
+ * volume requirements, its required affinity term): lv itself when it has
+ * no preferred node term, else a level compiled once without them.  A
+ * spread's domains come from it, as Karpenter counts a spread's domains by
+ * the pod's strict requirements: a preferred node affinity never narrows
+ * them (scheduler.go, StrictRequirements). */
+sv_level *sv_level_strict(sv_model *m, sv_class *c, sv_level *lv);
 /* The value index of labels d for tkey tki, SV_NONE when d has no single
  * known value for it. */
 int  sv_tk_value(const sv_model *m, int tki, const sv_dom *d);
