@@ -649,6 +649,90 @@ static const Tailor__V1__Condition *pool_not_ready(const Tailor__V1__NodePool *n
     return r;
 }
 
+/* The values of pool p's multi-valued type key k (bit 0: no label) that
+ * every requirement of rs on the key allows; all of them when rs has none. */
+static uint64_t tmv_allowed(const sv_model *m, const sv_pool *p, int k, const sv_reqset *rs)
+{
+    uint64_t mk = 0;
+    for (int v = 0; v <= p->tmv_nvals[k]; v++) {
+        sv_dent one = { p->tmv_key[k], false, 1, v ? &p->tmv_vals[k][v - 1] : NULL };
+        sv_dom d = { &one, v ? 1 : 0 };
+        bool ok = true;
+        for (int i = 0; i < rs->n && ok; i++)
+            if (rs->r[i].key == p->tmv_key[k])
+                ok = sv_req_ok(m, &rs->r[i], &d, NULL);
+        if (ok)
+            mk |= (uint64_t)1 << v;
+    }
+    return mk;
+}
+
+/* Find the label keys on which some type of pool p carries several values
+ * (sv_pool.tmv_*).  Offering keys, keys the pool itself sets, keys past
+ * SV_MAXTMV and keys with more than 63 values across the pool are left
+ * out: a type then matches each pod on its own, as before. */
+static void tmv_build(sv_model *m, sv_pool *p)
+{
+    bool over[SV_MAXTMV] = { false };
+    for (int pt = 0; pt < p->ntypes; pt++) {
+        const sv_dom *d = &m->types[p->types[pt]].labels;
+        for (int i = 0; i < d->n; i++) {
+            const sv_dent *e = &d->e[i];
+            if (e->nvals < 2 || e->key == m->k_zone || e->key == m->k_zone_id || e->key == m->k_ct ||
+                e->key == m->k_type || e->key == m->k_pool || sv_dom_get(&p->dom, e->key))
+                continue;
+            int k = 0;
+            while (k < p->ntmv && p->tmv_key[k] != e->key)
+                k++;
+            if (k == p->ntmv) {
+                if (k == SV_MAXTMV)
+                    continue;
+                p->tmv_key[k] = e->key;
+                p->tmv_vals[k] = tlr_arena_alloc(m->ar, 63 * sizeof(sv_id));
+                p->ntmv++;
+            }
+            for (int j = 0; j < e->nvals && !over[k]; j++) {
+                int v = 0;
+                while (v < p->tmv_nvals[k] && p->tmv_vals[k][v] != e->vals[j])
+                    v++;
+                if (v < p->tmv_nvals[k])
+                    continue;
+                if (v == 63)
+                    over[k] = true;
+                else
+                    p->tmv_vals[k][p->tmv_nvals[k]++] = e->vals[j];
+            }
+        }
+    }
+    int n = 0;
+    for (int k = 0; k < p->ntmv; k++)
+        if (!over[k]) {
+            p->tmv_key[n] = p->tmv_key[k];
+            p->tmv_vals[n] = p->tmv_vals[k];
+            p->tmv_nvals[n++] = p->tmv_nvals[k];
+        }
+    p->ntmv = n;
+    if (!n)
+        return;
+    p->tmv_type = tlr_arena_alloc(m->ar, (size_t)p->ntypes * (size_t)n * sizeof(uint64_t) + 1);
+    for (int pt = 0; pt < p->ntypes; pt++)
+        for (int k = 0; k < n; k++) {
+            const sv_dent *e = sv_dom_get(&m->types[p->types[pt]].labels, p->tmv_key[k]);
+            uint64_t mk = 0;
+            if (!e)
+                mk = 1;
+            else if (e->any)
+                mk = ~(uint64_t)1;
+            for (int j = 0; e && j < e->nvals; j++)
+                for (int v = 0; v < p->tmv_nvals[k]; v++)
+                    if (p->tmv_vals[k][v] == e->vals[j])
+                        mk |= (uint64_t)1 << (v + 1);
+            p->tmv_type[(size_t)pt * (size_t)n + (size_t)k] = mk;
+        }
+    for (int k = 0; k < n; k++)
+        p->tmv_pool[k] = tmv_allowed(m, p, k, &p->reqs);
+}
+
 static void pools_build(sv_model *m, const Tailor__V1__CatalogRef *const *cats, size_t ncats,
                         const int *cat_type0, const int *cat_ntypes)
 {
@@ -728,6 +812,7 @@ static void pools_build(sv_model *m, const Tailor__V1__CatalogRef *const *cats, 
                     p->types[p->ntypes++] = t;
             }
         }
+        tmv_build(m, p);
         if (p->ntypes / 64 + 1 > m->pwords_max)
             m->pwords_max = p->ntypes / 64 + 1;
         /* DaemonSet overhead per pool type. */
@@ -1130,6 +1215,7 @@ static void level_compat(sv_model *m, sv_class *c, sv_level *lv)
     lv->compat = tlr_arena_calloc(m->ar, (size_t)np + 1, sizeof(uint64_t *));
     lv->pmask = tlr_arena_calloc(m->ar, (size_t)np + 1, sizeof(sv_pmask));
     lv->custom = tlr_arena_calloc(m->ar, (size_t)np + 1, sizeof(uint64_t *));
+    lv->tmv = tlr_arena_calloc(m->ar, (size_t)np + 1, sizeof(uint64_t *));
     lv->why = tlr_arena_calloc(m->ar, (size_t)np + 1, sizeof(char *));
     for (int pi = 0; pi < np; pi++) {
         sv_pool *p = &m->pools[pi];
@@ -1185,6 +1271,13 @@ static void level_compat(sv_model *m, sv_class *c, sv_level *lv)
             cust[k] = mk;
         }
         lv->custom[pi] = cust;
+        uint64_t *tmv = NULL;
+        if (p->ntmv) {
+            tmv = tlr_arena_alloc(m->ar, (size_t)p->ntmv * sizeof(uint64_t));
+            for (int k = 0; k < p->ntmv; k++)
+                tmv[k] = tmv_allowed(m, p, k, &lv->reqs) & p->tmv_pool[k];
+            lv->tmv[pi] = tmv;
+        }
         int words = p->ntypes / 64 + 1;
         /* Without label requirements the bitset depends only on the pool,
          * the place mask and the requests: classes that share them (the
@@ -1210,6 +1303,15 @@ static void level_compat(sv_model *m, sv_class *c, sv_level *lv)
                         first_bad_req = i;
                 }
             }
+            /* a multi-valued label must keep a value both the pool and
+             * the pod allow, not one each */
+            for (int k = 0; k < p->ntmv && ok; k++)
+                if (!(p->tmv_type[(size_t)pt * (size_t)p->ntmv + (size_t)k] & tmv[k])) {
+                    ok = false;
+                    for (int i = 0; i < lv->reqs.n && first_bad_req < 0; i++)
+                        if (lv->reqs.r[i].key == p->tmv_key[k])
+                            first_bad_req = i;
+                }
             if (!ok)
                 continue;
             nlab++;
@@ -1343,6 +1445,7 @@ static void class_levels(sv_model *m, sv_class *c)
             reqs_append(m, &lv->reqs, (const Tailor__V1__NodeSelectorRequirement *const *)
                         p->required_node_affinity[r]->match_expressions,
                         p->required_node_affinity[r]->n_match_expressions);
+        lv->nstrict = lv->reqs.n;
         if (npref && prefs[0]->preference)
             reqs_append(m, &lv->reqs, (const Tailor__V1__NodeSelectorRequirement *const *)
                         prefs[0]->preference->match_expressions, prefs[0]->preference->n_match_expressions);
@@ -1363,6 +1466,7 @@ static void class_levels(sv_model *m, sv_class *c)
     for (int i = 1; i <= npaff + nanti; i++) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = lastpref;
+        lv->nstrict = last.n;
         lv->paff_off = i <= npaff ? i : npaff;
         lv->anti_off = i <= npaff ? 0 : i - npaff;
         lv->soft_tsc = has_soft;
@@ -1373,6 +1477,7 @@ static void class_levels(sv_model *m, sv_class *c)
         lv->paff_off = npaff;
         lv->anti_off = nanti;
         lv->reqs = last;
+        lv->nstrict = last.n;
         if (i < npref && prefs[i]->preference)
             reqs_append(m, &lv->reqs, (const Tailor__V1__NodeSelectorRequirement *const *)
                         prefs[i]->preference->match_expressions, prefs[i]->preference->n_match_expressions);
@@ -1382,6 +1487,7 @@ static void class_levels(sv_model *m, sv_class *c)
     if (has_soft) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = last;
+        lv->nstrict = last.n;
         lv->paff_off = npaff;
         lv->anti_off = nanti;
         lv->prefer_noschedule = prefs_on;
@@ -1389,11 +1495,30 @@ static void class_levels(sv_model *m, sv_class *c)
     if (prefs_on) {
         sv_level *lv = &c->levels[c->nlevels++];
         lv->reqs = last;
+        lv->nstrict = last.n;
         lv->paff_off = npaff;
         lv->anti_off = nanti;
     }
     for (int i = 0; i < c->nlevels; i++)
         level_compat(m, c, &c->levels[i]);
+}
+
+sv_level *sv_level_strict(sv_model *m, sv_class *c, sv_level *lv)
+{
+    if (lv->nstrict >= lv->reqs.n)
+        return lv;
+    if (!lv->strict) {
+        sv_level *s = tlr_arena_calloc(m->ar, 1, sizeof(*s));
+        s->reqs.r = lv->reqs.r;
+        s->reqs.n = s->nstrict = lv->nstrict;
+        s->soft_tsc = lv->soft_tsc;
+        s->paff_off = lv->paff_off;
+        s->anti_off = lv->anti_off;
+        s->prefer_noschedule = lv->prefer_noschedule;
+        level_compat(m, c, s);
+        lv->strict = s;
+    }
+    return lv->strict;
 }
 
 static int cls_cmp(const void *a, const void *b, void *arg)

@@ -161,6 +161,7 @@ typedef struct scratch {
     opt *o, *picked;
     bool *taken;
     sv_id *vals;
+    int nvals;
     price_order **orders;      /* per pool: a short list, one per mask */
     /* Emitting: per pool and pool type, the response's copy of the type's
      * name and its last option message (shared by every claim offering the
@@ -204,11 +205,13 @@ static scratch *scratch_get(sv_model *m)
     s->o = tlr_arena_alloc(m->ar, (size_t)max * sizeof(opt));
     s->picked = tlr_arena_alloc(m->ar, (size_t)max * sizeof(opt));
     s->taken = tlr_arena_alloc(m->ar, (size_t)max * sizeof(bool));
-    s->vals = tlr_arena_alloc(m->ar, (size_t)max * sizeof(sv_id));
+    /* distinct values of one key: a type may bring several (zones) */
+    s->nvals = max + SV_MAXZONE * 4;
+    s->vals = tlr_arena_alloc(m->ar, (size_t)s->nvals * sizeof(sv_id));
     s->orders = tlr_arena_calloc(m->ar, (size_t)m->npools + 1, sizeof(price_order *));
     s->mq = tlr_arena_alloc(m->ar, (size_t)max * sizeof(*s->mq));
-    s->mseen = tlr_arena_alloc(m->ar, (size_t)max * sizeof(sv_id));
-    s->nmseen = max;
+    s->nmseen = max + SV_MAXZONE * 4;
+    s->mseen = tlr_arena_alloc(m->ar, (size_t)s->nmseen * sizeof(sv_id));
     m->scratch = s;
     return s;
 }
@@ -311,10 +314,52 @@ static int claim_min_values(const sv_model *m, const sv_bin *x, bool levels, con
     return n;
 }
 
-static sv_id type_value(const sv_model *m, int t, sv_id key)
+/* The values instance type t gives key, into out (at most max; returns
+ * the count), as Karpenter's SatisfiesMinValues reads a type's own
+ * requirements: a label's every value; for an offering key (zone, zone
+ * id, capacity type) those of its available offerings, since a type's
+ * requirements carry zone In [every zone it is offered in] whatever zone
+ * the claim was narrowed to. */
+static int type_values(const sv_model *m, int t, sv_id key, sv_id *out, int max)
 {
-    const sv_dent *e = sv_dom_get(&m->types[t].labels, key);
-    return e && e->nvals ? e->vals[0] : 0;
+    static const char *const ctn[4] = { "", "on-demand", "spot", "reserved" };
+    const sv_type *ty = &m->types[t];
+    int n = 0;
+    if (key == m->k_zone || key == m->k_zone_id || key == m->k_ct) {
+        for (int o = 0; o < ty->noffers && n < max; o++) {
+            int pl = ty->offers[o].place;
+            sv_id v = key == m->k_zone ? m->zones[pl / 4] : key == m->k_zone_id ? m->zone_ids[pl / 4]
+                    : sv_intern((sv_model *)m, ctn[pl % 4]);
+            bool dup = !v;
+            for (int j = 0; j < n && !dup; j++)
+                dup = out[j] == v;
+            if (!dup)
+                out[n++] = v;
+        }
+        return n;
+    }
+    const sv_dent *e = sv_dom_get(&ty->labels, key);
+    for (int i = 0; e && i < e->nvals && n < max; i++)
+        out[n++] = e->vals[i];
+    return n;
+}
+
+/* Add to seen[0..*nv) the values type t gives key that it lacks, while
+ * *nv < max; returns how many were added. */
+static int seen_add(const sv_model *m, int t, sv_id key, sv_id *seen, int *nv, int max)
+{
+    sv_id v[SV_MAXZONE * 4];
+    int n = type_values(m, t, key, v, SV_MAXZONE * 4), added = 0;
+    for (int i = 0; i < n && *nv < max; i++) {
+        bool dup = !v[i];
+        for (int j = 0; j < *nv && !dup; j++)
+            dup = seen[j] == v[i];
+        if (!dup) {
+            seen[(*nv)++] = v[i];
+            added++;
+        }
+    }
+    return added;
 }
 
 /* Pick at most max options keeping minValues; returns the count and sets
@@ -330,25 +375,12 @@ static int pick_options(sv_model *m, const sv_bin *x, opt *o, int n, int max, co
     *unmet = NULL;
     for (int r = 0; r < nmv; r++) {
         sv_id *vals = s->vals;
-        int nv = 0;
-        for (int i = 0; i < k; i++) {
-            sv_id v = type_value(m, p->types[picked[i].pt], mv[r]->key);
-            bool dup = false;
-            for (int j = 0; j < nv && !dup; j++)
-                dup = vals[j] == v;
-            if (v && !dup)
-                vals[nv++] = v;
-        }
-        for (int i = 0; i < n && nv < mv[r]->min_values && k < max; i++) {
-            if (taken[i])
+        int nv = 0, need = mv[r]->min_values < s->nvals ? mv[r]->min_values : s->nvals;
+        for (int i = 0; i < k && nv < need; i++)
+            seen_add(m, p->types[picked[i].pt], mv[r]->key, vals, &nv, need);
+        for (int i = 0; i < n && nv < need && k < max; i++) {
+            if (taken[i] || !seen_add(m, p->types[o[i].pt], mv[r]->key, vals, &nv, need))
                 continue;
-            sv_id v = type_value(m, p->types[o[i].pt], mv[r]->key);
-            bool dup = !v;
-            for (int j = 0; j < nv && !dup; j++)
-                dup = vals[j] == v;
-            if (dup)
-                continue;
-            vals[nv++] = v;
             taken[i] = true;
             picked[k++] = o[i];
         }
@@ -427,19 +459,15 @@ static int type_room(const sv_model *m, const sv_pool *p, int pt, const sv_res *
  * q descending that is the most pods r allows; unsorted, nonzero just
  * means "met". */
 static int req_cap(const sv_model *m, const sv_pool *p, const minv_t *t, int n, const sv_req *r, int atleast,
-                   sv_id *seen)
+                   sv_id *seen, int nseen)
 {
     int nv = 0;
+    if (r->min_values > nseen)
+        return 0;
     for (int i = 0; i < n; i++) {
         if (t[i].q < atleast)
             continue;
-        sv_id v = type_value(m, p->types[t[i].pt], r->key);
-        bool dup = !v;
-        for (int j = 0; j < nv && !dup; j++)
-            dup = seen[j] == v;
-        if (dup)
-            continue;
-        seen[nv++] = v;
+        seen_add(m, p->types[t[i].pt], r->key, seen, &nv, r->min_values);
         if (nv >= r->min_values)
             return t[i].q;
     }
@@ -531,13 +559,7 @@ static int minv_cap(sv_model *m, int b, int c, int lvi, int want, int place, con
             for (int r = 0; early && q == want && r < nmv; r++) {
                 if (nv[r] >= mv[r]->min_values)
                     continue;
-                sv_id v = type_value(m, p->types[pt], mv[r]->key), *seen = s->mseen + off[r];
-                bool dup = !v;
-                for (int j = 0; j < nv[r] && !dup; j++)
-                    dup = seen[j] == v;
-                if (dup)
-                    continue;
-                seen[nv[r]++] = v;
+                seen_add(m, p->types[pt], mv[r]->key, s->mseen + off[r], &nv[r], mv[r]->min_values);
                 if (nv[r] >= mv[r]->min_values && ++done == nmv)
                     return want;
             }
@@ -545,7 +567,7 @@ static int minv_cap(sv_model *m, int b, int c, int lvi, int want, int place, con
     }
     /* the first requirement that want pods leave short of values */
     int r = 0;
-    while (r < nmv && (early ? nv[r] >= mv[r]->min_values : req_cap(m, p, t, n, mv[r], want, s->mseen) > 0))
+    while (r < nmv && (early ? nv[r] >= mv[r]->min_values : req_cap(m, p, t, n, mv[r], want, s->mseen, s->nmseen) > 0))
         r++;
     if (r == nmv)
         return want;
@@ -556,7 +578,7 @@ static int minv_cap(sv_model *m, int b, int c, int lvi, int want, int place, con
     qsort(t, (size_t)n, sizeof(minv_t), minv_cmp);
     int k = want;
     for (r = 0; r < nmv && k > 0; r++) {
-        int kr = req_cap(m, p, t, n, mv[r], 1, s->mseen);
+        int kr = req_cap(m, p, t, n, mv[r], 1, s->mseen, s->nmseen);
         if (kr < k)
             k = kr;
         if (k <= 0)
@@ -733,6 +755,23 @@ static Tailor__V1__NodeClaim *claim_emit(sv_model *m, int b, double *cost)
     for (int i = 0; i < p->reqs.n; i++)
         if (!req_is_offering(m, p->reqs.r[i].key))
             push_req(oa, nc, &cap, nsr_copy(oa, p->reqs.r[i].src));
+    /* A multi-valued type label the pods narrowed: key In [what pool and
+     * pods allow together], as Karpenter's claim requirements read after
+     * intersecting (not expressible as In while "no label" is allowed too:
+     * the pods' own requirements below say it then).  Pushed before the
+     * pods' requirements so a pod's identical one is not repeated. */
+    for (int q = 0; q < p->ntmv; q++) {
+        uint64_t mk = x->tmv[q];
+        if (mk == p->tmv_pool[q] || (mk & 1))
+            continue;
+        const char *vs[63];
+        size_t nv = 0;
+        for (int j = 0; j < p->tmv_nvals[q]; j++)
+            if ((mk >> (j + 1)) & 1)
+                vs[nv++] = sv_str(m, p->tmv_vals[q][j]);
+        push_req(oa, nc, &cap, nsr_new(oa, sv_str(m, p->tmv_key[q]),
+                                       TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN, vs, nv, 0));
+    }
     for (int c = 0; c < x->nclasses; c++) {
         const sv_level *lv = &m->classes[x->classes[c]].levels[x->lvls[c]];
         for (int i = 0; i < lv->reqs.n; i++) {

@@ -676,23 +676,26 @@ static bool labels_ok(const sv_model *m, const sv_bin *b, const sv_level *lv)
     return true;
 }
 
-/* Zones and capacity types a spread of class c at level lv counts. */
+/* Zones and capacity types a spread of class c at level lv counts: those
+ * its required node terms allow (sv_level_strict), not only its preferred
+ * ones. */
 static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
 {
     if (lv->dmask_ok)
         return;
+    const sv_level *sl = sv_level_strict(m, c, lv);
     uint32_t zm = 0;
     uint8_t cm = 0;
     for (int pi = 0; pi < m->npools; pi++) {
-        if (!lv->compat[pi])
+        if (!sl->compat[pi])
             continue;
         sv_pool *p = &m->pools[pi];
         for (int pt = 0; pt < p->ntypes; pt++) {
-            if (!sv_bit(lv->compat[pi], pt))
+            if (!sv_bit(sl->compat[pi], pt))
                 continue;
             const sv_type *t = &m->types[p->types[pt]];
             for (int o = 0; o < t->noffers; o++)
-                if (sv_pmask_has(lv->pmask[pi], t->offers[o].place)) {
+                if (sv_pmask_has(sl->pmask[pi], t->offers[o].place)) {
                     zm |= 1u << (t->offers[o].place / 4);
                     cm |= (uint8_t)(1u << (t->offers[o].place % 4));
                 }
@@ -700,14 +703,13 @@ static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
     }
     for (int b = 0; b < m->nexisting; b++) {
         sv_bin *x = &m->bins[b];
-        if (!labels_ok(m, x, lv))
+        if (!labels_ok(m, x, sl))
             continue;
         if (x->zone >= 0)
             zm |= 1u << x->zone;
         if (x->ct >= 0)
             cm |= (uint8_t)(1u << x->ct);
     }
-    (void)c;
     lv->zmask = zm;
     lv->ctmask = cm;
     lv->dmask_ok = true;
@@ -726,9 +728,10 @@ static int tk_index(const sv_model *m, int tki, sv_id v)
 /* Values of SV_TK_LABEL key tki a spread cn of class c at level lv counts
  * as domains, as a bitset over the key's values (cached per level and
  * policy).  nodeAffinityPolicy Honor (the default): the values of the
- * pools the level can use (a pool's fixed value, the In values its
- * requirements leave, the values of its compatible types) and of the
- * existing nodes whose labels the level accepts; Ignore: every pool's and
+ * pools the level's required node terms can use (sv_level_strict: a
+ * pool's fixed value, the In values its requirements leave, the values of
+ * its compatible types) and of the existing nodes whose labels those
+ * terms accept; Ignore: every pool's and
  * node's.  nodeTaintsPolicy Honor drops the existing nodes whose taints
  * the pod does not tolerate (pools with such taints are never usable). */
 static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, int tki, const sv_cons *cn)
@@ -741,9 +744,10 @@ static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, 
     const sv_tkey *k = &m->tkeys[tki];
     uint64_t *bits = tlr_arena_calloc(m->ar, (size_t)k->nvals / 64 + 1, sizeof(uint64_t));
     bool all = cn->aff_ignore;
+    const sv_level *sl = sv_level_strict(m, c, lv);
     for (int pi = 0; pi < m->npools; pi++) {
         const sv_pool *p = &m->pools[pi];
-        const uint64_t *compat = lv->compat[pi];
+        const uint64_t *compat = sl->compat[pi];
         if (!p->tk_mode || (!compat && !all))
             continue;
         int arg = p->tk_arg[tki];
@@ -755,7 +759,7 @@ static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, 
         case SV_TKM_CUSTOM: {
             const sv_dent *e = p->custom_dent[arg];
             for (int j = 0; j < e->nvals && j < 64; j++)
-                if (all || ((lv->custom[pi][arg] >> j) & 1)) {
+                if (all || ((sl->custom[pi][arg] >> j) & 1)) {
                     int v = tk_index(m, tki, e->vals[j]);
                     if (v >= 0)
                         sv_bit_set(bits, v);
@@ -775,7 +779,7 @@ static const uint64_t *level_tk_domains(sv_model *m, sv_class *c, sv_level *lv, 
         sv_bin *x = &m->bins[b];
         if (!x->tkv || x->tkv[tki] < 0)
             continue;
-        if ((!all && !labels_ok(m, x, lv)) || (cn->taints_honor && !taints_ok(x, c, lv)))
+        if ((!all && !labels_ok(m, x, sl)) || (cn->taints_honor && !taints_ok(x, c, lv)))
             continue;
         sv_bit_set(bits, x->tkv[tki]);
     }
@@ -946,6 +950,53 @@ static bool karp_fits(sv_model *m, sv_bin *x, const uint64_t *compat, sv_pmask p
     return false;
 }
 
+/* The pool types new claim x may still be for a pod of level lv: those of
+ * lv->compat[pi] whose multi-valued labels (sv_pool.tmv_*) share a value
+ * with what the claim's pods so far and lv allow together, as Karpenter
+ * keeps a NodeClaim's instance types compatible with its intersected
+ * requirements (nodeclaim.go, filterInstanceTypesByRequirements).
+ * lv->compat[pi] itself when the pool has no such label (NULL: none);
+ * else m->tmv_buf, valid until the next call, or NULL when some key is
+ * left with no value. */
+static const uint64_t *claim_compat(sv_model *m, const sv_bin *x, const sv_level *lv, int pi)
+{
+    const sv_pool *p = &m->pools[pi];
+    const uint64_t *compat = lv->compat[pi];
+    if (!p->ntmv || !compat)
+        return compat;
+    uint64_t want[SV_MAXTMV];
+    bool narrower = false;
+    for (int k = 0; k < p->ntmv; k++) {
+        want[k] = x->tmv[k] & lv->tmv[pi][k];
+        if (!want[k])
+            return NULL;
+        narrower |= want[k] != lv->tmv[pi][k];
+    }
+    /* The usual case (no pod on the claim narrowed a key beyond what lv
+     * allows): every type of lv->compat already shares a value with lv's
+     * masks (compile.c, level_compat). */
+    if (!narrower)
+        return compat;
+    if (!m->tmv_buf)
+        m->tmv_buf = tlr_arena_alloc(m->ar, (size_t)m->pwords_max * sizeof(uint64_t));
+    uint64_t *out = m->tmv_buf;
+    for (int w = 0; w <= (p->ntypes - 1) / 64; w++) {
+        uint64_t bits = compat[w], keep = 0;
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            const uint64_t *tv = &p->tmv_type[(size_t)pt * (size_t)p->ntmv];
+            bool ok = true;
+            for (int k = 0; k < p->ntmv && ok; k++)
+                ok = (tv[k] & want[k]) != 0;
+            if (ok)
+                keep |= (uint64_t)1 << (pt & 63);
+        }
+        out[w] = keep;
+    }
+    return out;
+}
+
 static bool custom_ok(const sv_pool *p, const uint64_t *a, const uint64_t *b)
 {
     for (int k = 0; k < p->ncustom; k++)
@@ -1095,19 +1146,20 @@ static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
     }
     int pi = x->pool;
     const sv_pool *p = &m->pools[pi];
-    if (!lv->compat[pi] || !custom_ok(p, x->custom, lv->custom[pi]))
+    const uint64_t *compat = claim_compat(m, x, lv, pi);
+    if (!compat || !custom_ok(p, x->custom, lv->custom[pi]))
         return 0;
     sv_pmask pm = sv_pmask_and(x->pmask, lv->pmask[pi]);
     if (!sv_pmask_any(pm))
         return 0;
     if (m->strategy == TLR_SOLVE_TAILOR) {
-        if (!sv_bit(lv->compat[pi], x->target))
+        if (!sv_bit(compat, x->target))
             return 0;
         sv_res f;
         claim_free(m, x, x->target, &f);
         k = res_room(m, &f, &cl->req, k);
     } else if (k > 0) {
-        k = karp_fits(m, x, lv->compat[pi], pm, &cl->req, 1) ? 1 : 0;
+        k = karp_fits(m, x, compat, pm, &cl->req, 1) ? 1 : 0;
     }
     if (k <= 0)
         return 0;
@@ -1223,9 +1275,12 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
         x->pmask = sv_pmask_and(x->pmask, lv->pmask[pi]);
         for (int k = 0; k < p->ncustom; k++)
             x->custom[k] &= lv->custom[pi][k];
+        const uint64_t *compat = claim_compat(m, x, lv, pi);
+        for (int k = 0; k < p->ntmv; k++)
+            x->tmv[k] &= lv->tmv[pi][k];
         int words = p->ntypes / 64 + 1;
         for (int w = 0; w < words; w++)
-            x->cand[w] &= lv->compat[pi][w];
+            x->cand[w] &= compat ? compat[w] : 0;
         for (int d = 0; d < m->ndim; d++)
             x->used.v[d] += cl->req.v[d] * n;
         x->qcpu -= cl->req.v[SV_DIM_CPU] * n;
@@ -1686,6 +1741,10 @@ static int claim_new(sv_model *m, int pi, uint64_t *cand, int ncand, sv_pmask pm
     x->custom = tlr_arena_alloc(m->ar, ((size_t)p->ncustom + 1) * sizeof(uint64_t));
     for (int k = 0; k < p->ncustom; k++)
         x->custom[k] = ~(uint64_t)0;
+    if (p->ntmv) {
+        x->tmv = tlr_arena_alloc(m->ar, (size_t)p->ntmv * sizeof(uint64_t));
+        memcpy(x->tmv, p->tmv_pool, (size_t)p->ntmv * sizeof(uint64_t));
+    }
     if (m->ntkeys) {
         x->tkv = tlr_arena_alloc(m->ar, (size_t)m->ntkeys * sizeof(int));
         for (int i = 0; i < m->ntkeys; i++)
@@ -2157,7 +2216,10 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
         return false;
     int nrecv = 0;
     bool ok = true;
-    int words = m->pwords_max;
+    /* per receiver, saved: its candidate types, then its multi-valued
+     * label masks */
+    int words = m->pwords_max, stride = words + SV_MAXTMV;
+    int ntmv = m->pools[xa->pool].ntmv;
     for (int i = 0; i < xa->npods && ok; i++) {
         const sv_podst *ps = &m->pods[xa->pods[i]];
         sv_class *cl = &m->classes[ps->cls];
@@ -2176,7 +2238,9 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
             if (j == nrecv) {
                 recv[nrecv] = b;
                 usedsave[nrecv] = x->used;
-                memcpy(candsave + (size_t)nrecv * words, x->cand, (size_t)words * sizeof(uint64_t));
+                memcpy(candsave + (size_t)nrecv * stride, x->cand, (size_t)words * sizeof(uint64_t));
+                if (ntmv)
+                    memcpy(candsave + (size_t)nrecv * stride + words, x->tmv, (size_t)ntmv * sizeof(uint64_t));
                 costsave[nrecv] = sv_claim_cost(m, b);
                 nrecv++;
             }
@@ -2198,8 +2262,11 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
             x->used.v[d] += cl->req.v[d];
         x->qcpu -= cl->req.v[SV_DIM_CPU];
         x->qmem -= cl->req.v[SV_DIM_MEM];
+        const uint64_t *compat = claim_compat(m, x, lv, x->pool);
         for (int w = 0; w <= m->pools[x->pool].ntypes / 64; w++)
-            x->cand[w] &= lv->compat[x->pool][w];
+            x->cand[w] &= compat ? compat[w] : 0;
+        for (int k = 0; k < ntmv; k++)
+            x->tmv[k] &= lv->tmv[x->pool][k];
         podrecv[i] = got;
     }
     double gain = 0;
@@ -2216,7 +2283,9 @@ static bool empty_claim(sv_model *m, int a, int *recv, int *podrecv, uint64_t *c
     for (int j = 0; j < nrecv; j++) {
         sv_bin *x = &m->bins[recv[j]];
         x->used = usedsave[j];
-        memcpy(x->cand, candsave + (size_t)j * words, (size_t)words * sizeof(uint64_t));
+        memcpy(x->cand, candsave + (size_t)j * stride, (size_t)words * sizeof(uint64_t));
+        if (ntmv)
+            memcpy(x->tmv, candsave + (size_t)j * stride + words, (size_t)ntmv * sizeof(uint64_t));
         sv_res f;
         claim_free(m, x, x->target, &f);
         x->qcpu = f.v[SV_DIM_CPU];
@@ -2268,7 +2337,8 @@ static void empty_claims(sv_model *m)
             maxp = m->bins[order[i]].npods;
     int *recv = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(int));
     int *podrecv = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(int));
-    uint64_t *candsave = tlr_arena_alloc(m->ar, (size_t)maxp * (size_t)m->pwords_max * sizeof(uint64_t));
+    uint64_t *candsave = tlr_arena_alloc(m->ar, (size_t)maxp * (size_t)(m->pwords_max + SV_MAXTMV) *
+                                         sizeof(uint64_t));
     sv_res *usedsave = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(sv_res));
     double *costsave = tlr_arena_alloc(m->ar, (size_t)maxp * sizeof(double));
     uint32_t *hopeless = tlr_arena_calloc(m->ar, (size_t)m->nclasses + 1, sizeof(uint32_t));

@@ -33,6 +33,7 @@
 #define SV_DIM_EPH   3
 #define SV_MAXZONE   32   /* places = zone * 4 + capacity type: 128 bits */
 #define SV_NONE      (-1)
+#define SV_MAXTMV    8    /* multi-valued instance-type label keys per pool */
 
 /* Interned label keys and values are ids into the model's string table;
  * 0 is the empty string. */
@@ -147,6 +148,21 @@ typedef struct sv_pool {
      * each pool type's value index (SV_NONE: the type has none). */
     int *tk_mode, *tk_arg;
     int **tk_tval;
+    /* Instance-type label keys on which some type of the pool carries
+     * several values (Karpenter's fake types: kubernetes.io/os In [linux,
+     * windows, darwin]).  A claim narrows each to the values its pool and
+     * its pods allow together, as Karpenter intersects a NodeClaim's
+     * requirements with each pod's (nodeclaim.go, Add): a pod joins only
+     * while some candidate type still shares a value.  In a mask, bit 0 is
+     * "no label" and bit j+1 is tmv_vals[k][j].  AWS types carry one value
+     * per label but instance-tenancy (default, dedicated), which few pods
+     * ask for; until one does, claims use the level bitsets as they are. */
+    int ntmv;
+    sv_id tmv_key[SV_MAXTMV];
+    sv_id *tmv_vals[SV_MAXTMV];
+    int tmv_nvals[SV_MAXTMV];
+    uint64_t *tmv_type;                   /* per pool type x ntmv: the values it carries */
+    uint64_t tmv_pool[SV_MAXTMV];         /* the values the pool's requirements allow */
 } sv_pool;
 
 /* A pool's price per type (sv_type_price, -1 = no offering) for one place
@@ -160,6 +176,10 @@ typedef struct sv_prices {
 /* What one relaxation level of a class asks of a node. */
 typedef struct sv_level {
     sv_reqset reqs;          /* node selector + one affinity term (+ pref) */
+    int nstrict;             /* reqs.r[0..nstrict): the required ones */
+    /* The same level without its preferred node terms (lazy, see
+     * sv_level_strict): what a spread counts as its domains. */
+    struct sv_level *strict;
     bool soft_tsc;           /* ScheduleAnyway spreads still enforced */
     int paff_off, anti_off;  /* preferred pod (anti-)affinity terms dropped */
     bool prefer_noschedule;  /* PreferNoSchedule taints still enforced */
@@ -168,6 +188,7 @@ typedef struct sv_level {
     uint64_t **compat;
     sv_pmask *pmask;         /* per pool */
     uint64_t **custom;       /* per pool: a mask per custom key */
+    uint64_t **tmv;          /* per pool: a value mask per multi-valued type key (pool ∩ level) */
     char **why;              /* per pool: reason when compat is empty */
     uint32_t zmask;          /* zones a spread may count (lazy) */
     uint8_t ctmask;
@@ -302,6 +323,7 @@ typedef struct sv_bin {
     int64_t qcpu, qmem;          /* tailor: cpu and memory left on the target */
     sv_pmask pmask;
     uint64_t *custom;
+    uint64_t *tmv;               /* per multi-valued type key: values pool ∩ pods allow */
     sv_res charged;              /* what was charged to the pool limits */
     int *pods;
     int npods_cap;
@@ -374,6 +396,7 @@ typedef struct sv_model {
     int *uid_tab;                /* place.c: pods by uid (lazy) */
     int *node_claim;             /* place.c: per request node, its NodeClaim index or SV_NONE */
     bool *claim_node;            /* place.c: per request NodeClaim, "its Node exists" */
+    uint64_t *tmv_buf;           /* place.c: claim_compat's result (pwords_max words) */
     int uid_cap;
     int nexisting;               /* bins [0, nexisting) are nodes/in-flight */
 
@@ -427,6 +450,13 @@ sv_dom sv_labels_dom(sv_model *m, Tailor__V1__Label *const *l, size_t n);
 /* Groups pod p is anti-affine to (existing pods); returns the count. */
 int  sv_pod_anti_groups(sv_model *m, const Tailor__V1__Pod *p, const sv_dom *labels, int *out, int max);
 sv_dom sv_dom_extend(sv_model *m, const sv_dom *base, const char *const *k, const char *const *v, int n);
+/* Level lv of class c as far as its required node terms go (nodeSelector,
+ * volume requirements, its required affinity term): lv itself when it has
+ * no preferred node term, else a level compiled once without them.  A
+ * spread's domains come from it, as Karpenter counts a spread's domains by
+ * the pod's strict requirements: a preferred node affinity never narrows
+ * them (scheduler.go, StrictRequirements). */
+sv_level *sv_level_strict(sv_model *m, sv_class *c, sv_level *lv);
 /* The value index of labels d for tkey tki, SV_NONE when d has no single
  * known value for it. */
 int  sv_tk_value(const sv_model *m, int tki, const sv_dom *d);

@@ -149,6 +149,23 @@ static void b_pinned_zone(Tailor__V1__SolveRequest *r)
     tk_pod_spread(p, K_ZONE, 1, false, "app", "spread");
 }
 
+/* minValues on an offering key: a type's zones are those of its
+ * offerings, as Karpenter's instance types carry zone In [every zone
+ * offered] (SatisfiesMinValues reads the type's requirements, not the
+ * claim's).  A zone spread pins each claim to one zone; its types still
+ * bring two zones each, so minValues 2 holds and the pods are placed. */
+static void b_zone_key(Tailor__V1__SolveRequest *r)
+{
+    tk_type(r, "a.4", 4, 8, 0.20);
+    tk_type(r, "b.4", 4, 8, 0.21);
+    tk_pool_req(tk_pool(r, "default", 0), K_ZONE, TK_IN, "test-1a,test-1b", 2);
+    for (int i = 0; i < 2; i++) {
+        Tailor__V1__Pod *p = tk_pod(r, i ? "spread-1" : "spread-0", 1000, 1024);
+        tk_pod_label(p, "app", "spread");
+        tk_pod_spread(p, K_ZONE, 1, false, "app", "spread");
+    }
+}
+
 /* ---- the table -------------------------------------------------------- */
 
 enum { RELAXED_NO = 0, RELAXED_YES, RELAXED_ANY };
@@ -172,6 +189,7 @@ static const mcase cases[] = {
       "minValues 3 for karpenter.k8s.aws/instance-family cannot be met", 3, 2, 0, RELAXED_NO },
     { "minValues on node.kubernetes.io/instance-type", b_type_key, 26, NULL, 0, 0, 5, RELAXED_NO },
     { "a zone pin keeps the zone where minValues can be met", b_pinned_zone, 1, NULL, 3, 0, 0, RELAXED_NO },
+    { "minValues on zone, claims pinned to one zone by a spread", b_zone_key, 2, NULL, 0, 0, 0, RELAXED_NO },
     { "BestEffort relaxes what cannot be met", b_best_effort, 3, NULL, 0, 0, 0, RELAXED_YES },
     { "BestEffort: the issue's pods are all placed", b_issue_best_effort, 26, NULL, 0, 0, 0, RELAXED_ANY },
 };

@@ -11,6 +11,8 @@
  *   "same:P"      on the same new claim as pod P;  "diff:P" not with P
  *   "zone:Z"      on a new claim whose zone requirement is exactly Z
  *   "ct:C"        on a new claim whose capacity-type requirement is C
+ *   "os:V"        on a new claim whose first kubernetes.io/os requirement
+ *                 has exactly the values V (comma joined)
  *   "error:S"     unschedulable, with S in one of its NodePool reasons
  *
  * Every constraint has a case that must place and one that must not.
@@ -140,6 +142,22 @@ static void b_selector(Tailor__V1__SolveRequest *r)
     tk_pod_selector(tk_pod(r, "fam", 500, 512), "karpenter.k8s.aws/instance-family", "big");
     tk_pod_selector(tk_pod(r, "nolabel", 500, 512), "team", "payments");
     tk_pod_selector(tk_pod(r, "zone", 500, 512), K_ZONE, "test-1b");
+}
+
+/* Types whose os label has several values (Karpenter's fake types carry
+ * os In [linux, windows, darwin]): a claim narrows it as pods join.  "win"
+ * cannot join "lin"'s claim; "notwin" (NotIn [windows], smallest, placed
+ * last) can, and "lin2" (In [linux, darwin]) too; "bsd" fits no type. */
+static void b_multi_value_label(Tailor__V1__SolveRequest *r)
+{
+    Tailor__V1__InstanceType *it = tk_type(r, "m.4", 4, 8, 0.20);
+    tk_type_label(it, "kubernetes.io/os", "linux,windows,darwin");
+    tk_pool(r, "default", 0);
+    tk_pod_selector(tk_pod(r, "lin", 1000, 512), "kubernetes.io/os", "linux");
+    tk_pod_selector(tk_pod(r, "win", 900, 512), "kubernetes.io/os", "windows");
+    tk_pod_affinity(tk_pod(r, "lin2", 800, 512), "kubernetes.io/os", TK_IN, "linux,darwin");
+    tk_pod_affinity(tk_pod(r, "notwin", 100, 64), "kubernetes.io/os", TK_NOTIN, "windows");
+    tk_pod_selector(tk_pod(r, "bsd", 100, 64), "kubernetes.io/os", "freebsd");
 }
 
 /* Each pod is anti-affine to the others so that it gets its own claim and
@@ -670,6 +688,9 @@ static const tcase cases[] = {
     { "nodeSelector", b_selector,
       { { "fam", "claim:big.16" }, { "nolabel", "error:team In [payments] matches no instance type" },
         { "zone", "zone:test-1b" } }, -1, BOTH },
+    { "multi-valued type label: a claim narrows it as pods join", b_multi_value_label,
+      { { "win", "diff:lin" }, { "lin2", "same:lin" }, { "notwin", "same:lin" }, { "lin", "os:linux" },
+        { "win", "os:windows" }, { "bsd", "error:freebsd" } }, 2, BOTH },
     { "required node affinity operators and ORed terms", b_affinity_ops,
       { { "gt", "claim:s.8" }, { "lt", "claim:s.1" }, { "notin", "claim:s.4" }, { "exists", "claim:s.1" },
         { "dne", "error:instance-family DoesNotExist" }, { "ored", "claim:s.16" },
@@ -798,6 +819,10 @@ static int check_want(const tcase *tc, const char *strat, const Tailor__V1__Solv
     }
     if (!strncmp(w->where, "ct:", 3)) {
         const char *z = tk_claim_req(nc, K_CT);
+        return z && !strcmp(z, arg) ? 0 : fail_where(tc, strat, w, got);
+    }
+    if (!strncmp(w->where, "os:", 3)) {
+        const char *z = tk_claim_req(nc, "kubernetes.io/os");
         return z && !strcmp(z, arg) ? 0 : fail_where(tc, strat, w, got);
     }
     if (!strncmp(w->where, "same:", 5))

@@ -155,6 +155,35 @@ static void test_blueprint_od_spot(void **state)
     }
 }
 
+/* A preferred node affinity does not narrow the spread's domains (as
+ * Karpenter's topology_test "should not limit spread options by preferred
+ * node affinity"): the preferred values 2 and 3 get no more than their
+ * share, 2 pods each over the 5 domains, not 5 each. */
+static void test_preferred_keeps_domains(void **state)
+{
+    (void)state;
+    for (int st = 0; st < 2; st++) {
+        Tailor__V1__SolveRequest *req = tk_new();
+        b_blueprint_pools(req);
+        web_pods(req, 10, K_SPREAD, 1, 0);
+        for (size_t i = 0; i < req->n_pending_pods; i++)
+            tk_pod_preferred(req->pending_pods[i], 10, K_SPREAD, TK_IN, "2,3");
+        Tailor__V1__SolveResponse *s = solve(req, st);
+        assert_int_equal(s->n_pod_errors, 0);
+        const char *vals[16];
+        int cnt[16], nd;
+        assert_int_equal(domain_counts(s, K_SPREAD, vals, cnt, &nd), 10);
+        assert_int_equal(nd, 5);
+        for (int i = 0; i < nd; i++) {
+            if (cnt[i] != 2)
+                fail_msg("%s: domain %s got %d pods, want 2", sname[st], vals[i], cnt[i]);
+        }
+        assert_int_equal(tk_check(req, s), 0);
+        tlr_solve_response_free(s);
+        tk_free(req);
+    }
+}
+
 /* The checker verifies the domain on the plan: a spot claim that does not
  * say which capacity-spread value it has is a violation. */
 static void test_checker_needs_domain(void **state)
@@ -416,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_blueprint_od_spot),
         cmocka_unit_test(test_checker_needs_domain),
         cmocka_unit_test(test_instance_family),
+        cmocka_unit_test(test_preferred_keeps_domains),
         cmocka_unit_test(test_template_label_single_domain),
         cmocka_unit_test(test_min_domains),
         cmocka_unit_test(test_key_nobody_produces),
