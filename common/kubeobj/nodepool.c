@@ -203,7 +203,11 @@ int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
         goto out;
     p->weight = (int32_t)w;
 
-    if ((rc = kobj(&c, o, "spec.template.spec", "spec.template.spec", &ts)))
+    /* Reading through a path takes a list or a string for an absent
+     * object; the CRD refuses it, so check the objects read that way. */
+    if ((rc = kobj(&c, o, "spec.template.metadata", "spec.template.metadata", &v)) ||
+        (rc = kobj(&c, o, "spec.disruption", "spec.disruption", &v)) ||
+        (rc = kobj(&c, o, "spec.template.spec", "spec.template.spec", &ts)))
         goto out;
     if (ts == NULL) {
         rc = kfail(&c, TLR_E_INVAL, "spec.template.spec", "is required");
