@@ -601,6 +601,10 @@ static void test_objects(void **state)
           "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
           "      requirements: []\n", TLR_E_PARSE,
           "NodePool general: spec.template.metadata: want an object, got a list" },
+        { "NodePool limit of 1.5 (a number, not int-or-string)", sum_nodepool,
+          NP_HEAD "spec:\n  limits: {cpu: 1.5}\n" NP_TMPL, TLR_E_PARSE,
+          "NodePool general: spec.limits.cpu: want an integer or a quantity string, got the "
+          "number 1.5" },
         { "NodePool without nodeClassRef", sum_nodepool,
           NP_HEAD "spec:\n  template:\n    spec: {requirements: []}\n", TLR_E_INVAL,
           "NodePool general: spec.template.spec.nodeClassRef: is required" },
@@ -1032,6 +1036,12 @@ static void test_objects(void **state)
           "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
           "  requirements: []\n  resources: []\n",
           TLR_E_PARSE, "NodeClaim c: spec.resources: want an object, got a list" },
+        { "NodeClaim request of 0.5 (a number, not int-or-string)", sum_nodeclaim,
+          "kind: NodeClaim\nmetadata: {name: c}\n"
+          "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
+          "  requirements: []\n  resources: {requests: {cpu: 0.5}}\n",
+          TLR_E_PARSE, "NodeClaim c: spec.resources.requests.cpu: want an integer or a quantity "
+          "string, got the number 0.5 (write it as a string: \"0.5\")" },
         { "NodeClaim requirement on hostname", sum_nodeclaim,
           "kind: NodeClaim\nmetadata: {name: c}\n"
           "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"

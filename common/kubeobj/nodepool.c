@@ -131,7 +131,8 @@ static int limits(kctx *c, json_object *map, Tailor__V1__NodePoolLimits **out)
     *out = NULL;
     if (map == NULL)
         return TLR_OK;
-    if ((rc = kres_read(c, map, "spec.limits", &r)) != TLR_OK)
+    if ((rc = kres_int_or_string(c, map, "spec.limits")) != TLR_OK ||
+        (rc = kres_read(c, map, "spec.limits", &r)) != TLR_OK)
         return rc;
     Tailor__V1__NodePoolLimits *l = tlr_malloc(sizeof(*l));
     tailor__v1__node_pool_limits__init(l);
