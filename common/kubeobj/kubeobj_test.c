@@ -605,6 +605,11 @@ static void test_objects(void **state)
           NP_HEAD "spec:\n  limits: {cpu: 1.5}\n" NP_TMPL, TLR_E_PARSE,
           "NodePool general: spec.limits.cpu: want an integer or a quantity string, got the "
           "number 1.5" },
+        { "NodePool taint value longer than a qualified name", sum_nodepool,
+          NP_HEAD "spec:\n" NP_TMPL "      taints: [{key: a, effect: NoSchedule, value: "
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}]\n", TLR_E_PARSE,
+          "NodePool general: spec.template.spec.taints[0]: value \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" is not a qualified name" },
         { "NodePool without nodeClassRef", sum_nodepool,
           NP_HEAD "spec:\n  template:\n    spec: {requirements: []}\n", TLR_E_INVAL,
           "NodePool general: spec.template.spec.nodeClassRef: is required" },
