@@ -15,6 +15,7 @@ PACKAGES=(
   libexpat1-dev                                                  # EC2 XML responses
   libmicrohttpd-dev                                              # kubesim's API server
   python3-kubernetes python3-botocore                            # real clients in tests
+  python3-yaml python3-jsonschema                                # CRD schema parity test
   libcmocka-dev valgrind clang                                   # tests, leak checks, libFuzzer
   prometheus                                                     # promtool checks /metrics
 )

@@ -84,7 +84,9 @@ int tlr_kubeobj_nodeclaim(json_object *o, const tlr_kubeobj_opts *opts,
         (n->n_requirements > 100 &&
          (rc = kfail(&c, TLR_E_INVAL, "spec.requirements", "at most 100"))) ||
         (rc = kkarp_reqs(&c, n->requirements, n->n_requirements, "spec.requirements", true)) ||
+        (rc = kobj(&c, spec, "resources", "spec.resources", &v)) ||
         (rc = kobj(&c, spec, "resources.requests", "spec.resources.requests", &v)) ||
+        (rc = kres_int_or_string(&c, v, "spec.resources.requests")) ||
         (rc = kresources(&c, v, "spec.resources.requests", &n->resources_requested)) ||
         (rc = karr(&c, spec, "taints", "spec.taints", &v)) ||
         (rc = ktaints(&c, v, "spec.taints", &n->taints, &n->n_taints)) ||

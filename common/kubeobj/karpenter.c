@@ -240,8 +240,9 @@ static int taint_list(kctx *c, Tailor__V1__Taint **t, size_t n, const char *fiel
         kpath(f, "%s[%zu]", field, i);
         if (!kqualified_name(t[i]->key))
             return kfail(c, TLR_E_PARSE, f, "key \"%.64s\" is not a qualified name", t[i]->key);
-        /* The CRD gives value the same pattern as key. */
-        if (t[i]->value[0] != '\0' && !kmatch(QNAME_ERE, t[i]->value))
+        /* The CRD gives value the key's pattern; Karpenter's runtime
+         * validation holds it to a qualified name, lengths included. */
+        if (t[i]->value[0] != '\0' && !kqualified_name(t[i]->value))
             return kfail(c, TLR_E_PARSE, f, "value \"%.64s\" is not a qualified name",
                          t[i]->value);
     }

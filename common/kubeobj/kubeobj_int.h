@@ -90,6 +90,10 @@ void kres_max(kres *dst, const kres *src);
 /* Read a map of resource name -> quantity at field; refuses negatives
  * and values that are not quantities. */
 int kres_read(kctx *c, json_object *map, const char *field, kres *out);
+/* A CRD's map of x-kubernetes-int-or-string quantities (NodePool limits,
+ * NodeClaim requests): refuses values that are neither an integer nor a
+ * string, such as 1.5, which a Pod's resources would take. */
+int kres_int_or_string(kctx *c, json_object *map, const char *field);
 /* A new ResourceList holding r. */
 Tailor__V1__ResourceList *kres_proto(const kres *r);
 /* Read a ResourceList back (for adding protos together). */

@@ -593,6 +593,23 @@ static void test_objects(void **state)
           "NodePool general: spec.weight: 300 is outside 1..100" },
         { "NodePool weight 0 is not a weight", sum_nodepool,
           NP_HEAD "spec:\n  weight: 0\n" NP_TMPL, TLR_E_RANGE, "spec.weight: 0 is outside 1..100" },
+        { "NodePool disruption written as a list", sum_nodepool,
+          NP_HEAD "spec:\n  disruption: []\n" NP_TMPL, TLR_E_PARSE,
+          "NodePool general: spec.disruption: want an object, got a list" },
+        { "NodePool template metadata written as a list", sum_nodepool,
+          NP_HEAD "spec:\n  template:\n    metadata: []\n    spec:\n"
+          "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
+          "      requirements: []\n", TLR_E_PARSE,
+          "NodePool general: spec.template.metadata: want an object, got a list" },
+        { "NodePool limit of 1.5 (a number, not int-or-string)", sum_nodepool,
+          NP_HEAD "spec:\n  limits: {cpu: 1.5}\n" NP_TMPL, TLR_E_PARSE,
+          "NodePool general: spec.limits.cpu: want an integer or a quantity string, got the "
+          "number 1.5" },
+        { "NodePool taint value longer than a qualified name", sum_nodepool,
+          NP_HEAD "spec:\n" NP_TMPL "      taints: [{key: a, effect: NoSchedule, value: "
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}]\n", TLR_E_PARSE,
+          "NodePool general: spec.template.spec.taints[0]: value \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" is not a qualified name" },
         { "NodePool without nodeClassRef", sum_nodepool,
           NP_HEAD "spec:\n  template:\n    spec: {requirements: []}\n", TLR_E_INVAL,
           "NodePool general: spec.template.spec.nodeClassRef: is required" },
@@ -1019,6 +1036,17 @@ static void test_objects(void **state)
           "  requirements: [{key: karpenter.sh/nodepool, operator: In, values: [general]}]\n",
           TLR_OK, "c pool  class d phase 1 type  iid  karpenter.sh/nodepool In general; "
           "req{cpu=0 mem=0 pods=0 eph=0} " },
+        { "NodeClaim resources written as a list", sum_nodeclaim,
+          "kind: NodeClaim\nmetadata: {name: c}\n"
+          "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
+          "  requirements: []\n  resources: []\n",
+          TLR_E_PARSE, "NodeClaim c: spec.resources: want an object, got a list" },
+        { "NodeClaim request of 0.5 (a number, not int-or-string)", sum_nodeclaim,
+          "kind: NodeClaim\nmetadata: {name: c}\n"
+          "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"
+          "  requirements: []\n  resources: {requests: {cpu: 0.5}}\n",
+          TLR_E_PARSE, "NodeClaim c: spec.resources.requests.cpu: want an integer or a quantity "
+          "string, got the number 0.5 (write it as a string: \"0.5\")" },
         { "NodeClaim requirement on hostname", sum_nodeclaim,
           "kind: NodeClaim\nmetadata: {name: c}\n"
           "spec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: d}\n"

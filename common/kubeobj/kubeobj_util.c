@@ -458,6 +458,27 @@ int kres_read(kctx *c, json_object *map, const char *field, kres *out)
     return TLR_OK;
 }
 
+int kres_int_or_string(kctx *c, json_object *map, const char *field)
+{
+    char f[KF];
+
+    if (map == NULL || !json_object_is_type(map, json_type_object))
+        return TLR_OK;   /* kres_read names the wrong type */
+    json_object_object_foreach(map, k, v) {
+        if (v == NULL || json_object_is_type(v, json_type_int) ||
+            json_object_is_type(v, json_type_string))
+            continue;
+        kpath(f, "%s.%s", field, k);
+        if (json_object_is_type(v, json_type_double))
+            return kfail(c, TLR_E_PARSE, f, "want an integer or a quantity string, got the "
+                         "number %.40s (write it as a string: \"%.40s\")",
+                         json_object_get_string(v), json_object_get_string(v));
+        return kfail(c, TLR_E_PARSE, f, "want an integer or a quantity string, got %s",
+                     type_name(v));
+    }
+    return TLR_OK;
+}
+
 Tailor__V1__ResourceList *kres_proto(const kres *r)
 {
     Tailor__V1__ResourceList *p = tlr_malloc(sizeof(*p));

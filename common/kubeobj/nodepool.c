@@ -131,7 +131,8 @@ static int limits(kctx *c, json_object *map, Tailor__V1__NodePoolLimits **out)
     *out = NULL;
     if (map == NULL)
         return TLR_OK;
-    if ((rc = kres_read(c, map, "spec.limits", &r)) != TLR_OK)
+    if ((rc = kres_int_or_string(c, map, "spec.limits")) != TLR_OK ||
+        (rc = kres_read(c, map, "spec.limits", &r)) != TLR_OK)
         return rc;
     Tailor__V1__NodePoolLimits *l = tlr_malloc(sizeof(*l));
     tailor__v1__node_pool_limits__init(l);
@@ -203,7 +204,11 @@ int tlr_kubeobj_nodepool(json_object *o, const tlr_kubeobj_opts *opts,
         goto out;
     p->weight = (int32_t)w;
 
-    if ((rc = kobj(&c, o, "spec.template.spec", "spec.template.spec", &ts)))
+    /* Reading through a path takes a list or a string for an absent
+     * object; the CRD refuses it, so check the objects read that way. */
+    if ((rc = kobj(&c, o, "spec.template.metadata", "spec.template.metadata", &v)) ||
+        (rc = kobj(&c, o, "spec.disruption", "spec.disruption", &v)) ||
+        (rc = kobj(&c, o, "spec.template.spec", "spec.template.spec", &ts)))
         goto out;
     if (ts == NULL) {
         rc = kfail(&c, TLR_E_INVAL, "spec.template.spec", "is required");
