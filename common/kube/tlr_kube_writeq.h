@@ -1,0 +1,60 @@
+/* tlr_kube_writeq.h - best-effort writes (core/v1 Events) off the caller's
+ * thread.
+ *
+ * A service loop must never wait on the API server to say something to a
+ * user.  tlr_kube_writeq_event() copies the Event into a bounded ring and
+ * returns at once; worker threads write it (POST /api/v1/.../events).  Past
+ * the ceiling Events are dropped and counted: they are best effort, as in
+ * client-go's broadcaster.  Freeing the queue flushes what is queued for
+ * about two seconds, then drops the rest.
+ */
+#ifndef TLR_KUBE_WRITEQ_H
+#define TLR_KUBE_WRITEQ_H
+
+#include <stddef.h>
+
+#include "tlr_kube.h"
+
+/* One Event about one object.  Every string is borrowed. */
+typedef struct tlr_kube_event_spec {
+    const char *kind;          /* involvedObject.kind: "NodeClaim" */
+    const char *api_version;   /* involvedObject.apiVersion: "karpenter.sh/v1" */
+    const char *ns;            /* NULL or "" for cluster-scoped objects */
+    const char *name;
+    const char *uid;           /* NULL or "" when unknown */
+    const char *type;          /* "Normal" or "Warning" */
+    const char *reason;        /* "Launched" */
+    const char *message;       /* NULL: "" */
+} tlr_kube_event_spec;
+
+/* Write one Event now (blocking).  Cluster-scoped objects get their Events
+ * in "default", where kubectl describe looks for them.  source is
+ * source.component, reporting reportingComponent (both borrowed).  Errors
+ * as tlr_kube_create_obj. */
+int tlr_kube_event_write(tlr_kube *kc, const tlr_kube_event_spec *e, const char *source,
+                         const char *reporting);
+
+typedef struct tlr_kube_writeq tlr_kube_writeq;
+
+typedef struct tlr_kube_writeq_opts {
+    tlr_kube *kc;              /* borrowed; outlives the queue */
+    tlr_logger *log;           /* borrowed; may be NULL */
+    size_t max;                /* queued writes; 0: 50000 */
+    int threads;               /* workers, 1..8; 0: 2 */
+    const char *source;        /* borrowed (copied); source.component */
+    const char *reporting;     /* borrowed (copied); reportingComponent */
+} tlr_kube_writeq_opts;
+
+/* o is borrowed.  *out is new and owned: tlr_kube_writeq_free() it. */
+void tlr_kube_writeq_create(const tlr_kube_writeq_opts *o, tlr_kube_writeq **out);
+/* Flush for about two seconds, drop the rest, join the workers. */
+void tlr_kube_writeq_free(tlr_kube_writeq *q);         /* NULL is fine */
+
+/* Queue one Event (copied).  TLR_E_TOOBIG, counted as dropped, when the
+ * queue is full or has no worker. */
+int tlr_kube_writeq_event(tlr_kube_writeq *q, const tlr_kube_event_spec *e);
+
+/* Writes dropped so far (queue full). */
+size_t tlr_kube_writeq_dropped(tlr_kube_writeq *q);
+
+#endif
