@@ -1,12 +1,15 @@
-/* tlr_kube_writeq.h - best-effort writes (core/v1 Events) off the caller's
- * thread.
+/* tlr_kube_writeq.h - best-effort writes (core/v1 Events, merge patches)
+ * off the caller's thread.
  *
  * A service loop must never wait on the API server to say something to a
- * user.  tlr_kube_writeq_event() copies the Event into a bounded ring and
- * returns at once; worker threads write it (POST /api/v1/.../events).  Past
- * the ceiling Events are dropped and counted: they are best effort, as in
- * client-go's broadcaster.  Freeing the queue flushes what is queued for
- * about two seconds, then drops the rest.
+ * user.  tlr_kube_writeq_event() and tlr_kube_writeq_patch() copy the
+ * request into a bounded ring and return at once; worker threads write it.
+ * Past the ceiling writes are dropped and counted: they are best effort, as
+ * in client-go's event broadcaster, and a patch that matters is made again
+ * by the caller's next reconcile.  Two workers may reorder writes: a patch
+ * that must not overtake another carries metadata.resourceVersion.
+ * Freeing the queue flushes what is queued for about two seconds, then
+ * drops the rest.
  */
 #ifndef TLR_KUBE_WRITEQ_H
 #define TLR_KUBE_WRITEQ_H
@@ -53,6 +56,15 @@ void tlr_kube_writeq_free(tlr_kube_writeq *q);         /* NULL is fine */
 /* Queue one Event (copied).  TLR_E_TOOBIG, counted as dropped, when the
  * queue is full or has no worker. */
 int tlr_kube_writeq_event(tlr_kube_writeq *q, const tlr_kube_event_spec *e);
+
+/* Queue a patch (pt) of res ns/name (sub: NULL or "status"; ns NULL or ""
+ * for cluster-scoped kinds) with patch, JSON text.  Strings are copied,
+ * except res's, which must be static (the TLR_KUBE_RES_* constants).
+ * Failures are logged, naming the object, and not retried.  TLR_E_TOOBIG as
+ * tlr_kube_writeq_event. */
+int tlr_kube_writeq_patch(tlr_kube_writeq *q, const tlr_kube_res *res, const char *ns,
+                          const char *name, const char *sub, tlr_kube_patch_type pt,
+                          const char *patch);
 
 /* Writes dropped so far (queue full). */
 size_t tlr_kube_writeq_dropped(tlr_kube_writeq *q);

@@ -18,8 +18,12 @@
 #include "tlr_err.h"
 #include "tlr_time.h"
 
+/* An Event, or (patch != NULL) a patch of res ns/name/sub. */
 typedef struct wq_item {
     char *kind, *api_version, *ns, *name, *uid, *type, *reason, *message;
+    tlr_kube_res res;
+    char *sub, *patch;
+    tlr_kube_patch_type pt;
 } wq_item;
 
 struct tlr_kube_writeq {
@@ -86,6 +90,27 @@ static void item_clear(wq_item *it)
     free(it->type);
     free(it->reason);
     free(it->message);
+    free(it->sub);
+    free(it->patch);
+}
+
+static void write_item(tlr_kube_writeq *q, const wq_item *it)
+{
+    if (it->patch) {
+        tlr_kube_status st = { 0 };
+        int rc = tlr_kube_patch(q->kc, &it->res, it->ns, it->name, it->sub, it->pt, it->patch,
+                                NULL, &st);
+        if (rc)
+            TLR_WARN(q->log, "patch not written", TLR_S("resource", it->res.plural),
+                     TLR_S("name", it->name), TLR_S("subresource", it->sub ? it->sub : ""),
+                     TLR_S("why", st.message), TLR_ERR(rc));
+        return;
+    }
+    const tlr_kube_event_spec e = { it->kind, it->api_version, it->ns, it->name,
+                                    it->uid, it->type, it->reason, it->message };
+    int rc = tlr_kube_event_write(q->kc, &e, q->source, q->reporting);
+    if (rc)
+        TLR_DEBUG(q->log, "event not written", TLR_S("reason", it->reason), TLR_ERR(rc));
 }
 
 static void *worker_main(void *arg)
@@ -102,11 +127,7 @@ static void *worker_main(void *arg)
         q->len--;
         q->busy++;
         pthread_mutex_unlock(&q->mu);
-        const tlr_kube_event_spec e = { it.kind, it.api_version, it.ns, it.name,
-                                        it.uid, it.type, it.reason, it.message };
-        int rc = tlr_kube_event_write(q->kc, &e, q->source, q->reporting);
-        if (rc)
-            TLR_DEBUG(q->log, "event not written", TLR_S("reason", it.reason), TLR_ERR(rc));
+        write_item(q, &it);
         item_clear(&it);
         pthread_mutex_lock(&q->mu);
         q->busy--;
@@ -117,15 +138,50 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-int tlr_kube_writeq_event(tlr_kube_writeq *q, const tlr_kube_event_spec *e)
+/* A free slot at the ring's tail, zeroed, with the lock held; NULL (lock
+ * released, counted as dropped) when full.  push() makes it count. */
+static wq_item *slot(tlr_kube_writeq *q)
 {
     pthread_mutex_lock(&q->mu);
     if (q->len >= q->cap || q->nth == 0) {
         pthread_mutex_unlock(&q->mu);
         atomic_fetch_add(&q->dropped, 1);
-        return TLR_E_TOOBIG;
+        return NULL;
     }
     wq_item *it = &q->q[(q->head + q->len) % q->cap];
+    memset(it, 0, sizeof(*it));
+    return it;
+}
+
+static void push(tlr_kube_writeq *q)
+{
+    q->len++;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+int tlr_kube_writeq_patch(tlr_kube_writeq *q, const tlr_kube_res *res, const char *ns,
+                          const char *name, const char *sub, tlr_kube_patch_type pt,
+                          const char *patch)
+{
+    wq_item *it = slot(q);
+    if (!it)
+        return TLR_E_TOOBIG;
+    it->res = *res;
+    it->ns = ns && ns[0] ? tlr_strdup(ns) : NULL;
+    it->name = tlr_strdup(name);
+    it->sub = sub ? tlr_strdup(sub) : NULL;
+    it->pt = pt;
+    it->patch = tlr_strdup(patch);
+    push(q);
+    return TLR_OK;
+}
+
+int tlr_kube_writeq_event(tlr_kube_writeq *q, const tlr_kube_event_spec *e)
+{
+    wq_item *it = slot(q);
+    if (!it)
+        return TLR_E_TOOBIG;
     it->kind = tlr_strdup(e->kind);
     it->api_version = tlr_strdup(e->api_version);
     it->ns = tlr_strdup(e->ns ? e->ns : "");
@@ -134,9 +190,7 @@ int tlr_kube_writeq_event(tlr_kube_writeq *q, const tlr_kube_event_spec *e)
     it->type = tlr_strdup(e->type);
     it->reason = tlr_strdup(e->reason);
     it->message = tlr_strdup(e->message ? e->message : "");
-    q->len++;
-    pthread_cond_signal(&q->cv);
-    pthread_mutex_unlock(&q->mu);
+    push(q);
     return TLR_OK;
 }
 
