@@ -79,7 +79,11 @@ for kind in ["ClusterRole", "Role"]:
 ev = [r for r in by["ClusterRole"]["tailor-disruptor"]["rules"] if "pods/eviction" in r["resources"]]
 need(ev and ev[0]["verbs"] == ["create"], "disruptor evicts through the Eviction API")
 need(not any("pods/eviction" in r["resources"] for r in by["ClusterRole"]["tailor-launcher"]["rules"]), "launcher never evicts")
-need(all(v in ("get", "list", "watch") for r in by["ClusterRole"]["tailor-watcher"]["rules"] for v in r["verbs"]), "watcher only reads")
+watcher_writes = {(res, v) for r in by["ClusterRole"]["tailor-watcher"]["rules"] for res in r["resources"]
+                  for v in r["verbs"] if v not in ("get", "list", "watch")}
+need(watcher_writes == {("events", "create"), ("events", "patch"), ("nodepools/status", "patch"),
+                        ("ec2nodeclasses/status", "patch")},
+     "watcher writes only Events and NodePool/EC2NodeClass status")
 need(by["ValidatingWebhookConfiguration"]["tailor-pdb-check"]["webhooks"][0]["admissionReviewVersions"] == ["v1"], "webhook: AdmissionReview v1")
 for f in glob.glob(deploy + "/iam/*.json"):
     pol = json.load(open(f))

@@ -10,7 +10,8 @@
  * pending_sub --snapshot URL asks the watcher's REP socket instead: one
  * SnapshotRequest with the pending pods, printed as
  *
- *   {"generation":41,"synced":true,"nodes":1,"bound":1,"nodepools":0,"pending":["big-..."]}
+ *   {"generation":41,"synced":true,"nodes":1,"bound":1,"nodepools":1,"pending":["big-..."],
+ *    "nodepool_names":["general"]}
  *
  * then the same request again with if_changed_since_generation (retried
  * a few times in case the cluster moved in between), printed as
@@ -82,6 +83,9 @@ static int snapshot(const char *url)
                            cs && cs->synced ? "true" : "false", cs ? cs->n_nodes : 0, bound_pods(cs),
                            cs ? cs->n_nodepools : 0);
             print_names(&out, r->pending_pods, r->n_pending_pods);
+            tlr_buf_adds(&out, "],\"nodepool_names\":[");
+            for (size_t i = 0; cs && i < cs->n_nodepools; i++)
+                tlr_buf_printf(&out, "%s\"%s\"", i ? "," : "", cs->nodepools[i]->name);
             tlr_buf_adds(&out, "]}\n");
             fputs(tlr_buf_str(&out), stdout);
             tlr_buf_free(&out);

@@ -17,6 +17,7 @@
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_kube_writeq.h"
 #include "tlr_time.h"
 
 #define RES_REPLICASETS ((tlr_kube_res){ "apps", "v1", "replicasets", true })
@@ -329,45 +330,9 @@ static int k_remove(void *arg, ds_kind kind, const char *name)
 static int k_event(void *arg, const char *kind, const char *ns, const char *name,
                    const char *uid, const char *type, const char *reason, const char *message)
 {
-    /* Cluster-scoped objects get their events in "default", as kubectl
-     * describe looks for them. */
-    const char *evns = ns && ns[0] ? ns : "default";
-    int64_t now = tlr_wall_ms();
-    char ts[TLR_TIME_BUFLEN], evname[300];
-    tlr_time_format_s(now, ts);
-    snprintf(evname, sizeof(evname), "%.200s.%llx", name,
-             (unsigned long long)now * 1000 + (unsigned)(random() % 1000));
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(o, "kind", json_object_new_string("Event"));
-    json_object *md = json_object_new_object();
-    json_object_object_add(md, "name", json_object_new_string(evname));
-    json_object_object_add(md, "namespace", json_object_new_string(evns));
-    json_object_object_add(o, "metadata", md);
-    json_object *io = json_object_new_object();
-    json_object_object_add(io, "kind", json_object_new_string(kind));
-    json_object_object_add(io, "name", json_object_new_string(name));
-    if (ns && ns[0])
-        json_object_object_add(io, "namespace", json_object_new_string(ns));
-    if (uid && uid[0])
-        json_object_object_add(io, "uid", json_object_new_string(uid));
-    json_object_object_add(io, "apiVersion",
-                           json_object_new_string(strcmp(kind, "NodeClaim") ? "v1" : "karpenter.sh/v1"));
-    json_object_object_add(o, "involvedObject", io);
-    json_object_object_add(o, "type", json_object_new_string(type));
-    json_object_object_add(o, "reason", json_object_new_string(reason));
-    json_object_object_add(o, "message", json_object_new_string(message));
-    json_object *src = json_object_new_object();
-    json_object_object_add(src, "component", json_object_new_string("karpenter"));
-    json_object_object_add(o, "source", src);
-    json_object_object_add(o, "reportingComponent", json_object_new_string("tailor-disruptor"));
-    json_object_object_add(o, "firstTimestamp", json_object_new_string(ts));
-    json_object_object_add(o, "lastTimestamp", json_object_new_string(ts));
-    json_object_object_add(o, "count", json_object_new_int(1));
-    tlr_kube_res res = TLR_KUBE_RES_EVENTS;
-    int rc = tlr_kube_create_obj(arg, &res, evns, o, NULL, NULL);
-    json_object_put(o);
-    return rc;
+    const tlr_kube_event_spec e = { kind, strcmp(kind, "NodeClaim") ? "v1" : "karpenter.sh/v1",
+                                    ns, name, uid, type, reason, message };
+    return tlr_kube_event_write(arg, &e, "karpenter", "tailor-disruptor");
 }
 
 static int32_t int_at(json_object *o, const char *path, int32_t def)

@@ -1,36 +1,23 @@
 /* kube.c - lc_kube_ops over tlr_kube (kube.h). */
 #include "kube.h"
 
-#include <pthread.h>
-#include <time.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_kube_writeq.h"
 #include "tlr_kubeobj.h"
 #include "tlr_time.h"
 #include "par.h"
 #include "tlr_labels.h"
 
-typedef struct ev {
-    char *kind, *ns, *name, *uid, *type, *reason, *message;
-} ev;
-
 struct lc_kube {
     tlr_kube *kc;
     tlr_logger *log;
     int parallel;
-    pthread_mutex_t mu;
-    pthread_cond_t cv, idle;
-    ev *q;                   /* ring */
-    size_t cap, head, len, busy;
-    bool stop;
-    pthread_t th[8];
-    int nth;
-    atomic_size_t dropped;
+    tlr_kube_writeq *events;   /* owned */
 };
 
 static const char *jstr(json_object *o, const char *a, const char *b)
@@ -345,110 +332,13 @@ static int k_nodes_list(void *arg, lc_nodes *out)
     return TLR_OK;
 }
 
-static int write_event(tlr_kube *kc, const char *kind, const char *ns, const char *name,
-                       const char *uid, const char *type, const char *reason, const char *message)
-{
-    /* Cluster-scoped objects (NodeClaim) get their events in "default",
-     * as kubectl describe expects. */
-    const char *evns = ns && ns[0] ? ns : "default";
-    int64_t now = tlr_wall_ms();
-    char ts[TLR_TIME_BUFLEN], evname[300];
-    tlr_time_format_s(now, ts);
-    snprintf(evname, sizeof(evname), "%.200s.%llx", name, (unsigned long long)now * 1000 + (unsigned)(random() % 1000));
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(o, "kind", json_object_new_string("Event"));
-    json_object *md = json_object_new_object();
-    json_object_object_add(md, "name", json_object_new_string(evname));
-    json_object_object_add(md, "namespace", json_object_new_string(evns));
-    json_object_object_add(o, "metadata", md);
-    json_object *io = json_object_new_object();
-    json_object_object_add(io, "kind", json_object_new_string(kind));
-    json_object_object_add(io, "name", json_object_new_string(name));
-    if (ns && ns[0])
-        json_object_object_add(io, "namespace", json_object_new_string(ns));
-    if (uid && uid[0])
-        json_object_object_add(io, "uid", json_object_new_string(uid));
-    json_object_object_add(io, "apiVersion",
-                           json_object_new_string(strcmp(kind, "Pod") == 0 ? "v1" : "karpenter.sh/v1"));
-    json_object_object_add(o, "involvedObject", io);
-    json_object_object_add(o, "type", json_object_new_string(type));
-    json_object_object_add(o, "reason", json_object_new_string(reason));
-    json_object_object_add(o, "message", json_object_new_string(message));
-    json_object *src = json_object_new_object();
-    json_object_object_add(src, "component", json_object_new_string("karpenter"));
-    json_object_object_add(o, "source", src);
-    json_object_object_add(o, "reportingComponent", json_object_new_string("tailor-launcher"));
-    json_object_object_add(o, "firstTimestamp", json_object_new_string(ts));
-    json_object_object_add(o, "lastTimestamp", json_object_new_string(ts));
-    json_object_object_add(o, "count", json_object_new_int(1));
-    int rc = tlr_kube_create_obj(kc, &TLR_KUBE_RES_EVENTS, evns, o, NULL, NULL);
-    json_object_put(o);
-    return rc;
-}
-
-/* ---- the Event queue ------------------------------------------------- */
-
-static void ev_clear(ev *e)
-{
-    free(e->kind);
-    free(e->ns);
-    free(e->name);
-    free(e->uid);
-    free(e->type);
-    free(e->reason);
-    free(e->message);
-}
-
-static void *event_main(void *arg)
-{
-    lc_kube *k = arg;
-    pthread_mutex_lock(&k->mu);
-    for (;;) {
-        while (k->len == 0 && !k->stop)
-            pthread_cond_wait(&k->cv, &k->mu);
-        if (k->len == 0 && k->stop)
-            break;
-        ev e = k->q[k->head];
-        k->head = (k->head + 1) % k->cap;
-        k->len--;
-        k->busy++;
-        pthread_mutex_unlock(&k->mu);
-        int rc = write_event(k->kc, e.kind, e.ns, e.name, e.uid, e.type, e.reason, e.message);
-        if (rc)
-            TLR_DEBUG(k->log, "event not written", TLR_S("reason", e.reason), TLR_ERR(rc));
-        ev_clear(&e);
-        pthread_mutex_lock(&k->mu);
-        k->busy--;
-        if (k->len == 0 && k->busy == 0)
-            pthread_cond_broadcast(&k->idle);
-    }
-    pthread_mutex_unlock(&k->mu);
-    return NULL;
-}
-
 static int k_event(void *arg, const char *kind, const char *ns, const char *name,
                    const char *uid, const char *type, const char *reason, const char *message)
 {
     lc_kube *k = arg;
-    pthread_mutex_lock(&k->mu);
-    if (k->len >= k->cap || k->nth == 0) {
-        pthread_mutex_unlock(&k->mu);
-        atomic_fetch_add(&k->dropped, 1);
-        return TLR_E_TOOBIG;
-    }
-    ev *e = &k->q[(k->head + k->len) % k->cap];
-    e->kind = tlr_strdup(kind);
-    e->ns = tlr_strdup(ns ? ns : "");
-    e->name = tlr_strdup(name);
-    e->uid = tlr_strdup(uid ? uid : "");
-    e->type = tlr_strdup(type);
-    e->reason = tlr_strdup(reason);
-    e->message = tlr_strdup(message ? message : "");
-    k->len++;
-    pthread_cond_signal(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    return TLR_OK;
+    const tlr_kube_event_spec e = { kind, strcmp(kind, "Pod") == 0 ? "v1" : "karpenter.sh/v1",
+                                    ns, name, uid, type, reason, message };
+    return tlr_kube_writeq_event(k->events, &e);
 }
 
 void lc_kube_create(const lc_kube_opts *o, lc_kube **out)
@@ -457,18 +347,10 @@ void lc_kube_create(const lc_kube_opts *o, lc_kube **out)
     k->kc = o->kc;
     k->log = o->log;
     k->parallel = o->parallel > 0 ? o->parallel : 8;
-    k->cap = o->events_max > 0 ? o->events_max : 50000;
-    k->q = tlr_calloc(k->cap, sizeof(*k->q));
-    atomic_init(&k->dropped, 0);
-    pthread_mutex_init(&k->mu, NULL);
-    pthread_cond_init(&k->cv, NULL);
-    pthread_cond_init(&k->idle, NULL);
-    int nth = o->event_threads > 0 ? o->event_threads : 2;
-    if (nth > 8)
-        nth = 8;
-    for (int i = 0; i < nth; i++)
-        if (pthread_create(&k->th[k->nth], NULL, event_main, k) == 0)
-            k->nth++;
+    const tlr_kube_writeq_opts wo = { .kc = o->kc, .log = o->log, .max = o->events_max,
+                                      .threads = o->event_threads, .source = "karpenter",
+                                      .reporting = "tailor-launcher" };
+    tlr_kube_writeq_create(&wo, &k->events);
     *out = k;
 }
 
@@ -476,35 +358,13 @@ void lc_kube_free(lc_kube *k)
 {
     if (!k)
         return;
-    pthread_mutex_lock(&k->mu);
-    /* Flush what is queued, for a while: Events are best effort. */
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 2;
-    while ((k->len > 0 || k->busy > 0) && k->nth > 0)
-        if (pthread_cond_timedwait(&k->idle, &k->mu, &until) != 0)
-            break;
-    /* Whatever is left is dropped, not written. */
-    while (k->len > 0) {
-        ev_clear(&k->q[k->head]);
-        k->head = (k->head + 1) % k->cap;
-        k->len--;
-    }
-    k->stop = true;
-    pthread_cond_broadcast(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    for (int i = 0; i < k->nth; i++)
-        pthread_join(k->th[i], NULL);
-    pthread_mutex_destroy(&k->mu);
-    pthread_cond_destroy(&k->cv);
-    pthread_cond_destroy(&k->idle);
-    free(k->q);
+    tlr_kube_writeq_free(k->events);
     free(k);
 }
 
 size_t lc_kube_events_dropped(lc_kube *k)
 {
-    return atomic_load(&k->dropped);
+    return tlr_kube_writeq_dropped(k->events);
 }
 
 lc_kube_ops lc_kube_ops_of(lc_kube *k)

@@ -10,7 +10,7 @@
  *     client-go's event broadcaster: a burst nominates thousands of pods
  *     and the launch must not wait for their Events.  The queue is bounded
  *     (events_max); past it Events are dropped and counted.  Freeing the
- *     client flushes the queue for up to 2 s.
+ *     client flushes the queue for up to 2 s (common/kube tlr_kube_writeq).
  */
 #ifndef LC_KUBE_H
 #define LC_KUBE_H

@@ -13,6 +13,7 @@
 #include "tlr_catalog.h"
 #include "tlr_nodeshape.h"
 #include "tlr_err.h"
+#include "tlr_kubeobj.h"
 #include "tlr_labels.h"
 #include "tlr_sigv4.h"
 
@@ -305,12 +306,13 @@ char *lc_class_status_json(const lc_class *c)
 static void publish(lc_classes *cs, lc_class *c, bool was_ready, bool first)
 {
     char *js = lc_class_status_json(c);
-    if (!c->status_written || strcmp(js, c->status_written) != 0) {
+    if (!c->status_written || c->rewrite || strcmp(js, c->status_written) != 0) {
         int rc = cs->o.kube.nodeclass_status
                      ? cs->o.kube.nodeclass_status(cs->o.kube.arg, c->name, js) : TLR_OK;
         if (rc == TLR_OK) {
             free(c->status_written);
             c->status_written = js;
+            c->rewrite = false;
             js = NULL;
         } else {
             TLR_WARN(cs->o.log, "ec2nodeclass status not written", TLR_S("ec2nodeclass", c->name),
@@ -669,6 +671,32 @@ static void resolve(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in
     publish(cs, c, was_ready, first);
 }
 
+/* Does the status the cluster holds disagree with the conditions we last
+ * wrote?  Someone else wrote over them: the watcher sets
+ * ValidationSucceeded and Ready False on a class that does not convert
+ * (and the snapshot keeps its last good version, so we would not notice
+ * otherwise); once it converts again our conditions must be written
+ * back, even when nothing we resolve changed.  A condition the snapshot
+ * does not have yet is our write not seen yet, not a disagreement; a
+ * snapshot that lags behind our write costs a patch that changes
+ * nothing. */
+static bool status_overwritten(const lc_class *c, const Tailor__V1__NodeClass *in)
+{
+    if (!c->status_written)
+        return false;
+    for (int i = 0; i < NCONDS; i++) {
+        const struct lc_cond *k = &c->conds[i];
+        if (k->type[0] == '\0')
+            continue;
+        const Tailor__V1__Condition *have =
+            tlr_kubeobj_condition(in->conditions, in->n_conditions, k->type);
+        bool have_true = have && have->status == TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE;
+        if (have && have_true != (k->status == 1))
+            return true;
+    }
+    return false;
+}
+
 /* What resolution depends on: the spec, not the status we write (which
  * changes resource_version) -- the class packed without its status. */
 static void spec_key_of(const Tailor__V1__NodeClass *nc, char *hex)
@@ -753,8 +781,12 @@ void lc_classes_sync(lc_classes *cs, const Tailor__V1__ClusterState *st)
         char key[65];
         spec_key_of(in, key);
         bool changed = !c->spec_key || strcmp(c->spec_key, key) != 0;
-        if (!changed && now < c->retry_ms)
+        c->rewrite = c->rewrite || status_overwritten(c, in);
+        if (!changed && now < c->retry_ms) {
+            if (c->rewrite)
+                publish(cs, c, c->conds[C_READY].status == 1, false);
             continue;
+        }
         free(c->spec_key);
         c->spec_key = tlr_strdup(key);
         if (changed)

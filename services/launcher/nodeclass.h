@@ -100,6 +100,7 @@ typedef struct lc_class {
     char block_reason[96], block_message[512];
     char *spec_key;                  /* hash of the spec last resolved */
     char *status_written;            /* last status patch written; NULL = none */
+    bool rewrite;                    /* the cluster's status disagrees with it: write again */
     struct lc_cond { char type[32]; int status; char reason[96]; int64_t since_ms; } conds[6];
     /* catalog view */
     Tailor__V1__Catalog *view;

@@ -286,6 +286,54 @@ static void test_spec_change(void **state)
     assert_string_equal(c->nc->amis[0]->arch, "arm64");
 }
 
+/* Set the class's observed status.conditions to the pairs type, status
+ * (true/false), as the watcher's snapshot would carry them. */
+static void observe(Tailor__V1__NodeClass *nc, const char *const *types, const bool *status, size_t n)
+{
+    for (size_t i = 0; i < nc->n_conditions; i++)
+        tailor__v1__condition__free_unpacked(nc->conditions[i], NULL);
+    free(nc->conditions);
+    nc->conditions = tlr_calloc(n, sizeof(*nc->conditions));
+    nc->n_conditions = n;
+    for (size_t i = 0; i < n; i++) {
+        Tailor__V1__Condition *c = tlr_malloc(sizeof(*c));
+        tailor__v1__condition__init(c);
+        c->type = tlr_strdup(types[i]);
+        c->status = status[i] ? TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE
+                              : TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_FALSE;
+        c->reason = tlr_strdup("");
+        c->message = tlr_strdup("");
+        nc->conditions[i] = c;
+    }
+}
+
+/* The watcher set ValidationSucceeded and Ready False on the class while
+ * it did not convert; once it does again (the snapshot has it back,
+ * resolution unchanged and not due) the launcher writes its own
+ * conditions back.  Conditions as written are not written again. */
+static void test_status_rewritten_when_overwritten(void **state)
+{
+    fx *x = *state;
+    static const char *const types[] = { "SubnetsReady", "SecurityGroupsReady", "AMIsReady",
+                                         "InstanceProfileReady", "ValidationSucceeded", "Ready" };
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "nodeclass_status "), 1);
+    const bool ours[] = { true, true, true, true, true, true };
+    observe(x->nc, types, ours, 6);
+    lc_classes_sync(x->cs, &x->st);
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "nodeclass_status "), 1);
+    const bool watcher[] = { true, true, true, true, false, false };
+    observe(x->nc, types, watcher, 6);
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "nodeclass_status "), 2);
+    assert_int_equal(lc_fake_count(&x->f, "subnets "), 1);     /* nothing resolved again */
+    assert_int_equal(lc_fake_count(&x->f, "nodeclass_status default {\"status\""), 2);
+    observe(x->nc, types, ours, 6);
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "nodeclass_status "), 2);
+}
+
 /* An alias is two SSM parameters (x86_64, arm64), one AMI each. */
 /* An alias resolves through the SSM parameters of every architecture and
  * variant Karpenter reads; each instance type then boots its variant. */
@@ -466,6 +514,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_catalog_zone_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spec_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_rewritten_when_overwritten, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alias, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_instance_profile, setup, teardown),

@@ -10,6 +10,7 @@
 
 #include "cache.h"
 #include "pending.h"
+#include "report.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
@@ -44,6 +45,11 @@ struct watcher_cache {
      * accepts but does not act on is said once, not on every update. */
     uint64_t *warned;
     size_t nwarned, capwarned;
+    /* Says warnings and errors as Events and conditions too (NULL: log
+     * only); cur_* is the object being converted, for on_warn. */
+    watcher_report *report;
+    Tailor__V1__ClusterKind cur_kind;
+    json_object *cur_obj;
 };
 
 static const char *const kind_names[WATCHER_NKINDS] = {
@@ -94,6 +100,7 @@ void watcher_cache_create(const watcher_cache_opts *o, watcher_cache **out)
     watcher_cache *c = tlr_calloc(1, sizeof(*c));
     c->log = o ? o->log : NULL;
     c->epoch_ms = o ? o->epoch_ms : 0;
+    c->report = o ? o->report : NULL;
     for (int k = 0; k < WATCHER_NKINDS; k++) {
         c->t[k].nb = 64;
         c->t[k].b = tlr_calloc(c->t[k].nb, sizeof(cache_ent *));
@@ -152,6 +159,10 @@ static void grow(table *t)
 static void on_warn(void *arg, const char *msg)
 {
     watcher_cache *c = arg;
+    if (c->report) {
+        watcher_report_ignored(c->report, c->cur_kind, c->cur_obj, msg);
+        return;
+    }
     uint64_t h = 1469598103934665603ull;
     for (const char *p = msg; *p; p++)
         h = (h ^ (uint8_t)*p) * 1099511628211ull;
@@ -175,6 +186,8 @@ static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *
     void *m = NULL;
     int rc;
     *pending = false;
+    c->cur_kind = kind;
+    c->cur_obj = obj;
     switch (kind) {
     case TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD: {
         const char *node = tlr_json_str(obj, "spec.nodeName");
@@ -196,6 +209,8 @@ static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *
         memcpy(buf, hdr, h);
         tailor__v1__pod__pack(p, buf + h);
         tlr_kubeobj_free(p);
+        if (c->report)
+            watcher_report_valid(c->report, kind, obj);
         *packed = buf;
         *len = (uint32_t)n;
         *prefix = h;
@@ -223,12 +238,18 @@ static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *
     default:
         return TLR_E_INVAL;
     }
+    if (rc && c->report) {
+        watcher_report_invalid(c->report, kind, obj, err);
+        return TLR_E_PARSE;
+    }
     if (rc) {
         if (c->log)
             TLR_WARN(c->log, "ignoring an object that does not convert; the cache keeps its previous version",
                      TLR_S("kind", watcher_kind_name(kind)), TLR_S("error", err));
         return TLR_E_PARSE;
     }
+    if (c->report)
+        watcher_report_valid(c->report, kind, obj);
     *msg = m;
     *packed = NULL;
     *len = 0;
@@ -370,9 +391,13 @@ int watcher_cache_apply(watcher_cache *c, Tailor__V1__ClusterKind kind, tlr_kube
     switch (type) {
     case TLR_KUBE_RELIST_START:
         t->mark++;
+        if (c->report)
+            watcher_report_relist(c->report, kind, false);
         return TLR_OK;
     case TLR_KUBE_RELIST_DONE:
         sweep(c, t);
+        if (c->report)
+            watcher_report_relist(c->report, kind, true);
         t->synced = true;
         c->generation++;
         fill_change(c, kind, TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_RESYNCED, NULL, chg);
@@ -383,6 +408,8 @@ int watcher_cache_apply(watcher_cache *c, Tailor__V1__ClusterKind kind, tlr_kube
             return TLR_E_INVAL;
         return upsert(c, kind, obj, chg, became_pending);
     case TLR_KUBE_DELETED:
+        if (obj && c->report)
+            watcher_report_deleted(c->report, kind, obj);
         if (obj)
             remove_obj(c, kind, obj, chg);
         return TLR_OK;

@@ -50,6 +50,9 @@ typedef struct watcher_cache watcher_cache;
 typedef struct watcher_cache_opts {
     tlr_logger *log;           /* borrowed; NULL: bad objects are not logged */
     int64_t epoch_ms;          /* the watcher's start, Unix ms */
+    /* borrowed; outlives the cache.  NULL: warnings and bad objects are
+     * only logged; else they are said through it (report.h). */
+    struct watcher_report *report;
 } watcher_cache_opts;
 
 /* o is borrowed.  *out is new and owned: watcher_cache_free() it. */

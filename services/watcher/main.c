@@ -8,7 +8,10 @@
  * batcher says so the whole pending set and cluster state go out on the
  * "pending" topic (snapshot.c).  Snapshot requests are answered on REP.
  * /readyz stays 503, naming the kinds not yet listed, until every
- * informer has synced; nothing is published before that.
+ * informer has synced; nothing is published before that.  What the cache
+ * cannot use as written is said to users through report.c: Events and
+ * status conditions, queued on a tlr_kube_writeq so the loop never waits
+ * on the API server.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -17,10 +20,12 @@
 #include "batcher.h"
 #include "cache.h"
 #include "gauges.h"
+#include "report.h"
 #include "snapshot.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_err.h"
 #include "tlr_kube.h"
+#include "tlr_kube_writeq.h"
 #include "tlr_service.h"
 #include "tlr_time.h"
 
@@ -44,7 +49,7 @@ typedef struct kind_ctx {
     tlr_kube_informer *inf;
     bool relisting;
     uint64_t restarts_seen;
-    tlr_metric *objects, *restarts;
+    tlr_metric *objects, *restarts, *invalid;
 } kind_ctx;
 
 struct watcher_app {
@@ -56,6 +61,8 @@ struct watcher_app {
     tlr_rep_server *rep;
     tlr_pub *pub;
     watcher_cache *cache;
+    watcher_report *report;         /* Events and conditions about bad objects */
+    tlr_kube_writeq *writes;        /* where report's writes queue */
     watcher_batcher *batcher;
     kind_ctx kinds[WATCHER_NKINDS];
     watcher_snapshot *inflight;     /* the reply lent to the REP server */
@@ -183,6 +190,7 @@ static int on_event(void *arg, tlr_kube_event_type type, json_object *obj)
                    watcher_cache_pending(app->cache) > 0))
         watcher_batcher_trigger(app->batcher);
     tlr_gauge_set(k->objects, (double)watcher_cache_count(app->cache, k->kind));
+    tlr_gauge_set(k->invalid, (double)watcher_report_invalid_count(app->report, k->kind));
     tlr_gauge_set(app->pending, (double)watcher_cache_pending(app->cache));
     if (type == TLR_KUBE_RELIST_DONE)
         update_ready(app);
@@ -246,12 +254,31 @@ static void metrics_init(watcher_app *app)
                                                 "Objects held in the cache, by kind.", 1, kl);
     tlr_metric_family *rs = tlr_metrics_counter(m, "tailor_watcher_watch_restarts_total",
                                                 "Watches restarted (errors, 410 Gone, timeouts), by kind.", 1, kl);
+    tlr_metric_family *bad = tlr_metrics_gauge(
+        m, "tailor_watcher_invalid_objects",
+        "Objects that do not convert (a FailedValidation Event said why), by kind.", 1, kl);
     for (int i = WATCHER_KIND_FIRST; i <= WATCHER_KIND_LAST; i++) {
         const char *name = watcher_kind_name(i);
+        app->kinds[i].invalid = tlr_metric_series(bad, (const char *const[]){ name });
         app->kinds[i].objects = tlr_metric_series(objs, (const char *const[]){ name });
         app->kinds[i].restarts = tlr_metric_series(rs, (const char *const[]){ name });
     }
     watcher_gauges_create(m, &app->gauges);
+}
+
+/* report's writes: queued, never written on the loop thread. */
+static int queue_event(void *arg, const tlr_kube_event_spec *e)
+{
+    watcher_app *app = arg;
+    return app->writes ? tlr_kube_writeq_event(app->writes, e) : TLR_E_UNAVAILABLE;
+}
+
+static int queue_status(void *arg, const tlr_kube_res *res, const char *name, const char *patch)
+{
+    watcher_app *app = arg;
+    return app->writes ? tlr_kube_writeq_patch(app->writes, res, NULL, name, "status",
+                                                TLR_KUBE_PATCH_MERGE, patch)
+                       : TLR_E_UNAVAILABLE;
 }
 
 static int start(tlr_service *svc, void *arg)
@@ -262,7 +289,11 @@ static int start(tlr_service *svc, void *arg)
     app->svc = svc;
     app->log = tlr_service_log(svc);
     app->loop = tlr_service_loop(svc);
-    watcher_cache_create(&(watcher_cache_opts){ .log = app->log, .epoch_ms = tlr_wall_ms() }, &app->cache);
+    const watcher_report_opts ro = { .ops = { queue_event, queue_status, app }, .log = app->log };
+    watcher_report_create(&ro, &app->report);
+    watcher_cache_create(&(watcher_cache_opts){ .log = app->log, .epoch_ms = tlr_wall_ms(),
+                                                .report = app->report },
+                         &app->cache);
     const watcher_batcher_opts bo = { .idle_ms = app->cfg.batch_idle_ms, .max_ms = app->cfg.batch_max_ms,
                                       .resync_ms = app->cfg.resync_ms };
     watcher_batcher_create(&bo, &app->batcher);
@@ -277,6 +308,9 @@ static int start(tlr_service *svc, void *arg)
                   TLR_S("error", err), TLR_ERR(rc));
         return rc;
     }
+    const tlr_kube_writeq_opts wo = { .kc = app->kube, .log = app->log, .max = 10000,
+                                      .source = "tailor-watcher", .reporting = "tailor-watcher" };
+    tlr_kube_writeq_create(&wo, &app->writes);
     const tlr_rep_route routes[] = {
         { &tailor__v1__snapshot_request__descriptor, handle_snapshot, snapshot_done, app },
     };
@@ -312,10 +346,13 @@ static void stop(tlr_service *svc, void *arg)
         tlr_loop_cancel_timer(app->loop, app->house_timer);
     tlr_pub_free(app->pub);
     tlr_rep_server_free(app->rep);
+    tlr_kube_writeq_free(app->writes);     /* flushes, then stops using the client */
+    app->writes = NULL;
     tlr_kube_free(app->kube);
     watcher_snapshot_free(app->inflight);
     watcher_batcher_free(app->batcher);
     watcher_cache_free(app->cache);
+    watcher_report_free(app->report);
     watcher_gauges_free(app->gauges);
     app->gauges = NULL;
 }
