@@ -185,6 +185,9 @@ not_caused+=,karpenter_interruption_deleted_messages_total
 # and no decision fails validation or execution here.
 not_caused+=,karpenter_voluntary_disruption_failed_validations_total
 not_caused+=,karpenter_voluntary_disruption_queue_failures_total
+# EC2 (moto) neither refuses a CreateFleet offering nor a termination.
+not_caused+=,karpenter_cloudprovider_instance_launch_failures_total
+not_caused+=,karpenter_cloudprovider_instance_termination_failures_total
 parity() {
   /usr/bin/python3 "$here/check_metrics.py" --not-caused "$not_caused" "$here/karpenter_metrics.txt" \
     "$STATE_DIR"/{solver,watcher,launcher,disruptor}{_running,}.metrics "$STATE_DIR"/watcher_{pods,stuck}.metrics \
@@ -226,6 +229,11 @@ check "eligible_nodes: reasons lower-cased as in Karpenter" \
   bash -c "grep '^karpenter_voluntary_disruption_eligible_nodes{' '$STATE_DIR/disruptor.metrics' | grep -q 'reason=\"underutilized\"'"
 check "cloudprovider_duration_seconds{controller=nodeclaim.lifecycle,method=Create,provider=aws}" \
   series launcher karpenter_cloudprovider_duration_seconds_count controller=nodeclaim.lifecycle method=Create provider=aws
+check "instance type metrics: the pool's one type, its on-demand offerings only" \
+  bash -c "grep -q '^karpenter_cloudprovider_instance_type_cpu_cores{instance_type=\"c5.large\"} 2\$' '$STATE_DIR/launcher_running.metrics' &&
+    grep -q '^karpenter_cloudprovider_instance_type_offering_available{instance_type=\"c5.large\",capacity_type=\"on-demand\",zone=\"$zone\"} 1\$' '$STATE_DIR/launcher_running.metrics' &&
+    ! grep -q '^karpenter_cloudprovider_instance_type_offering_available{.*capacity_type=\"spot\"' '$STATE_DIR/launcher_running.metrics' &&
+    ! grep -q '^karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type=\"m5' '$STATE_DIR/launcher_running.metrics'"
 check "no karpenter_pods_provisioning_total (now tailor_launcher_pods_nominated_total)" \
   bash -c "! grep -q '^karpenter_pods_provisioning_total' '$STATE_DIR/launcher.metrics' && grep -q '^tailor_launcher_pods_nominated_total ' '$STATE_DIR/launcher.metrics'"
 finish

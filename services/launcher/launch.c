@@ -273,6 +273,7 @@ static bool mark_ice(lc_prov *p, const lc_fleet *f, const tlr_ec2_fleet_result *
     int64_t ttl = p->o.ice_ttl_ms > 0 ? p->o.ice_ttl_ms : LC_ICE_TTL_MS;
     for (size_t i = 0; i < res->nerrors; i++) {
         const tlr_ec2_fleet_error *e = &res->errors[i];
+        lc_prov_count_launch_failure(p, e->zone, f->capacity_type, e->code, e->message);
         if (e->tlr_code != TLR_E_CAPACITY) {
             capacity = false;
             snprintf(msg, len, "CreateFleet: %.64s %.300s", e->code, e->message);

@@ -145,6 +145,17 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
                                         NULL);
         p->m_fleets = tlr_metrics_counter(o->metrics, "tailor_launcher_create_fleet_calls_total",
                                           "CreateFleet calls made (batched or not).", 0, NULL);
+        static const char *const launch_fail[] = { "zone", "zone_id", "capacity_type", "reason" };
+        p->m_launch_fail = tlr_metrics_counter(
+            o->metrics, "karpenter_cloudprovider_instance_launch_failures_total",
+            "Number of instance launch (CreateFleet offering) failures, dimensioned by availability zone, "
+            "zone ID, capacity type, and launch failure reason.", 4, launch_fail);
+        static const char *const term_fail[] = { "zone", "zone_id" };
+        p->m_term_fail = tlr_metrics_counter(
+            o->metrics, "karpenter_cloudprovider_instance_termination_failures_total",
+            "Number of instance termination (TerminateInstances) failures, dimensioned by availability "
+            "zone and zone ID.", 2, term_fail);
+        lc_catmetrics_create(o->metrics, &p->catm);
     }
     *out = p;
 }
@@ -162,6 +173,7 @@ void lc_prov_free(lc_prov *p)
     lc_claims_free(p->claims);
     lc_ice_free(p->ice);
     lc_classes_free(p->classes);
+    lc_catmetrics_free(p->catm);
     id_clear(&p->id);
     free(p->cluster);
     free(p);
@@ -234,6 +246,70 @@ void lc_prov_count_terminated(lc_prov *p, const char *nodepool, const Tailor__V1
     tlr_metrics_counter_inc(p->m_terminated,
                             (const char *const[]){ nodepool ? nodepool : "", ct ? ct : "",
                                                    st ? st->zone : "" });
+}
+
+/* The zone ID of zone, from the catalog's offerings ("" when none says). */
+static const char *zone_id_of(const lc_prov *p, const char *zone)
+{
+    const Tailor__V1__Catalog *cat = p->catalog;
+    for (size_t i = 0; zone && zone[0] && cat && i < cat->n_instance_types; i++)
+        for (size_t j = 0; j < cat->instance_types[i]->n_offerings; j++) {
+            const Tailor__V1__Offering *o = cat->instance_types[i]->offerings[j];
+            if (!strcmp(o->zone, zone) && o->zone_id[0])
+                return o->zone_id;
+        }
+    return "";
+}
+
+const char *lc_launch_failure_reason(const char *code, const char *message)
+{
+    /* In Karpenter's order: the first whose patterns all occur in
+     * "code: message" wins. */
+    static const struct {
+        const char *has, *and_has, *reason;
+    } map[] = {
+        { "AuthFailure.ServiceLinkedRoleCreationNotPermitted", NULL, "SpotSLRCreationFailed" },
+        { "Not authorized for images", NULL, "AMIAuthorizationFailure" },
+        { "UnauthorizedOperation", NULL, "Unauthorized" },
+        { "AccessDenied", NULL, "Unauthorized" },
+        { "AuthFailure", NULL, "Unauthorized" },
+        { "InvalidParameter", "belong to different networks", "SecurityGroupSubnetVPCMismatch" },
+        { "iamInstanceProfile.name is invalid", NULL, "InstanceProfileNameInvalid" },
+        { "InvalidLaunchTemplateId.NotFound", NULL, "LaunchTemplateNotFound" },
+        { "User data is limited to", NULL, "UserDataSizeLimitExceeded" },
+        { "InvalidAMIID.Malformed", NULL, "InvalidAMIID" },
+        { "InvalidAMIID.NotFound", NULL, "AMINotFound" },
+        { "RequestLimitExceeded", NULL, "RequestLimitExceeded" },
+        { "InternalError", NULL, "InternalError" },
+        { "not eligible for Free Tier", NULL, "FreeTierIneligible" },
+        { "MaxFleetCountExceeded", NULL, "FleetQuotaExceeded" },
+        { "PendingVerification", NULL, "AccountPendingVerification" },
+        { "MaxSpotInstanceCountExceeded", NULL, "SpotQuotaExceeded" },
+        { "VcpuLimitExceeded", NULL, "VCPULimitExceeded" },
+        { "InsufficientFreeAddressesInSubnet", NULL, "InsufficientFreeAddressesInSubnet" },
+    };
+    char s[1024];
+    snprintf(s, sizeof(s), "%s: %s", code ? code : "", message ? message : "");
+    bool auth = strstr(s, "UnauthorizedOperation") || strstr(s, "AccessDenied") || strstr(s, "AuthFailure");
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        /* "Not authorized for images" refines the Unauthorized family only. */
+        if (i == 1 && !auth)
+            continue;
+        if (strstr(s, map[i].has) && (!map[i].and_has || strstr(s, map[i].and_has)))
+            return map[i].reason;
+    }
+    return "LaunchFailed";
+}
+
+void lc_prov_count_launch_failure(lc_prov *p, const char *zone, Tailor__V1__CapacityType ct,
+                                  const char *code, const char *message)
+{
+    if (!p->m_launch_fail)
+        return;
+    const char *ctn = tlr_pc_capacity_type_name(ct);
+    tlr_metrics_counter_inc(p->m_launch_fail,
+                            (const char *const[]){ zone ? zone : "", zone_id_of(p, zone), ctn ? ctn : "",
+                                                   lc_launch_failure_reason(code, message) });
 }
 
 /* karpenter_nodes_created_total, when a NodeClaim's Node registers:
@@ -745,6 +821,27 @@ static void drop_settled(lc_prov *p)
     }
 }
 
+/* The instance type metrics (catmetrics.h) for the latest batch's
+ * NodePools, each with its NodeClass's catalog; a pool whose NodeClass
+ * the launcher does not know has none, as in Karpenter. */
+static void update_catmetrics(lc_prov *p)
+{
+    if (!p->catm)
+        return;
+    const Tailor__V1__ClusterState *cs = p->batch ? p->batch->cluster : NULL;
+    size_t n = cs ? cs->n_nodepools : 0, k = 0;
+    lc_catmetrics_pool *v = tlr_calloc(n + 1, sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        const Tailor__V1__NodePool *np = cs->nodepools[i];
+        lc_class *c = np->node_class_ref ? lc_classes_get(p->classes, np->node_class_ref->name) : NULL;
+        if (c && p->catalog)
+            v[k++] = (lc_catmetrics_pool){ np, lc_class_catalog(c, p->catalog) };
+    }
+    lc_catmetrics_update(p->catm, v, k, p->ice);
+    free(v);
+    p->catm_due = lc_prov_mono(p) + 30000;
+}
+
 int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
 {
     lc_batch_result r = { 0 };
@@ -757,6 +854,7 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
     if (!p->adopted)
         lc_prov_adopt(p);
     lc_classes_sync(p->classes, b->cluster);
+    update_catmetrics(p);
     drop_settled(p);
     char why[256];
     if (!lc_prov_identity_ok(p, why, sizeof(why))) {
@@ -1051,8 +1149,14 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
         int64_t t0 = lc_prov_mono(p);
         rc = p->o.cloud.terminate(p->o.cloud.arg, ids, 1, &err);
         lc_prov_observe(p, "Delete", rc, t0);
-        if (rc)
+        if (rc) {
+            if (p->m_term_fail) {
+                lc_claim *c = claim && claim[0] ? lc_claims_find(p->claims, claim) : NULL;
+                const char *zone = c && c->nc->status ? c->nc->status->zone : "";
+                tlr_metrics_counter_inc(p->m_term_fail, (const char *const[]){ zone, zone_id_of(p, zone) });
+            }
             return rc;
+        }
     }
     if (claim && claim[0]) {
         lc_claim *c = lc_claims_find(p->claims, claim);
@@ -1150,6 +1254,8 @@ static void register_timeout_message(const lc_prov *p, const lc_claim *c, int64_
 
 void lc_prov_lifecycle(lc_prov *p)
 {
+    if (lc_prov_mono(p) >= p->catm_due)
+        update_catmetrics(p);          /* ICE entries expire, catalogs refresh */
     lc_nodes nodes = { 0 };
     int rc = p->o.kube.nodes_list(p->o.kube.arg, &nodes);
     if (rc) {
