@@ -369,6 +369,7 @@ static size_t launch_single(lc_prov *p, slot *s)
         tlr_aws_error err = { 0 };
         int64_t t0 = lc_prov_mono(p);
         int rc = p->o.cloud.create_fleet(p->o.cloud.arg, &s->f.req, &res, &err);
+        lc_prov_fleet_batch(p, 1, 0);        /* a retry: one claim, no window */
         lc_prov_observe(p, "Create", rc, t0);
         if (p->m_fleets)
             tlr_metrics_counter_inc(p->m_fleets, NULL);
@@ -485,6 +486,7 @@ size_t lc_launch_claims(lc_prov *p, lc_launch_item *items, size_t n)
     if (ngroups > 0)
         p->fleets_issued_mono = issued;
     for (size_t g = 0; g < ngroups; g++) {
+        lc_prov_fleet_batch(p, groups[g].n, tf - t0);
         lc_prov_observe(p, "Create", rcs[g], tf);
         if (p->m_fleets)
             tlr_metrics_counter_inc(p->m_fleets, NULL);

@@ -35,7 +35,7 @@ struct lc_prov {
     size_t ntold, captold;
     tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_cloud_err, *m_pods, *m_fleets;
     tlr_metric_family *m_nodes_created, *m_unschedulable;
-    tlr_metric_family *m_launch_fail, *m_term_fail;
+    tlr_metric_family *m_launch_fail, *m_term_fail, *m_batch_time, *m_batch_size;
     lc_catmetrics *catm;                 /* NULL without metrics */
     int64_t catm_due;                    /* mono ms of the next lifecycle-pass update */
 };
@@ -76,6 +76,9 @@ void lc_prov_observe(lc_prov *p, const char *method, int rc, int64_t t0);
  * Karpenter derives from "code: message" (lc_launch_failure_reason). */
 void lc_prov_count_launch_failure(lc_prov *p, const char *zone, Tailor__V1__CapacityType ct,
                                   const char *code, const char *message);
+/* Karpenter's create_fleet batcher metrics for one CreateFleet call made
+ * for size claims, window_ms after the launch pass began collecting them. */
+void lc_prov_fleet_batch(lc_prov *p, size_t size, int64_t window_ms);
 /* Karpenter's launch failure reason (the AWS provider's ToReasonMessage)
  * for an EC2 error code and message: "Unauthorized", "AMINotFound", ...,
  * "LaunchFailed" for anything else (capacity errors included). */

@@ -156,6 +156,24 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
             "Number of instance termination (TerminateInstances) failures, dimensioned by availability "
             "zone and zone ID.", 2, term_fail);
         lc_catmetrics_create(o->metrics, &p->catm);
+        /* The AWS provider's batcher metrics: Karpenter's DurationBuckets
+         * and SizeBuckets. */
+        static const double dur[] = {
+            0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+            1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50,
+            60, 120, 150, 300, 450, 600,
+        };
+        static const double size[] = {
+            1, 2, 4, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90, 100, 125, 150, 175, 200,
+            225, 250, 275, 300, 350, 400, 450, 500, 550, 600, 700, 800, 900, 1000,
+        };
+        static const char *const batcher[] = { "batcher" };
+        p->m_batch_time = tlr_metrics_histogram(o->metrics, "karpenter_cloudprovider_batcher_batch_time_seconds",
+                                                "Duration of the batching window per batcher", 1, batcher, dur,
+                                                (int)(sizeof(dur) / sizeof(dur[0])));
+        p->m_batch_size = tlr_metrics_histogram(o->metrics, "karpenter_cloudprovider_batcher_batch_size",
+                                                "Size of the request batch per batcher", 1, batcher, size,
+                                                (int)(sizeof(size) / sizeof(size[0])));
     }
     *out = p;
 }
@@ -299,6 +317,15 @@ const char *lc_launch_failure_reason(const char *code, const char *message)
             return map[i].reason;
     }
     return "LaunchFailed";
+}
+
+void lc_prov_fleet_batch(lc_prov *p, size_t size, int64_t window_ms)
+{
+    if (!p->m_batch_size)
+        return;
+    static const char *const cf[] = { "create_fleet" };
+    tlr_metrics_histogram_observe(p->m_batch_size, cf, (double)size);
+    tlr_metrics_histogram_observe(p->m_batch_time, cf, (double)window_ms / 1000.0);
 }
 
 void lc_prov_count_launch_failure(lc_prov *p, const char *zone, Tailor__V1__CapacityType ct,

@@ -792,6 +792,49 @@ static void test_failure_metrics(void **state)
     tlr_metrics_free(m);
 }
 
+/* Karpenter's create_fleet batcher metrics: three alike claims in one
+ * CreateFleet, the fourth in its own: sizes 3 and 1, two windows. */
+static void test_fleet_batch_metrics(void **state)
+{
+    fixture *fx = *state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    lc_prov_free(fx->p);
+    lc_prov_opts o = base_opts(fx);
+    o.metrics = m;
+    lc_prov_create(&o, &fx->p);
+    Tailor__V1__SolveResponse *resp = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    for (int i = 2; i <= 3; i++) {
+        Tailor__V1__NodeClaim *nc = tk_claim(NULL, 0, "c5.large", NULL, NULL);
+        char u[16];
+        snprintf(u, sizeof(u), "p%d", i);
+        TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
+        TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, nc);
+    }
+    TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, tk_claim(NULL, 0, "m5.large", NULL, NULL));
+    fx->f.solve_q[fx->f.nsolve_q++] = resp;
+    lc_batch_result r;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(3), &r), TLR_OK);
+    assert_int_equal(r.fleets, 2);
+    static const struct {
+        const char *sample;
+        double want;
+    } cases[] = {
+        { "karpenter_cloudprovider_batcher_batch_size_count{batcher=\"create_fleet\"}", 2 },
+        { "karpenter_cloudprovider_batcher_batch_size_sum{batcher=\"create_fleet\"}", 4 },
+        { "karpenter_cloudprovider_batcher_batch_size_bucket{batcher=\"create_fleet\",le=\"1\"}", 1 },
+        { "karpenter_cloudprovider_batcher_batch_size_bucket{batcher=\"create_fleet\",le=\"2\"}", 1 },
+        { "karpenter_cloudprovider_batcher_batch_size_bucket{batcher=\"create_fleet\",le=\"4\"}", 2 },
+        { "karpenter_cloudprovider_batcher_batch_time_seconds_count{batcher=\"create_fleet\"}", 2 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (metric(m, cases[i].sample) != cases[i].want)
+            fail_msg("%s: got %g want %g", cases[i].sample, metric(m, cases[i].sample), cases[i].want);
+    lc_prov_free(fx->p);
+    fx->p = NULL;
+    tlr_metrics_free(m);
+}
+
 /* Karpenter's reasons for CreateFleet errors (ToReasonMessage). */
 static void test_launch_failure_reason(void **state)
 {
@@ -843,6 +886,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pool_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_metrics, setup, teardown),
         cmocka_unit_test(test_launch_failure_reason),
+        cmocka_unit_test_setup_teardown(test_fleet_batch_metrics, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
