@@ -747,10 +747,8 @@ static void test_failure_metrics(void **state)
     assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), &r), TLR_OK);
     assert_int_equal(r.launched, 1);
     static const char *const fails[] = {
-        "karpenter_cloudprovider_instance_launch_failures_total{zone=\"us-east-1a\",zone_id=\"use1-az1\","
-        "capacity_type=\"spot\",reason=\"LaunchFailed\"}",
-        "karpenter_cloudprovider_instance_launch_failures_total{zone=\"us-east-1b\",zone_id=\"use1-az2\","
-        "capacity_type=\"spot\",reason=\"LaunchFailed\"}",
+        "karpenter_cloudprovider_instance_launch_failures_total{zone=\"us-east-1a\",zone_id=\"use1-az1\",capacity_type=\"spot\",reason=\"LaunchFailed\"}",
+        "karpenter_cloudprovider_instance_launch_failures_total{zone=\"us-east-1b\",zone_id=\"use1-az2\",capacity_type=\"spot\",reason=\"LaunchFailed\"}",
     };
     for (int i = 0; i < 2; i++)
         if (metric(m, fails[i]) != 1)
