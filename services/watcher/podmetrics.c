@@ -246,6 +246,8 @@ void watcher_podmetrics_apply(watcher_podmetrics *pm, tlr_kube_event_type type, 
         drop_unseen(pm);
         return;
     }
+    if (!obj || (type != TLR_KUBE_ADDED && type != TLR_KUBE_MODIFIED && type != TLR_KUBE_DELETED))
+        return;
     const char *name = tlr_json_str(obj, "metadata.name");
     const char *ns = tlr_json_str(obj, "metadata.namespace");
     if (!name || !*name)
@@ -258,8 +260,6 @@ void watcher_podmetrics_apply(watcher_podmetrics *pm, tlr_kube_event_type type, 
         remove_key(pm, key);
         return;
     }
-    if (type != TLR_KUBE_ADDED && type != TLR_KUBE_MODIFIED)
-        return;
 
     pod_rec **slot = slot_of(pm, key);
     pod_rec *r = *slot;
