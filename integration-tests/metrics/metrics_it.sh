@@ -182,6 +182,7 @@ done
 # (as in Karpenter).  An SQS queue is not configured, nothing fails in EC2,
 not_caused=karpenter_cloudprovider_errors_total,karpenter_interruption_received_messages_total
 not_caused+=,karpenter_interruption_deleted_messages_total
+not_caused+=,karpenter_interruption_message_queue_duration_seconds
 # and no decision fails validation or execution here.
 not_caused+=,karpenter_voluntary_disruption_failed_validations_total
 not_caused+=,karpenter_voluntary_disruption_queue_failures_total
