@@ -80,7 +80,8 @@ struct tlr_metric_family {
     void *fn_arg;
     tlr_metric **series;            /* sorted by label values */
     size_t nseries, cap;
-    tlr_metric *overflow;           /* past TLR_METRICS_MAX_SERIES; not rendered */
+    tlr_metric *overflow;           /* past max_series; not rendered */
+    size_t max_series;              /* TLR_METRICS_MAX_SERIES unless raised */
 };
 
 struct tlr_metrics {
@@ -294,7 +295,7 @@ static tlr_metric *series_get_locked(tlr_metric_family *f,
         else
             hi = mid;
     }
-    if (f->nseries >= TLR_METRICS_MAX_SERIES) {
+    if (f->nseries >= f->max_series) {
         if (!f->overflow)
             f->overflow = series_new(f, values);
         return f->overflow;
@@ -432,6 +433,7 @@ static tlr_metric_family *family_register(tlr_metrics *m, metric_kind kind,
     f->nbounds = nbounds;
     f->fn = fn;
     f->fn_arg = arg;
+    f->max_series = TLR_METRICS_MAX_SERIES;
     if (!fn && nlabels == 0)
         series_get_locked(f, NULL);
 
@@ -629,6 +631,14 @@ void tlr_metrics_summary_observe(tlr_metric_family *f,
                                  const char *const *label_values, double v)
 {
     tlr_summary_observe(tlr_metric_series(f, label_values), v);
+}
+
+void tlr_metrics_family_set_max_series(tlr_metric_family *f, size_t max)
+{
+    pthread_mutex_lock(&f->reg->mu);
+    if (max > f->max_series)
+        f->max_series = max;
+    pthread_mutex_unlock(&f->reg->mu);
 }
 
 void tlr_metrics_family_mark_stale(tlr_metric_family *f)

@@ -248,6 +248,42 @@ static void test_series_ceiling(void **state)
     tlr_metrics_free(m);
 }
 
+/* A raised ceiling holds more series than the default; lowering is
+ * ignored; sweeping makes room again. */
+static void test_series_ceiling_raised(void **state)
+{
+    (void)state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    static const char *const l[] = { "id" };
+    tlr_metric_family *f = tlr_metrics_gauge(m, "pods_state", "P.", 1, l);
+    tlr_metrics_family_set_max_series(f, TLR_METRICS_MAX_SERIES + 20);
+    tlr_metrics_family_set_max_series(f, 5);
+    for (int i = 0; i < TLR_METRICS_MAX_SERIES + 50; i++) {
+        char v[16];
+        snprintf(v, sizeof(v), "%06d", i);
+        tlr_metrics_gauge_set(f, (const char *const[]){ v }, 1);
+    }
+    char *got = render(m);
+    size_t lines = 0;
+    for (const char *p = got; *p; p++)
+        lines += *p == '\n';
+    if (lines != (size_t)TLR_METRICS_MAX_SERIES + 20 + 2)
+        fail_msg("got %zu lines want %d", lines, TLR_METRICS_MAX_SERIES + 22);
+    if (strstr(got, "id=\"010020\""))
+        fail_msg("a series past the raised ceiling was rendered");
+    free(got);
+    tlr_metrics_family_mark_stale(f);
+    tlr_metrics_gauge_set(f, (const char *const[]){ "000000" }, 1);
+    assert_int_equal(tlr_metrics_family_sweep_stale(f), TLR_METRICS_MAX_SERIES + 19);
+    tlr_metrics_gauge_set(f, (const char *const[]){ "010049" }, 2);
+    got = render(m);
+    if (!strstr(got, "pods_state{id=\"010049\"} 2\n"))
+        fail_msg("after the sweep a new series was not rendered:\n%.300s", got);
+    free(got);
+    tlr_metrics_free(m);
+}
+
 /* ---- programmer errors abort with a message ---- */
 
 typedef struct abort_case {
@@ -661,6 +697,7 @@ int main(void)
         cmocka_unit_test(test_process_and_func),
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_sweep_stale),
+        cmocka_unit_test(test_series_ceiling_raised),
         cmocka_unit_test(test_promtool_accepts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,7 +34,8 @@
  * another kind, labels or buckets, a NULL label value, or using a series of
  * one kind as another.  Label *values* may come from outside: bytes that
  * are not valid UTF-8 are replaced with U+FFFD, and a family holds at most
- * TLR_METRICS_MAX_SERIES series - past that, tlr_metric_series() returns a
+ * TLR_METRICS_MAX_SERIES series (unless raised for it, see
+ * tlr_metrics_family_set_max_series) - past that, tlr_metric_series() returns a
  * per-family overflow series that is never rendered, so a flood of distinct
  * values cannot grow memory without bound and callers never see NULL.
  *
@@ -159,6 +160,13 @@ void tlr_metrics_summary_observe(tlr_metric_family *f,
  * thread do the whole mark-set-sweep.  sweep returns how many went. */
 void   tlr_metrics_family_mark_stale(tlr_metric_family *f);
 size_t tlr_metrics_family_sweep_stale(tlr_metric_family *f);
+
+/* Raise f's series ceiling to max (never lowers it): for families with
+ * one series per object of a kind that can number more than
+ * TLR_METRICS_MAX_SERIES (Karpenter's per-pod karpenter_pods_state).
+ * The caller bounds the memory instead: size max for the objects it
+ * expects and sweep the series of objects that are gone. */
+void tlr_metrics_family_set_max_series(tlr_metric_family *f, size_t max);
 
 /* Read back a counter's or gauge's value (tests, debug endpoints). */
 double   tlr_metric_value(const tlr_metric *s);

@@ -13,6 +13,9 @@
 #     with Karpenter's type and label names (check_metrics.py), the
 #     dashboards' metrics are all accounted for, and nothing else is
 #     named karpenter_*;
+#   * per-pod metrics follow the pods: startup and bound durations observed
+#     for the Deployment's pods, pods_state with owner and Node labels, a
+#     pod that cannot schedule in unbound/unstarted time until deleted;
 #   * a few label values are Karpenter's: reason="provisioned",
 #     capacity_type/zone on the terminated NodeClaim, a pods_drained reason.
 # Exit 77 (skipped) when moto is missing.
@@ -108,6 +111,47 @@ gauged() {
 }
 check "watcher: per-Node gauges while nodes run" wait_until 20 gauged
 
+# Per-pod metrics (the watcher's podmetrics.c).  value SVC LINE-REGEX: the
+# value of the first line of SVC's latest page matching it.
+value() { grep -E "$2" "$STATE_DIR/$1.metrics" | head -1 | awk '{print $NF}'; }
+# The Deployment's pods were seen Pending, then bound and Ready: one
+# bound-duration and one startup observation each (DaemonSet pods too),
+# and pods_state carries their Node's pool, zone and instance type.
+started() {
+  scrape _pods &&
+    [ "$(value watcher_pods '^karpenter_pods_startup_duration_seconds_count ')" -ge 2 ] &&
+    [ "$(value watcher_pods '^karpenter_pods_bound_duration_seconds_count ')" -ge 2 ] &&
+    series watcher_pods karpenter_pods_state namespace=default phase=Running ready=true scheduled=true \
+      nodepool=default managed=true instance_type=c5.large capacity_type=on-demand
+}
+check "pods: startup and bound durations observed, pods_state of a running pod" wait_until 20 started
+web_pod=$(k get pods -n default -l app=web -o jsonpath='{.items[0].metadata.name}')
+web_rs=$(k get pods -n default "$web_pod" -o jsonpath='{.metadata.ownerReferences[0].name}')
+web_node=$(k get pod -n default "$web_pod" -o jsonpath='{.spec.nodeName}')
+web_zone=$(k get node "$web_node" -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}')
+check "pods_state{name=$web_pod,owner=.../replicasets/$web_rs,node=$web_node,zone=$web_zone}" \
+  series watcher_pods karpenter_pods_state "name=$web_pod" namespace=default \
+    "owner=/apis/apps/v1/namespaces/default/replicasets/$web_rs" "node=$web_node" "zone=$web_zone"
+check "a started, bound pod has no unbound or unstarted series" \
+  bash -c "! grep -q 'name=\"$web_pod\"' <(grep -E '^karpenter_pods_un(bound|started)_time_seconds' '$STATE_DIR/watcher_pods.metrics')"
+# A pod nothing can hold (1000 cpu) stays Pending: it is in unbound and
+# unstarted time, growing; deleted, its series go.
+k run stuck -n default --image=nginx --restart=Never \
+  --overrides='{"spec":{"containers":[{"name":"stuck","image":"nginx","resources":{"requests":{"cpu":"1000"}}}]}}' \
+  >/dev/null
+stuck_seen() {
+  scrape _stuck && series watcher_stuck karpenter_pods_unbound_time_seconds name=stuck namespace=default &&
+    series watcher_stuck karpenter_pods_unstarted_time_seconds name=stuck namespace=default &&
+    series watcher_stuck karpenter_pods_state name=stuck phase=Pending scheduled=false ready=false node= managed=false
+}
+check "pods: a pending pod is in unbound/unstarted time and pods_state" wait_until 20 stuck_seen
+first=$(value watcher_stuck '^karpenter_pods_unbound_time_seconds\{name="stuck"')
+grows() { scrape _stuck && awk -v a="$first" -v b="$(value watcher_stuck '^karpenter_pods_unbound_time_seconds\{name="stuck"')" 'BEGIN{exit !(b > a)}'; }
+check "pods: its unbound time grows ($first s first)" wait_until 20 grows
+k delete pod stuck -n default --grace-period=0 --force >/dev/null 2>&1 || true
+stuck_gone() { scrape _gone && ! grep -q 'name="stuck"' "$STATE_DIR/watcher_gone.metrics"; }
+check "pods: deleted, its series are gone" wait_until 20 stuck_gone
+
 # Terminate one NodeClaim by hand: drain, eviction and terminate counters.
 claim=$(k get nodeclaims -o jsonpath='{.items[0].metadata.name}')
 check "a NodeClaim to delete ($claim)" test -n "$claim"
@@ -130,7 +174,7 @@ counted() {
     ! has '^karpenter_nodes_allocatable{' watcher
 }
 check "created, terminated and disrupted counters have series; Node gauges gone" wait_until 20 counted
-for page in {solver,watcher,launcher,disruptor}{_running,}; do
+for page in {solver,watcher,launcher,disruptor}{_running,} watcher_pods watcher_stuck; do
   check "$page /metrics passes promtool check metrics (Karpenter's own names aside)" \
     promtool_check "$STATE_DIR/$page.metrics"
 done
@@ -138,12 +182,17 @@ done
 # (as in Karpenter).  An SQS queue is not configured, nothing fails in EC2,
 not_caused=karpenter_cloudprovider_errors_total,karpenter_interruption_received_messages_total
 not_caused+=,karpenter_interruption_deleted_messages_total
+not_caused+=,karpenter_interruption_message_queue_duration_seconds
 # and no decision fails validation or execution here.
 not_caused+=,karpenter_voluntary_disruption_failed_validations_total
 not_caused+=,karpenter_voluntary_disruption_queue_failures_total
+# EC2 (moto) neither refuses a CreateFleet offering nor a termination.
+not_caused+=,karpenter_cloudprovider_instance_launch_failures_total
+not_caused+=,karpenter_cloudprovider_instance_termination_failures_total
 parity() {
   /usr/bin/python3 "$here/check_metrics.py" --not-caused "$not_caused" "$here/karpenter_metrics.txt" \
-    "$STATE_DIR"/{solver,watcher,launcher,disruptor}{_running,}.metrics >"$STATE_DIR/parity.txt"
+    "$STATE_DIR"/{solver,watcher,launcher,disruptor}{_running,}.metrics "$STATE_DIR"/watcher_{pods,stuck}.metrics \
+    >"$STATE_DIR/parity.txt"
 }
 check "metric names and label names match Karpenter's (check_metrics.py)" parity
 grep -E '^(FAIL|SKIP|Karpenter|  dash)' "$STATE_DIR/parity.txt" || true
@@ -181,6 +230,11 @@ check "eligible_nodes: reasons lower-cased as in Karpenter" \
   bash -c "grep '^karpenter_voluntary_disruption_eligible_nodes{' '$STATE_DIR/disruptor.metrics' | grep -q 'reason=\"underutilized\"'"
 check "cloudprovider_duration_seconds{controller=nodeclaim.lifecycle,method=Create,provider=aws}" \
   series launcher karpenter_cloudprovider_duration_seconds_count controller=nodeclaim.lifecycle method=Create provider=aws
+check "instance type metrics: the pool's one type, its on-demand offerings only" \
+  bash -c "grep -q '^karpenter_cloudprovider_instance_type_cpu_cores{instance_type=\"c5.large\"} 2\$' '$STATE_DIR/launcher_running.metrics' &&
+    grep -q '^karpenter_cloudprovider_instance_type_offering_available{instance_type=\"c5.large\",capacity_type=\"on-demand\",zone=\"$zone\"} 1\$' '$STATE_DIR/launcher_running.metrics' &&
+    ! grep -q '^karpenter_cloudprovider_instance_type_offering_available{.*capacity_type=\"spot\"' '$STATE_DIR/launcher_running.metrics' &&
+    ! grep -q '^karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type=\"m5' '$STATE_DIR/launcher_running.metrics'"
 check "no karpenter_pods_provisioning_total (now tailor_launcher_pods_nominated_total)" \
   bash -c "! grep -q '^karpenter_pods_provisioning_total' '$STATE_DIR/launcher.metrics' && grep -q '^tailor_launcher_pods_nominated_total ' '$STATE_DIR/launcher.metrics'"
 finish

@@ -523,8 +523,10 @@ static ds_cmd *single_node(ds_mctx *m, ds_vnode **cands, size_t n)
     int64_t t0 = tlr_mono_ms(), budget = m->time_budget_ms > 0 ? m->time_budget_ms : 5000;
     char why[512];
     for (size_t i = 0; i < n; i++) {
-        if (tlr_mono_ms() - t0 > budget)
+        if (tlr_mono_ms() - t0 > budget) {
+            m->single_timed_out = true;
             break;
+        }
         ds_cmd *c = ds_consolidation_evaluate(m, &cands[i], 1, why, sizeof(why));
         if (c)
             return c;
@@ -537,9 +539,16 @@ ds_cmd *ds_consolidation_decide(ds_mctx *m)
     ds_vnode **cands = NULL;
     size_t n = ds_consolidation_candidates(m, &cands);
     int calls0 = m->sim->calls;
+    m->multi_ms = m->single_ms = -1;
+    m->single_timed_out = false;
+    int64_t t0 = tlr_mono_ms();
     ds_cmd *c = multi_node(m, cands, n);
-    if (!c)
+    m->multi_ms = tlr_mono_ms() - t0;
+    if (!c) {
+        t0 = tlr_mono_ms();
         c = single_node(m, cands, n);
+        m->single_ms = tlr_mono_ms() - t0;
+    }
     if (c) {
         c->sim_calls = m->sim->calls - calls0;
         for (size_t i = 0; i < c->n; i++)

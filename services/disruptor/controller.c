@@ -44,6 +44,7 @@ struct ds_ctl {
     size_t namis, capamis;
     tlr_metric_family *m_decisions, *m_by_pool, *m_disrupted, *m_eligible, *m_allowed, *m_duration, *m_sims;
     tlr_metric_family *m_consuming, *m_failed_valid, *m_queue_fail;
+    tlr_metric_family *m_eval, *m_timeouts;
 };
 
 static void img_free(struct lh_entry *e)
@@ -107,6 +108,24 @@ void ds_ctl_create(const ds_ctl_opts *o, ds_ctl **out)
                                               (int)(sizeof(b) / sizeof(b[0])));
         c->m_sims = tlr_metrics_counter(o->metrics, "tailor_disruptor_simulations_total",
                                         "Simulate requests sent to the solvers.", 0, NULL);
+        /* Karpenter's DurationBuckets (pkg/metrics/constants.go). */
+        static const double kb[] = {
+            0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+            1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50,
+            60, 120, 150, 300, 450, 600,
+        };
+        static const char *const rct[] = { "reason", "consolidation_type" };
+        c->m_eval = tlr_metrics_histogram(o->metrics,
+                                          "karpenter_voluntary_disruption_decision_evaluation_duration_seconds",
+                                          "Duration of the disruption decision evaluation process in seconds. "
+                                          "Labeled by method and consolidation type.", 2, rct, kb,
+                                          (int)(sizeof(kb) / sizeof(kb[0])));
+        c->m_timeouts = tlr_metrics_counter(o->metrics, "karpenter_voluntary_disruption_consolidation_timeouts_total",
+                                            "Number of times the Consolidation algorithm has reached a timeout. "
+                                            "Labeled by consolidation type.", 1, ct);
+        /* Karpenter starts both at 0. */
+        tlr_metrics_counter_add(c->m_timeouts, (const char *const[]){ "multi" }, 0);
+        tlr_metrics_counter_add(c->m_timeouts, (const char *const[]){ "single" }, 0);
     }
     *out = c;
 }
@@ -655,6 +674,33 @@ const ds_cmd *ds_ctl_command_for(const ds_ctl *c, const char *node)
     return NULL;
 }
 
+/* Karpenter's decision_evaluation_duration_seconds{reason,consolidation_type}
+ * for one method's evaluation (ms long): emptiness as reason "empty",
+ * type "empty"; drift as "drifted", ""; consolidation split into its
+ * multi-node and single-node searches as Karpenter's two methods
+ * ("underutilized", "multi" / "single"), with a single-node search that
+ * ran out of time counted in consolidation_timeouts_total.  tailor's
+ * multi-node search has no time limit, so its timeouts stay 0. */
+static void evaluation_metrics(ds_ctl *c, const ds_mctx *m, const char *method, double ms)
+{
+    if (!c->m_eval)
+        return;
+    if (!strcmp(method, "emptiness"))
+        tlr_metrics_histogram_observe(c->m_eval, (const char *const[]){ "empty", "empty" }, ms / 1000.0);
+    else if (!strcmp(method, "drift"))
+        tlr_metrics_histogram_observe(c->m_eval, (const char *const[]){ "drifted", "" }, ms / 1000.0);
+    else if (!strcmp(method, "consolidation")) {
+        if (m->multi_ms >= 0)
+            tlr_metrics_histogram_observe(c->m_eval, (const char *const[]){ "underutilized", "multi" },
+                                          (double)m->multi_ms / 1000.0);
+        if (m->single_ms >= 0)
+            tlr_metrics_histogram_observe(c->m_eval, (const char *const[]){ "underutilized", "single" },
+                                          (double)m->single_ms / 1000.0);
+        if (m->single_timed_out)
+            tlr_metrics_counter_inc(c->m_timeouts, (const char *const[]){ "single" });
+    }
+}
+
 static void eligible_gauges(ds_ctl *c, ds_mctx *m)
 {
     if (!c->m_eligible)
@@ -827,6 +873,7 @@ int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
                 tlr_histogram_observe(tlr_metric_series(c->m_duration,
                                                         (const char *const[]){ methods[i].name }),
                                       ms / 1000.0);
+            evaluation_metrics(c, &m, methods[i].name, ms);
             if (!cmd)
                 continue;
             cmd->created_ms = now;

@@ -18,7 +18,9 @@
 #include "fake.h"
 #include "hash.h"
 #include "testkit.h"
+#include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_metrics.h"
 
 typedef struct fx {
     ds_fake f;
@@ -281,6 +283,76 @@ static void test_ami_drift_from_live_resolution(void **state)
     assert_int_equal(ds_fake_count(&x->f, "resolve amis default"), 2);
 }
 
+/* The line of the page written exactly as sample; its value, or -1. */
+static double metric(tlr_metrics *m, const char *sample)
+{
+    tlr_buf b;
+    tlr_buf_init(&b, 1 << 20);
+    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
+    char *page = tlr_buf_take(&b);
+    double v = -1;
+    size_t n = strlen(sample);
+    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, sample, n) && l[n] == ' ')
+            v = strtod(l + n + 1, NULL);
+    free(page);
+    return v;
+}
+
+static void expect_metric(tlr_metrics *m, const char *sample, double want)
+{
+    double got = metric(m, sample);
+    if (got != want)
+        fail_msg("%s: got %g want %g", sample, got, want);
+}
+
+/* Karpenter's evaluation durations, one observation per method a pass
+ * evaluates (consolidation as its multi- and single-node searches), and
+ * consolidation timeouts: 0 for both types from the start, the
+ * single-node search counted when it runs out of its time budget. */
+static void test_evaluation_metrics(void **state)
+{
+    fx *x = *state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    ds_ctl_free(x->c);
+    ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
+                      .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
+                      .watcher = ds_fake_watcher(&x->f), .catalog = x->cat, .validation_ms = 5000,
+                      .min_savings = 0.1, .metrics = m, .time_budget_ms = 1 };
+    ds_ctl_create(&o, &x->c);
+    expect_metric(m, "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"multi\"}", 0);
+    expect_metric(m, "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"single\"}", 0);
+
+    /* Three full nodes of the cheapest type: nothing to do; every
+     * method evaluated once, the single-node search (each Simulate 3 ms
+     * against a 1 ms budget) stops after its first candidate. */
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "s%d", i);
+        node(x, n, "t.small", 2, 4, 1900);
+    }
+    x->f.simulate_delay_ms = 3;
+    ds_ctl_stats st = pass(x, 0);
+    assert_int_equal(st.proposed, 0);
+    static const char *const once[] = {
+        "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count{reason=\"empty\",consolidation_type=\"empty\"}",
+        "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count{reason=\"drifted\",consolidation_type=\"\"}",
+        "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count{reason=\"underutilized\",consolidation_type=\"multi\"}",
+        "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count{reason=\"underutilized\",consolidation_type=\"single\"}",
+    };
+    for (size_t i = 0; i < 4; i++)
+        expect_metric(m, once[i], 1);
+    expect_metric(m, "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"single\"}", 1);
+    expect_metric(m, "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"multi\"}", 0);
+    assert_true(metric(m, "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_sum{reason="
+                          "\"underutilized\",consolidation_type=\"single\"}") >= 0.003);
+
+    ds_ctl_free(x->c);
+    x->c = NULL;
+    tlr_metrics_free(m);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -294,6 +366,7 @@ int main(void)
         T(test_expiration_and_hashes),
         T(test_ami_drift_from_live_resolution),
         T(test_validation_reads_full_pods),
+        T(test_evaluation_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

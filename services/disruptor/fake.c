@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
@@ -538,6 +539,9 @@ static int s_simulate(void *arg, const Tailor__V1__SimulateRequest *req,
                                req->remove_node_names[i]);
     record(f, "simulate remove=%s replace=%d", names, req->allow_replacement);
     f->simulations++;
+    if (f->simulate_delay_ms > 0)
+        nanosleep(&(struct timespec){ f->simulate_delay_ms / 1000, (f->simulate_delay_ms % 1000) * 1000000L },
+                  NULL);
     Tailor__V1__SimulateRequest copy = *req;
     Tailor__V1__CatalogRef ref = TAILOR__V1__CATALOG_REF__INIT, *refs[1] = { &ref };
     if (f->catalog) {

@@ -42,6 +42,7 @@ typedef struct ds_fake {
     /* solver */
     const Tailor__V1__Catalog *catalog;    /* borrowed: what the fake solver knows */
     int simulations;
+    int simulate_delay_ms;                 /* each Simulate takes this long (wall clock) */
     /* watcher */
     Tailor__V1__SnapshotResponse *snap;    /* owned; copies handed out */
     /* AWS */

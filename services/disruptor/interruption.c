@@ -94,7 +94,7 @@ const char *ds_intr_kind_name(ds_intr_kind k, const char *state)
 
 struct ds_intr {
     ds_intr_opts o;
-    tlr_metric_family *m_received, *m_deleted;
+    tlr_metric_family *m_received, *m_deleted, *m_latency;
 };
 
 void ds_intr_create(const ds_intr_opts *o, ds_intr **out)
@@ -109,6 +109,16 @@ void ds_intr_create(const ds_intr_opts *o, ds_intr **out)
                                             "Interruption queue messages received, by type.", 1, mt);
         i->m_deleted = tlr_metrics_counter(o->metrics, "karpenter_interruption_deleted_messages_total",
                                            "Interruption queue messages deleted.", 0, NULL);
+        /* Karpenter's DurationBuckets (pkg/metrics/constants.go). */
+        static const double kb[] = {
+            0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+            1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50,
+            60, 120, 150, 300, 450, 600,
+        };
+        i->m_latency = tlr_metrics_histogram(o->metrics, "karpenter_interruption_message_queue_duration_seconds",
+                                             "Amount of time an interruption message is on the queue before it "
+                                             "is processed by karpenter.", 0, NULL, kb,
+                                             (int)(sizeof(kb) / sizeof(kb[0])));
     }
     *out = i;
 }
@@ -318,8 +328,9 @@ int ds_intr_pass(ds_intr *i, ds_intr_stats *stats)
     for (size_t k = 0; k < msgs.n; k++) {
         ds_intr_msg m;
         char err[300];
-        bool drop = false;
+        bool drop = false, parsed = true;
         if (ds_intr_parse(msgs.v[k].body, &m, err, sizeof(err)) != TLR_OK) {
+            parsed = false;
             TLR_WARN(i->o.log, "interruption message dropped", TLR_S("id", msgs.v[k].id),
                      TLR_S("why", err));
             drop = true;
@@ -346,6 +357,10 @@ int ds_intr_pass(ds_intr *i, ds_intr_stats *stats)
                 continue;
             }
         }
+        /* Karpenter: from the event's time until it was handled (parsed
+         * messages only, ignored kinds included). */
+        if (i->m_latency && parsed && m.time_ms > 0)
+            tlr_metrics_histogram_observe(i->m_latency, NULL, (double)(now_ms(i) - m.time_ms) / 1000.0);
         if (i->o.cloud.delete_msg(i->o.cloud.arg, msgs.v[k].receipt) == TLR_OK && i->m_deleted)
             tlr_counter_inc(tlr_metric_series(i->m_deleted, NULL));
     }

@@ -16,7 +16,9 @@
 #include "fake.h"
 #include "interruption.h"
 #include "testkit.h"
+#include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_metrics.h"
 
 #define EV(dt, src, detail) \
     "{\"version\":\"0\",\"id\":\"e1\",\"detail-type\":\"" dt "\",\"source\":\"" src "\"," \
@@ -181,6 +183,46 @@ static void test_without_watcher_messages_stay(void **state)
     assert_int_equal(x->f.sqs.n, 1);   /* comes back after its visibility timeout */
 }
 
+/* karpenter_interruption_message_queue_duration_seconds: from the event's
+ * time to its handling, one observation per parsed message (an ignored
+ * kind included), none for junk. */
+static void test_queue_duration_metric(void **state)
+{
+    fx *x = *state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    ds_intr_free(x->i);
+    ds_intr_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
+                       .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
+                       .watcher = ds_fake_watcher(&x->f), .cloud = ds_fake_cloud(&x->f),
+                       .catalog = x->cat, .metrics = m };
+    ds_intr_create(&o, &x->i);
+    x->f.now_ms = TK_NOW + 7000;       /* the events' time + 7 s */
+    ds_fake_add_sqs(&x->f, "m1", EV("EC2 Instance Rebalance Recommendation", "aws.ec2",
+                                    "{\"instance-id\":\"i-n1\"}"));
+    ds_fake_add_sqs(&x->f, "m2", EV("EC2 Spot Instance Interruption Warning", "aws.ec2",
+                                    "{\"instance-id\":\"i-elsewhere\"}"));
+    ds_fake_add_sqs(&x->f, "m3", "garbage");
+    ds_intr_pass(x->i, NULL);
+    tlr_buf b;
+    tlr_buf_init(&b, 1 << 20);
+    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
+    char *page = tlr_buf_take(&b);
+    static const char *const want[] = {
+        "karpenter_interruption_message_queue_duration_seconds_count 2\n",
+        "karpenter_interruption_message_queue_duration_seconds_sum 14\n",
+        "karpenter_interruption_message_queue_duration_seconds_bucket{le=\"6\"} 0\n",
+        "karpenter_interruption_message_queue_duration_seconds_bucket{le=\"7\"} 2\n",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (!strstr(page, want[i]))
+            fail_msg("no line %s in:\n%s", want[i], page);
+    free(page);
+    ds_intr_free(x->i);
+    x->i = NULL;
+    tlr_metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +231,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rebalance_is_an_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_and_junk_messages_are_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_without_watcher_messages_stay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_duration_metric, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

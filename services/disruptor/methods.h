@@ -51,6 +51,11 @@ typedef struct ds_mctx {
     void *amis_arg;
     unsigned *seq;                  /* command id sequence */
     tlr_logger *log;                /* may be NULL */
+    /* Out, from ds_consolidation_decide: wall time of its multi-node and
+     * single-node searches (-1 = not run) and whether the single-node one
+     * stopped at time_budget_ms (Karpenter's consolidation timeouts). */
+    int64_t multi_ms, single_ms;
+    bool single_timed_out;
 } ds_mctx;
 
 /* ---- expiration.c ---- */

@@ -419,6 +419,13 @@ static int fake_terminate(void *arg, const char *const *ids, size_t n, tlr_aws_e
 {
     (void)err;
     lc_fake *f = arg;
+    if (f->terminate_rc) {
+        for (size_t k = 0; k < n; k++)
+            record(f, "terminate %s refused", ids[k]);
+        if (err)
+            snprintf(err->code, sizeof(err->code), "UnauthorizedOperation");
+        return f->terminate_rc;
+    }
     for (size_t k = 0; k < n; k++) {
         record(f, "terminate %s", ids[k]);
         for (size_t i = 0; i < f->instances.n; i++)

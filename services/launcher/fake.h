@@ -27,6 +27,7 @@ typedef struct lc_fake {
     int fleet_rc;                            /* returned by create_fleet (whole call) */
     int describe_rc;                         /* returned by subnets/security_groups/images */
     int node_patch_rc;                       /* returned once by node_patch, then cleared */
+    int terminate_rc;                        /* returned by terminate (nothing terminated) */
     const char *dns_ip;                      /* kube-system/kube-dns ClusterIP; NULL = none */
     /* What EC2 holds for node-class resolution: subnets a, b, c (tag
      * karpenter.sh/discovery=demo, b with the most free IPs, plus a

@@ -274,6 +274,7 @@ static bool mark_ice(lc_prov *p, const lc_fleet *f, const tlr_ec2_fleet_result *
     int64_t ttl = p->o.ice_ttl_ms > 0 ? p->o.ice_ttl_ms : LC_ICE_TTL_MS;
     for (size_t i = 0; i < res->nerrors; i++) {
         const tlr_ec2_fleet_error *e = &res->errors[i];
+        lc_prov_count_launch_failure(p, e->zone, f->capacity_type, e->code, e->message);
         if (e->tlr_code != TLR_E_CAPACITY) {
             capacity = false;
             snprintf(msg, len, "CreateFleet: %.64s %.300s", e->code, e->message);
@@ -369,6 +370,7 @@ static size_t launch_single(lc_prov *p, slot *s)
         tlr_aws_error err = { 0 };
         int64_t t0 = lc_prov_mono(p);
         int rc = p->o.cloud.create_fleet(p->o.cloud.arg, &s->f.req, &res, &err);
+        lc_prov_fleet_batch(p, 1, 0);        /* a retry: one claim, no window */
         lc_prov_observe(p, "Create", rc, t0);
         if (p->m_fleets)
             tlr_metrics_counter_inc(p->m_fleets, NULL);
@@ -485,6 +487,7 @@ size_t lc_launch_claims(lc_prov *p, lc_launch_item *items, size_t n)
     if (ngroups > 0)
         p->fleets_issued_mono = issued;
     for (size_t g = 0; g < ngroups; g++) {
+        lc_prov_fleet_batch(p, groups[g].n, tf - t0);
         lc_prov_observe(p, "Create", rcs[g], tf);
         if (p->m_fleets)
             tlr_metrics_counter_inc(p->m_fleets, NULL);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "catmetrics.h"
 #include "nodeclass.h"
 #include "provision.h"
 
@@ -34,6 +35,9 @@ struct lc_prov {
     size_t ntold, captold;
     tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_cloud_err, *m_pods, *m_fleets;
     tlr_metric_family *m_nodes_created, *m_unschedulable;
+    tlr_metric_family *m_launch_fail, *m_term_fail, *m_batch_time, *m_batch_size;
+    lc_catmetrics *catm;                 /* NULL without metrics */
+    int64_t catm_due;                    /* mono ms of the next lifecycle-pass update */
 };
 
 /* One claim to launch and what became of it. */
@@ -67,6 +71,18 @@ void lc_prov_count_created(lc_prov *p, const Tailor__V1__NodeClaim *nc, const ch
  * capacity type and zone once launched. */
 void lc_prov_count_terminated(lc_prov *p, const char *nodepool, const Tailor__V1__NodeClaim *nc);
 void lc_prov_observe(lc_prov *p, const char *method, int rc, int64_t t0);
+/* karpenter_cloudprovider_instance_launch_failures_total for one
+ * CreateFleet error (all borrowed): zone, capacity type, and the reason
+ * Karpenter derives from "code: message" (lc_launch_failure_reason). */
+void lc_prov_count_launch_failure(lc_prov *p, const char *zone, Tailor__V1__CapacityType ct,
+                                  const char *code, const char *message);
+/* Karpenter's create_fleet batcher metrics for one CreateFleet call made
+ * for size claims, window_ms after the launch pass began collecting them. */
+void lc_prov_fleet_batch(lc_prov *p, size_t size, int64_t window_ms);
+/* Karpenter's launch failure reason (the AWS provider's ToReasonMessage)
+ * for an EC2 error code and message: "Unauthorized", "AMINotFound", ...,
+ * "LaunchFailed" for anything else (capacity errors included). */
+const char *lc_launch_failure_reason(const char *code, const char *message);
 Tailor__V1__NodeClaimStatus *lc_prov_status_of(lc_claim *c);
 
 #endif

@@ -146,6 +146,35 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
                                         NULL);
         p->m_fleets = tlr_metrics_counter(o->metrics, "tailor_launcher_create_fleet_calls_total",
                                           "CreateFleet calls made (batched or not).", 0, NULL);
+        static const char *const launch_fail[] = { "zone", "zone_id", "capacity_type", "reason" };
+        p->m_launch_fail = tlr_metrics_counter(
+            o->metrics, "karpenter_cloudprovider_instance_launch_failures_total",
+            "Number of instance launch (CreateFleet offering) failures, dimensioned by availability zone, "
+            "zone ID, capacity type, and launch failure reason.", 4, launch_fail);
+        static const char *const term_fail[] = { "zone", "zone_id" };
+        p->m_term_fail = tlr_metrics_counter(
+            o->metrics, "karpenter_cloudprovider_instance_termination_failures_total",
+            "Number of instance termination (TerminateInstances) failures, dimensioned by availability "
+            "zone and zone ID.", 2, term_fail);
+        lc_catmetrics_create(o->metrics, &p->catm);
+        /* The AWS provider's batcher metrics: Karpenter's DurationBuckets
+         * and SizeBuckets. */
+        static const double dur[] = {
+            0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+            1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50,
+            60, 120, 150, 300, 450, 600,
+        };
+        static const double size[] = {
+            1, 2, 4, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90, 100, 125, 150, 175, 200,
+            225, 250, 275, 300, 350, 400, 450, 500, 550, 600, 700, 800, 900, 1000,
+        };
+        static const char *const batcher[] = { "batcher" };
+        p->m_batch_time = tlr_metrics_histogram(o->metrics, "karpenter_cloudprovider_batcher_batch_time_seconds",
+                                                "Duration of the batching window per batcher", 1, batcher, dur,
+                                                (int)(sizeof(dur) / sizeof(dur[0])));
+        p->m_batch_size = tlr_metrics_histogram(o->metrics, "karpenter_cloudprovider_batcher_batch_size",
+                                                "Size of the request batch per batcher", 1, batcher, size,
+                                                (int)(sizeof(size) / sizeof(size[0])));
     }
     *out = p;
 }
@@ -163,6 +192,7 @@ void lc_prov_free(lc_prov *p)
     lc_claims_free(p->claims);
     lc_ice_free(p->ice);
     lc_classes_free(p->classes);
+    lc_catmetrics_free(p->catm);
     id_clear(&p->id);
     free(p->cluster);
     free(p);
@@ -235,6 +265,79 @@ void lc_prov_count_terminated(lc_prov *p, const char *nodepool, const Tailor__V1
     tlr_metrics_counter_inc(p->m_terminated,
                             (const char *const[]){ nodepool ? nodepool : "", ct ? ct : "",
                                                    st ? st->zone : "" });
+}
+
+/* The zone ID of zone, from the catalog's offerings ("" when none says). */
+static const char *zone_id_of(const lc_prov *p, const char *zone)
+{
+    const Tailor__V1__Catalog *cat = p->catalog;
+    for (size_t i = 0; zone && zone[0] && cat && i < cat->n_instance_types; i++)
+        for (size_t j = 0; j < cat->instance_types[i]->n_offerings; j++) {
+            const Tailor__V1__Offering *o = cat->instance_types[i]->offerings[j];
+            if (!strcmp(o->zone, zone) && o->zone_id[0])
+                return o->zone_id;
+        }
+    return "";
+}
+
+const char *lc_launch_failure_reason(const char *code, const char *message)
+{
+    /* In Karpenter's order: the first whose patterns all occur in
+     * "code: message" wins. */
+    static const struct {
+        const char *has, *and_has, *reason;
+    } map[] = {
+        { "AuthFailure.ServiceLinkedRoleCreationNotPermitted", NULL, "SpotSLRCreationFailed" },
+        { "Not authorized for images", NULL, "AMIAuthorizationFailure" },
+        { "UnauthorizedOperation", NULL, "Unauthorized" },
+        { "AccessDenied", NULL, "Unauthorized" },
+        { "AuthFailure", NULL, "Unauthorized" },
+        { "InvalidParameter", "belong to different networks", "SecurityGroupSubnetVPCMismatch" },
+        { "iamInstanceProfile.name is invalid", NULL, "InstanceProfileNameInvalid" },
+        { "InvalidLaunchTemplateId.NotFound", NULL, "LaunchTemplateNotFound" },
+        { "User data is limited to", NULL, "UserDataSizeLimitExceeded" },
+        { "InvalidAMIID.Malformed", NULL, "InvalidAMIID" },
+        { "InvalidAMIID.NotFound", NULL, "AMINotFound" },
+        { "RequestLimitExceeded", NULL, "RequestLimitExceeded" },
+        { "InternalError", NULL, "InternalError" },
+        { "not eligible for Free Tier", NULL, "FreeTierIneligible" },
+        { "MaxFleetCountExceeded", NULL, "FleetQuotaExceeded" },
+        { "PendingVerification", NULL, "AccountPendingVerification" },
+        { "MaxSpotInstanceCountExceeded", NULL, "SpotQuotaExceeded" },
+        { "VcpuLimitExceeded", NULL, "VCPULimitExceeded" },
+        { "InsufficientFreeAddressesInSubnet", NULL, "InsufficientFreeAddressesInSubnet" },
+    };
+    char s[1024];
+    snprintf(s, sizeof(s), "%s: %s", code ? code : "", message ? message : "");
+    bool auth = strstr(s, "UnauthorizedOperation") || strstr(s, "AccessDenied") || strstr(s, "AuthFailure");
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        /* "Not authorized for images" refines the Unauthorized family only. */
+        if (i == 1 && !auth)
+            continue;
+        if (strstr(s, map[i].has) && (!map[i].and_has || strstr(s, map[i].and_has)))
+            return map[i].reason;
+    }
+    return "LaunchFailed";
+}
+
+void lc_prov_fleet_batch(lc_prov *p, size_t size, int64_t window_ms)
+{
+    if (!p->m_batch_size)
+        return;
+    static const char *const cf[] = { "create_fleet" };
+    tlr_metrics_histogram_observe(p->m_batch_size, cf, (double)size);
+    tlr_metrics_histogram_observe(p->m_batch_time, cf, (double)window_ms / 1000.0);
+}
+
+void lc_prov_count_launch_failure(lc_prov *p, const char *zone, Tailor__V1__CapacityType ct,
+                                  const char *code, const char *message)
+{
+    if (!p->m_launch_fail)
+        return;
+    const char *ctn = tlr_ks_capacity_type_name(ct);
+    tlr_metrics_counter_inc(p->m_launch_fail,
+                            (const char *const[]){ zone ? zone : "", zone_id_of(p, zone), ctn ? ctn : "",
+                                                   lc_launch_failure_reason(code, message) });
 }
 
 /* karpenter_nodes_created_total, when a NodeClaim's Node registers:
@@ -746,6 +849,27 @@ static void drop_settled(lc_prov *p)
     }
 }
 
+/* The instance type metrics (catmetrics.h) for the latest batch's
+ * NodePools, each with its NodeClass's catalog; a pool whose NodeClass
+ * the launcher does not know has none, as in Karpenter. */
+static void update_catmetrics(lc_prov *p)
+{
+    if (!p->catm)
+        return;
+    const Tailor__V1__ClusterState *cs = p->batch ? p->batch->cluster : NULL;
+    size_t n = cs ? cs->n_nodepools : 0, k = 0;
+    lc_catmetrics_pool *v = tlr_calloc(n + 1, sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        const Tailor__V1__NodePool *np = cs->nodepools[i];
+        lc_class *c = np->node_class_ref ? lc_classes_get(p->classes, np->node_class_ref->name) : NULL;
+        if (c && p->catalog)
+            v[k++] = (lc_catmetrics_pool){ np, lc_class_catalog(c, p->catalog) };
+    }
+    lc_catmetrics_update(p->catm, v, k, p->ice);
+    free(v);
+    p->catm_due = lc_prov_mono(p) + 30000;
+}
+
 int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
 {
     lc_batch_result r = { 0 };
@@ -758,6 +882,7 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
     if (!p->adopted)
         lc_prov_adopt(p);
     lc_classes_sync(p->classes, b->cluster);
+    update_catmetrics(p);
     drop_settled(p);
     char why[256];
     if (!lc_prov_identity_ok(p, why, sizeof(why))) {
@@ -1052,8 +1177,14 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
         int64_t t0 = lc_prov_mono(p);
         rc = p->o.cloud.terminate(p->o.cloud.arg, ids, 1, &err);
         lc_prov_observe(p, "Delete", rc, t0);
-        if (rc)
+        if (rc) {
+            if (p->m_term_fail) {
+                lc_claim *c = claim && claim[0] ? lc_claims_find(p->claims, claim) : NULL;
+                const char *zone = c && c->nc->status ? c->nc->status->zone : "";
+                tlr_metrics_counter_inc(p->m_term_fail, (const char *const[]){ zone, zone_id_of(p, zone) });
+            }
             return rc;
+        }
     }
     if (claim && claim[0]) {
         lc_claim *c = lc_claims_find(p->claims, claim);
@@ -1151,6 +1282,8 @@ static void register_timeout_message(const lc_prov *p, const lc_claim *c, int64_
 
 void lc_prov_lifecycle(lc_prov *p)
 {
+    if (lc_prov_mono(p) >= p->catm_due)
+        update_catmetrics(p);          /* ICE entries expire, catalogs refresh */
     lc_nodes nodes = { 0 };
     int rc = p->o.kube.nodes_list(p->o.kube.arg, &nodes);
     if (rc) {

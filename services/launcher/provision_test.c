@@ -14,7 +14,9 @@
 #include "fake.h"
 #include "fleet.h"
 #include "provision.h"
+#include "prov_int.h"
 #include "testkit.h"
+#include "tlr_buf.h"
 #include "tlr_err.h"
 
 #define IN TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN
@@ -701,6 +703,161 @@ static void test_pool_usage(void **state)
     assert_int_equal(st->nodes, 2);
 }
 
+/* The value of the series written exactly as sample, or -1 when absent. */
+static double metric(tlr_metrics *m, const char *sample)
+{
+    tlr_buf b;
+    tlr_buf_init(&b, 1 << 20);
+    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
+    char *page = tlr_buf_take(&b);
+    double v = -1;
+    size_t n = strlen(sample);
+    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, sample, n) && l[n] == ' ')
+            v = strtod(l + n + 1, NULL);
+    free(page);
+    return v;
+}
+
+/* Karpenter's launch and termination failure counters and the instance
+ * type metrics, on a prov with a registry: each ICE'd CreateFleet
+ * offering counts once, with its zone's ID from the catalog; a refused
+ * TerminateInstances counts with the claim's zone; the batch's pool gets
+ * offering series, availability off once the ICE cache holds it. */
+static void test_failure_metrics(void **state)
+{
+    fixture *fx = *state;
+    for (size_t i = 0; i < fx->cat->n_instance_types; i++)
+        for (size_t j = 0; j < fx->cat->instance_types[i]->n_offerings; j++) {
+            Tailor__V1__Offering *o = fx->cat->instance_types[i]->offerings[j];
+            o->zone_id = tlr_strdup(!strcmp(o->zone, "us-east-1a") ? "use1-az1"
+                                    : !strcmp(o->zone, "us-east-1b") ? "use1-az2" : "use1-az3");
+        }
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    lc_prov_free(fx->p);
+    lc_prov_opts o = base_opts(fx);
+    o.metrics = m;
+    lc_prov_create(&o, &fx->p);
+
+    fx->f.ice_offerings[fx->f.nice++] = "m5.large/us-east-1a/spot";
+    fx->f.ice_offerings[fx->f.nice++] = "m5.large/us-east-1b/spot";
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "m5.large", NULL, NULL));
+    lc_batch_result r;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), &r), TLR_OK);
+    assert_int_equal(r.launched, 1);
+    static const char *const fails[] = {
+        "karpenter_cloudprovider_instance_launch_failures_total{zone=\"us-east-1a\",zone_id=\"use1-az1\",capacity_type=\"spot\",reason=\"LaunchFailed\"}",
+        "karpenter_cloudprovider_instance_launch_failures_total{zone=\"us-east-1b\",zone_id=\"use1-az2\",capacity_type=\"spot\",reason=\"LaunchFailed\"}",
+    };
+    for (int i = 0; i < 2; i++)
+        if (metric(m, fails[i]) != 1)
+            fail_msg("%s: got %g want 1", fails[i], metric(m, fails[i]));
+    /* Before the launch both spot offerings were available; the next
+     * lifecycle pass sees them in the ICE cache. */
+    const char *avail = "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
+                        "capacity_type=\"spot\",zone=\"us-east-1a\"}";
+    assert_true(metric(m, avail) == 1);
+    fx->f.now_ms += 30000;
+    lc_prov_lifecycle(fx->p);
+    assert_true(metric(m, avail) == 0);
+    assert_true(metric(m, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type="
+                          "\"c5.large\",capacity_type=\"on-demand\",zone=\"us-east-1c\"}") == 0.085);
+
+    /* TerminateInstances refused: counted with the claim's zone (the
+     * launch went on-demand in us-east-1a); the claim stays. */
+    char name[64];
+    snprintf(name, sizeof(name), "%s", lc_claims_at(lc_prov_claims(fx->p), 0)->nc->name);
+    fx->f.terminate_rc = TLR_E_AUTH;
+    Tailor__V1__TerminateItem a = TAILOR__V1__TERMINATE_ITEM__INIT;
+    a.nodeclaim_name = name;
+    Tailor__V1__TerminateItem *items[1] = { &a };
+    Tailor__V1__TerminateRequest req = TAILOR__V1__TERMINATE_REQUEST__INIT;
+    req.items = items;
+    req.n_items = 1;
+    Tailor__V1__TerminateResponse *resp;
+    lc_prov_terminate(fx->p, &req, &resp);
+    assert_int_not_equal(resp->results[0]->status->code, TLR_OK);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+    const char *tf = "karpenter_cloudprovider_instance_termination_failures_total{zone=\"us-east-1a\","
+                     "zone_id=\"use1-az1\"}";
+    if (metric(m, tf) != 1)
+        fail_msg("%s: got %g want 1", tf, metric(m, tf));
+    assert_int_equal(lc_claims_count(lc_prov_claims(fx->p)), 1);
+
+    lc_prov_free(fx->p);
+    fx->p = NULL;
+    tlr_metrics_free(m);
+}
+
+/* Karpenter's create_fleet batcher metrics: three alike claims in one
+ * CreateFleet, the fourth in its own: sizes 3 and 1, two windows. */
+static void test_fleet_batch_metrics(void **state)
+{
+    fixture *fx = *state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    lc_prov_free(fx->p);
+    lc_prov_opts o = base_opts(fx);
+    o.metrics = m;
+    lc_prov_create(&o, &fx->p);
+    Tailor__V1__SolveResponse *resp = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    for (int i = 2; i <= 3; i++) {
+        Tailor__V1__NodeClaim *nc = tk_claim(NULL, 0, "c5.large", NULL, NULL);
+        char u[16];
+        snprintf(u, sizeof(u), "p%d", i);
+        TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
+        TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, nc);
+    }
+    TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, tk_claim(NULL, 0, "m5.large", NULL, NULL));
+    fx->f.solve_q[fx->f.nsolve_q++] = resp;
+    lc_batch_result r;
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(3), &r), TLR_OK);
+    assert_int_equal(r.fleets, 2);
+    static const struct {
+        const char *sample;
+        double want;
+    } cases[] = {
+        { "karpenter_cloudprovider_batcher_batch_size_count{batcher=\"create_fleet\"}", 2 },
+        { "karpenter_cloudprovider_batcher_batch_size_sum{batcher=\"create_fleet\"}", 4 },
+        { "karpenter_cloudprovider_batcher_batch_size_bucket{batcher=\"create_fleet\",le=\"1\"}", 1 },
+        { "karpenter_cloudprovider_batcher_batch_size_bucket{batcher=\"create_fleet\",le=\"2\"}", 1 },
+        { "karpenter_cloudprovider_batcher_batch_size_bucket{batcher=\"create_fleet\",le=\"4\"}", 2 },
+        { "karpenter_cloudprovider_batcher_batch_time_seconds_count{batcher=\"create_fleet\"}", 2 },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (metric(m, cases[i].sample) != cases[i].want)
+            fail_msg("%s: got %g want %g", cases[i].sample, metric(m, cases[i].sample), cases[i].want);
+    lc_prov_free(fx->p);
+    fx->p = NULL;
+    tlr_metrics_free(m);
+}
+
+/* Karpenter's reasons for CreateFleet errors (ToReasonMessage). */
+static void test_launch_failure_reason(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code, *msg, *want;
+    } cases[] = {
+        { "InsufficientInstanceCapacity", "no capacity", "LaunchFailed" },
+        { "UnauthorizedOperation", "You are not authorized", "Unauthorized" },
+        { "AuthFailure.ServiceLinkedRoleCreationNotPermitted", "x", "SpotSLRCreationFailed" },
+        { "UnauthorizedOperation", "Not authorized for images: [ami-1]", "AMIAuthorizationFailure" },
+        { "InvalidAMIID.NotFound", "The image id does not exist", "AMINotFound" },
+        { "InvalidParameter", "sg and subnet belong to different networks", "SecurityGroupSubnetVPCMismatch" },
+        { "InvalidParameter", "something else", "LaunchFailed" },
+        { "VcpuLimitExceeded", "quota", "VCPULimitExceeded" },
+        { "MaxSpotInstanceCountExceeded", "quota", "SpotQuotaExceeded" },
+        { "InsufficientFreeAddressesInSubnet", "full", "InsufficientFreeAddressesInSubnet" },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *got = lc_launch_failure_reason(cases[i].code, cases[i].msg);
+        if (strcmp(got, cases[i].want))
+            fail_msg("%s: %s: got %s want %s", cases[i].code, cases[i].msg, got, cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -725,6 +882,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unplaced_told_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ice_ttl_option, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_metrics, setup, teardown),
+        cmocka_unit_test(test_launch_failure_reason),
+        cmocka_unit_test_setup_teardown(test_fleet_batch_metrics, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

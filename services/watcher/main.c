@@ -20,6 +20,7 @@
 #include "batcher.h"
 #include "cache.h"
 #include "gauges.h"
+#include "podmetrics.h"
 #include "report.h"
 #include "snapshot.h"
 #include "tailor/v1/watcher.pb-c.h"
@@ -73,6 +74,7 @@ struct watcher_app {
     tlr_metric *pending, *published;
     watcher_gauges *gauges;         /* Karpenter's cluster-state gauges */
     int64_t gauges_due;             /* mono ms of the next recompute */
+    watcher_podmetrics *podm;       /* Karpenter's per-pod metrics */
 };
 
 static const tlr_setting settings[] = {
@@ -178,6 +180,8 @@ static int on_event(void *arg, tlr_kube_event_type type, json_object *obj)
     if (type == TLR_KUBE_RELIST_START)
         k->relisting = true;
     watcher_cache_apply(app->cache, k->kind, type, obj, &chg, &became);
+    if (k->kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD)
+        watcher_podmetrics_apply(app->podm, type, obj, tlr_wall_ms());
     if (type == TLR_KUBE_RELIST_DONE)
         k->relisting = false;
     if (chg.type != TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_UNSPECIFIED && !k->relisting) {
@@ -215,6 +219,7 @@ static void on_house(tlr_loop *loop, tlr_timer_id id, void *arg)
     int64_t t0 = tlr_mono_ms();
     if (t0 >= app->gauges_due) {
         watcher_gauges_update(app->gauges, app->cache, app->ready, tlr_wall_ms());
+        watcher_podmetrics_update(app->podm, app->cache, tlr_wall_ms());
         int64_t took = tlr_mono_ms() - t0;
         app->gauges_due = t0 + (took * 20 > 5000 ? took * 20 : 5000);
     }
@@ -264,6 +269,7 @@ static void metrics_init(watcher_app *app)
         app->kinds[i].restarts = tlr_metric_series(rs, (const char *const[]){ name });
     }
     watcher_gauges_create(m, &app->gauges);
+    watcher_podmetrics_create(m, &app->podm);
 }
 
 /* report's writes: queued, never written on the loop thread. */
@@ -355,6 +361,8 @@ static void stop(tlr_service *svc, void *arg)
     watcher_report_free(app->report);
     watcher_gauges_free(app->gauges);
     app->gauges = NULL;
+    watcher_podmetrics_free(app->podm);
+    app->podm = NULL;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,269 @@
+/* podmetrics_test.c - Karpenter's per-pod metrics follow the pod's life:
+ * a pending pod appears in unbound and unstarted time, leaves unbound when
+ * bound (one bound-duration observation), leaves unstarted when Ready (one
+ * startup observation); pods_state carries its owner, node and the Node's
+ * labels; deleted pods, and pods a relist no longer lists, lose their
+ * series. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "cache.h"
+#include "podmetrics.h"
+#include "tlr_buf.h"
+#include "tlr_err.h"
+
+#define NODE_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE
+#define T0 1767225600000           /* 2026-01-01T00:00:00Z, every pod's creation */
+
+static json_object *parse(const char *json)
+{
+    json_object *o = json_tokener_parse(json);
+    if (!o)
+        fail_msg("bad test JSON: %s", json);
+    return o;
+}
+
+static void add_node(watcher_cache *c)
+{
+    json_object *o = parse(
+        "{\"metadata\":{\"name\":\"n1\",\"uid\":\"u-n1\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+        "\"labels\":{\"karpenter.sh/nodepool\":\"default\",\"topology.kubernetes.io/zone\":\"us-east-1a\","
+        "\"node.kubernetes.io/instance-type\":\"m5.xlarge\",\"kubernetes.io/arch\":\"amd64\","
+        "\"karpenter.sh/capacity-type\":\"spot\"}},"
+        "\"status\":{\"capacity\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"58\"},"
+        "\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"58\"}}}");
+    Tailor__V1__ClusterChange chg;
+    bool became = false;
+    assert_int_equal(watcher_cache_apply(c, NODE_K, TLR_KUBE_ADDED, o, &chg, &became), TLR_OK);
+    json_object_put(o);
+}
+
+/* A pod event.  node "" = unbound; sched_s / ready_s: seconds after
+ * creation the condition turned True, -1 = not True. */
+static void pod(watcher_podmetrics *pm, tlr_kube_event_type type, const char *name, const char *node,
+                const char *phase, int sched_s, int ready_s)
+{
+    char buf[2048], sched[160], ready[160];
+    if (sched_s >= 0)
+        snprintf(sched, sizeof(sched),
+                 "{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:%02dZ\"}",
+                 sched_s);
+    else
+        snprintf(sched, sizeof(sched), "{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\"}");
+    if (ready_s >= 0)
+        snprintf(ready, sizeof(ready),
+                 ",{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:%02dZ\"}",
+                 ready_s);
+    else
+        snprintf(ready, sizeof(ready), ",{\"type\":\"Ready\",\"status\":\"False\"}");
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"d\",\"uid\":\"uid-%s\","
+             "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+             "\"kind\":\"ReplicaSet\",\"name\":\"%s-abc\",\"uid\":\"o1\",\"controller\":true}]},"
+             "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"c\"}]},"
+             "\"status\":{\"phase\":\"%s\",\"conditions\":[%s%s]}}",
+             name, name, name, node, phase, sched, ready);
+    json_object *o = parse(buf);
+    watcher_podmetrics_apply(pm, type, o, T0 + 3600 * 1000);
+    json_object_put(o);
+}
+
+static char *render(tlr_metrics *m)
+{
+    tlr_buf b;
+    tlr_buf_init(&b, 16 << 20);
+    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
+    return tlr_buf_take(&b);
+}
+
+/* The line of metric name whose labels include every "k=\"v\"" in want
+ * (NULL-terminated); its value, or NAN when there is none. */
+static double value_of(const char *page, const char *name, const char *const *want)
+{
+    size_t nl = strlen(name);
+    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, name, nl) || (l[nl] != '{' && l[nl] != ' '))
+            continue;
+        const char *end = strchr(l, '\n');
+        size_t len = end ? (size_t)(end - l) : strlen(l);
+        char line[4096];
+        snprintf(line, sizeof(line), "%.*s", (int)len, l);
+        bool all = true;
+        for (int i = 0; want[i] && all; i++)
+            all = strstr(line, want[i]) != NULL;
+        if (all)
+            return strtod(strrchr(line, ' ') + 1, NULL);
+    }
+    return NAN;
+}
+
+static int count_lines(const char *page, const char *prefix)
+{
+    int n = 0;
+    size_t pl = strlen(prefix);
+    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        n += !strncmp(l, prefix, pl);
+    return n;
+}
+
+static char *pass(watcher_podmetrics *pm, watcher_cache *c, tlr_metrics *m, int at_s)
+{
+    watcher_podmetrics_update(pm, c, T0 + (int64_t)at_s * 1000);
+    return render(m);
+}
+
+#define WANT(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void expect(const char *page, const char *name, const char *const *want, double v)
+{
+    double got = value_of(page, name, want);
+    if (isnan(v) ? !isnan(got) : got != v)
+        fail_msg("%s{%s...}: got %g want %g\n%s", name, want[0] ? want[0] : "", got, v, page);
+}
+
+static void test_pod_life(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 0 }, &c);
+    add_node(c);
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    watcher_podmetrics *pm;
+    watcher_podmetrics_create(m, &pm);
+
+    /* Pending, unbound: in both time gauges, seconds since creation. */
+    pod(pm, TLR_KUBE_ADDED, "web", "", "Pending", -1, -1);
+    char *page = pass(pm, c, m, 30);
+    expect(page, "karpenter_pods_unbound_time_seconds", WANT("name=\"web\"", "namespace=\"d\""), 30);
+    expect(page, "karpenter_pods_unstarted_time_seconds", WANT("name=\"web\""), 30);
+    expect(page, "karpenter_pods_state",
+           WANT("name=\"web\"", "owner=\"/apis/apps/v1/namespaces/d/replicasets/web-abc\"", "node=\"\"",
+                "scheduled=\"false\"", "phase=\"Pending\"", "ready=\"false\"", "managed=\"false\"",
+                "nodepool=\"\""), 1);
+    expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), 0);
+    free(page);
+
+    /* Bound 12 s after creation: out of unbound, one bound observation of
+     * 12 s; still unstarted; pods_state has the Node's labels. */
+    pod(pm, TLR_KUBE_MODIFIED, "web", "n1", "Pending", 12, -1);
+    page = pass(pm, c, m, 40);
+    expect(page, "karpenter_pods_unbound_time_seconds", WANT("name=\"web\""), NAN);
+    expect(page, "karpenter_pods_unstarted_time_seconds", WANT("name=\"web\""), 40);
+    expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), 1);
+    expect(page, "karpenter_pods_bound_duration_seconds_sum", WANT(""), 12);
+    expect(page, "karpenter_pods_bound_duration_seconds_bucket", WANT("le=\"10\""), 0);
+    expect(page, "karpenter_pods_bound_duration_seconds_bucket", WANT("le=\"15\""), 1);
+    expect(page, "karpenter_pods_state",
+           WANT("name=\"web\"", "node=\"n1\"", "scheduled=\"true\"", "nodepool=\"default\"", "zone=\"us-east-1a\"",
+                "arch=\"amd64\"", "capacity_type=\"spot\"", "instance_type=\"m5.xlarge\"", "managed=\"true\""), 1);
+    assert_int_equal(count_lines(page, "karpenter_pods_state{"), 1);
+    free(page);
+
+    /* Running but not Ready yet: still unstarted.  Ready at 50 s: out of
+     * unstarted, one startup observation of 50 s.  A repeat of the event
+     * observes nothing more. */
+    pod(pm, TLR_KUBE_MODIFIED, "web", "n1", "Running", 12, -1);
+    page = pass(pm, c, m, 45);
+    expect(page, "karpenter_pods_unstarted_time_seconds", WANT("name=\"web\""), 45);
+    free(page);
+    pod(pm, TLR_KUBE_MODIFIED, "web", "n1", "Running", 12, 50);
+    pod(pm, TLR_KUBE_MODIFIED, "web", "n1", "Running", 12, 50);
+    page = pass(pm, c, m, 60);
+    expect(page, "karpenter_pods_unstarted_time_seconds", WANT("name=\"web\""), NAN);
+    expect(page, "karpenter_pods_startup_duration_seconds_count", WANT(""), 1);
+    expect(page, "karpenter_pods_startup_duration_seconds_sum", WANT(""), 50);
+    expect(page, "karpenter_pods_startup_duration_seconds", WANT("quantile=\"0.5\""), 50);
+    expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), 1);
+    expect(page, "karpenter_pods_state", WANT("name=\"web\"", "phase=\"Running\"", "ready=\"true\""), 1);
+    free(page);
+
+    /* Already running when first seen: no observation.  Pending, then
+     * Failed: leaves unstarted without one either. */
+    pod(pm, TLR_KUBE_ADDED, "old", "n1", "Running", 1, 2);
+    pod(pm, TLR_KUBE_ADDED, "crash", "n1", "Pending", 3, -1);
+    page = pass(pm, c, m, 61);
+    expect(page, "karpenter_pods_unstarted_time_seconds", WANT("name=\"crash\""), 61);
+    free(page);
+    pod(pm, TLR_KUBE_MODIFIED, "crash", "n1", "Failed", 3, -1);
+    page = pass(pm, c, m, 62);
+    expect(page, "karpenter_pods_unstarted_time_seconds", WANT("name=\"crash\""), NAN);
+    expect(page, "karpenter_pods_startup_duration_seconds_count", WANT(""), 1);
+    expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), 2);   /* crash was bound at 3 s */
+    assert_int_equal(count_lines(page, "karpenter_pods_state{"), 3);
+    free(page);
+
+    /* Deleted: its series go at the next pass.  A relist that no longer
+     * lists a pod drops it too. */
+    pod(pm, TLR_KUBE_DELETED, "web", "n1", "Running", 12, 50);
+    watcher_podmetrics_apply(pm, TLR_KUBE_RELIST_START, NULL, T0);
+    pod(pm, TLR_KUBE_ADDED, "old", "n1", "Running", 1, 2);
+    watcher_podmetrics_apply(pm, TLR_KUBE_RELIST_DONE, NULL, T0);
+    assert_int_equal(watcher_podmetrics_count(pm), 1);
+    page = pass(pm, c, m, 70);
+    assert_int_equal(count_lines(page, "karpenter_pods_state{"), 1);
+    expect(page, "karpenter_pods_state", WANT("name=\"old\""), 1);
+    assert_null(strstr(page, "name=\"web\""));
+    assert_null(strstr(page, "name=\"crash\""));
+    free(page);
+
+    watcher_podmetrics_free(pm);
+    tlr_metrics_free(m);
+    watcher_cache_free(c);
+}
+
+/* Many pods: the table grows, each pending pod has its series, and all
+ * go when the pods are bound. */
+static void test_many_pods(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 0 }, &c);
+    add_node(c);
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    watcher_podmetrics *pm;
+    watcher_podmetrics_create(m, &pm);
+    enum { N = 12000 };                 /* past the registry's default ceiling */
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "p%05d", i);
+        pod(pm, TLR_KUBE_ADDED, name, "", "Pending", -1, -1);
+    }
+    assert_int_equal(watcher_podmetrics_count(pm), N);
+    char *page = pass(pm, c, m, 5);
+    assert_int_equal(count_lines(page, "karpenter_pods_unbound_time_seconds{"), N);
+    assert_int_equal(count_lines(page, "karpenter_pods_state{"), N);
+    free(page);
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "p%05d", i);
+        pod(pm, TLR_KUBE_MODIFIED, name, "n1", "Pending", 4, -1);
+    }
+    page = pass(pm, c, m, 6);
+    assert_int_equal(count_lines(page, "karpenter_pods_unbound_time_seconds{"), 0);
+    assert_int_equal(count_lines(page, "karpenter_pods_unstarted_time_seconds{"), N);
+    expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), N);
+    free(page);
+    watcher_podmetrics_free(pm);
+    tlr_metrics_free(m);
+    watcher_cache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pod_life),
+        cmocka_unit_test(test_many_pods),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
