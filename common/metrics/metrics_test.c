@@ -20,17 +20,10 @@
 
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "metrics_testkit.h"
 #include "tlr_metrics.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-static char *render(tlr_metrics *m)
-{
-    tlr_buf b;
-    tlr_buf_init(&b, 16 << 20);
-    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
-    return tlr_buf_take(&b);
-}
 
 static void assert_text(const char *got, const char *want)
 {
@@ -77,7 +70,7 @@ static void test_render_exact(void **state)
     tlr_histogram_observe(solve, NAN);     /* ignored */
     tlr_metrics_histogram_observe(h, (const char *const[]){ "simulate" }, 0.5);
 
-    char *got = render(m);
+    char *got = mt_render(m);
     assert_text(got,
         "# HELP tailor_launches_total Launches by pool.\n"
         "# TYPE tailor_launches_total counter\n"
@@ -162,7 +155,7 @@ static void test_escaping(void **state)
         static const char *const l[] = { "l" };
         tlr_metric_family *f = tlr_metrics_counter(m, "e_total", cases[i].help, 1, l);
         tlr_metrics_counter_inc(f, (const char *const[]){ cases[i].value });
-        char *got = render(m);
+        char *got = mt_render(m);
         if (strcmp(got, cases[i].want) != 0)
             fail_msg("case %zu: got\n%s want\n%s", i, got, cases[i].want);
         free(got);
@@ -194,7 +187,7 @@ static void test_number_format(void **state)
         tlr_metrics_create(&m);
         tlr_metric_family *g = tlr_metrics_gauge(m, "n", "N.", 0, NULL);
         tlr_gauge_set(tlr_metric_series(g, NULL), cases[i].v);
-        char *got = render(m);
+        char *got = mt_render(m);
         char want[128];
         snprintf(want, sizeof(want), "# HELP n N.\n# TYPE n gauge\nn %s\n", cases[i].want);
         if (strcmp(got, want) != 0)
@@ -238,7 +231,7 @@ static void test_series_ceiling(void **state)
         assert_non_null(s);
         tlr_counter_inc(s);
     }
-    char *got = render(m);
+    char *got = mt_render(m);
     size_t lines = 0;
     for (const char *p = got; *p; p++)
         lines += *p == '\n';
@@ -264,7 +257,7 @@ static void test_series_ceiling_raised(void **state)
         snprintf(v, sizeof(v), "%06d", i);
         tlr_metrics_gauge_set(f, (const char *const[]){ v }, 1);
     }
-    char *got = render(m);
+    char *got = mt_render(m);
     size_t lines = 0;
     for (const char *p = got; *p; p++)
         lines += *p == '\n';
@@ -277,7 +270,7 @@ static void test_series_ceiling_raised(void **state)
     tlr_metrics_gauge_set(f, (const char *const[]){ "000000" }, 1);
     assert_int_equal(tlr_metrics_family_sweep_stale(f), TLR_METRICS_MAX_SERIES + 19);
     tlr_metrics_gauge_set(f, (const char *const[]){ "010049" }, 2);
-    got = render(m);
+    got = mt_render(m);
     if (!strstr(got, "pods_state{id=\"010049\"} 2\n"))
         fail_msg("after the sweep a new series was not rendered:\n%.300s", got);
     free(got);
@@ -437,7 +430,7 @@ static void *scraper_run(void *arg)
 {
     scraper *sc = arg;
     while (!*sc->stop) {
-        char *txt = render(sc->m);
+        char *txt = mt_render(sc->m);
         free(txt);
         sc->renders++;
     }
@@ -477,7 +470,7 @@ static void test_concurrency(void **state)
     assert_true(tlr_histogram_sum(w.hist) == 300000.0);
     assert_true(tlr_metric_value(tlr_metric_series(lab, (const char *const[]){ "a" })) +
                 tlr_metric_value(tlr_metric_series(lab, (const char *const[]){ "b" })) == 200.0);
-    char *txt = render(m);
+    char *txt = mt_render(m);
     assert_non_null(strstr(txt, "hits_total 200000\n"));
     assert_non_null(strstr(txt, "lat_seconds_bucket{le=\"0.5\"} 50000\n"));
     assert_non_null(strstr(txt, "lat_seconds_bucket{le=\"+Inf\"} 200000\n"));
@@ -513,7 +506,7 @@ static void test_process_and_func(void **state)
     tlr_metrics_register_process(m);    /* idempotent */
     double val = 42;
     tlr_metrics_gauge_func(m, "answer", "The answer.", fixed_gauge, &val);
-    char *txt = render(m);
+    char *txt = mt_render(m);
     double now = (double)time(NULL);
     struct { const char *name; double lo, hi; } want[] = {
         { "process_resident_memory_bytes", 1 << 20, 1e12 },
@@ -533,7 +526,7 @@ static void test_process_and_func(void **state)
     assert_non_null(strstr(txt, "# TYPE process_open_fds gauge\n"));
     free(txt);
     val = 43;           /* computed at scrape time */
-    txt = render(m);
+    txt = mt_render(m);
     assert_true(sample(txt, "answer") == 43);
     free(txt);
     tlr_metrics_free(m);
@@ -559,7 +552,7 @@ static void test_summary(void **state)
     for (int i = 100; i >= 1; i--)          /* 1..100, out of order */
         tlr_metrics_summary_observe(f, (const char *const[]){ "a" }, i);
     tlr_metrics_summary_observe(f, (const char *const[]){ "a" }, NAN);   /* ignored */
-    char *got = render(m);
+    char *got = mt_render(m);
     assert_text(got,
                 "# HELP k_seconds Durations.\n# TYPE k_seconds summary\n"
                 "k_seconds{nodepool=\"a\",quantile=\"0\"} 1\n"
@@ -579,7 +572,7 @@ static void test_summary(void **state)
     for (int i = 0; i < 1000; i++)
         tlr_summary_observe(s, i < 488 ? 1e6 : 1);
     assert_int_equal(tlr_histogram_count(s), 1000);
-    got = render(m);
+    got = mt_render(m);
     assert_non_null(strstr(got, "u_seconds{quantile=\"1\"} 1\n"));
     free(got);
     tlr_metrics_free(m);
@@ -616,7 +609,7 @@ static void test_sweep_stale(void **state)
         snprintf(want, sizeof(want), "%s%s# HELP one Unlabelled.\n# TYPE one gauge\none 0\n",
                  cases[i].want[0] ? "# HELP n_bytes Per node.\n# TYPE n_bytes gauge\n" : "",
                  cases[i].want);
-        char *got = render(m);
+        char *got = mt_render(m);
         if (strcmp(got, want) || swept != cases[i].swept)
             fail_msg("case %zu: swept %zu want %zu\n--- got ---\n%s--- want ---\n%s", i, swept,
                      cases[i].swept, got, want);
@@ -654,7 +647,7 @@ static void test_promtool_accepts(void **state)
                                                 "A summary.", 1, l);
     tlr_metrics_summary_observe(sm, (const char *const[]){ "x" }, 2.5);
     tlr_metrics_summary(m, "tailor_idle_wait_seconds", "Unlabelled summary.", 0, NULL);
-    char *txt = render(m);
+    char *txt = mt_render(m);
 
     char path[] = "/tmp/tlr_metrics_promtool_XXXXXX";
     int fd = mkstemp(path);

@@ -18,17 +18,10 @@
 #include "testkit.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "metrics_testkit.h"
 
 #define IN TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN
 #define SPOT TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
-
-static char *render(tlr_metrics *m)
-{
-    tlr_buf b;
-    tlr_buf_init(&b, 1 << 20);
-    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
-    return tlr_buf_take(&b);
-}
 
 /* The value of the series written exactly as sample ("name{a=\"x\"}"), or
  * NAN when the page has no such line. */
@@ -94,7 +87,7 @@ static void test_catalog_metrics(void **state)
     Tailor__V1__NodePool *spot = pool("karpenter.sh/capacity-type", "spot", NULL);
     lc_catmetrics_pool pools[2] = { { spot, cat } };
     lc_catmetrics_update(cm, pools, 1, ice);
-    char *page = render(m);
+    char *page = mt_render(m);
     expect(page, "karpenter_cloudprovider_instance_type_cpu_cores{instance_type=\"r5.large\"}", 2);
     expect(page, "karpenter_cloudprovider_instance_type_memory_bytes{instance_type=\"m5.large\"}",
            8192.0 * 1024 * 1024);
@@ -112,7 +105,7 @@ static void test_catalog_metrics(void **state)
     Tailor__V1__NodePool *types = pool("node.kubernetes.io/instance-type", "c5.large", "r5.large");
     pools[1] = (lc_catmetrics_pool){ types, cat };
     lc_catmetrics_update(cm, pools, 2, ice);
-    page = render(m);
+    page = mt_render(m);
     expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
                  "capacity_type=\"spot\",zone=\"us-east-1a\"}", 0);
     expect(page, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type=\"m5.large\","
@@ -126,7 +119,7 @@ static void test_catalog_metrics(void **state)
     /* The spot pool goes: its offerings' series go with it. */
     pools[0] = pools[1];
     lc_catmetrics_update(cm, pools, 1, ice);
-    page = render(m);
+    page = mt_render(m);
     expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
                  "capacity_type=\"spot\",zone=\"us-east-1a\"}", NAN);
     assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_offering_available{"), 4);
@@ -134,7 +127,7 @@ static void test_catalog_metrics(void **state)
 
     /* No pools: no series at all. */
     lc_catmetrics_update(cm, NULL, 0, ice);
-    page = render(m);
+    page = mt_render(m);
     assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_"), 0);
     free(page);
 

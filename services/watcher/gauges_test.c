@@ -18,6 +18,7 @@
 #include "gauges.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "metrics_testkit.h"
 
 #define POD_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD
 #define NODE_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE
@@ -69,44 +70,6 @@ static void pod(watcher_cache *c, const char *name, const char *node_name, const
     apply(c, POD_K, TLR_KUBE_ADDED, buf);
 }
 
-static char *render(tlr_metrics *m)
-{
-    tlr_buf b;
-    tlr_buf_init(&b, 16 << 20);
-    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
-    return tlr_buf_take(&b);
-}
-
-/* The line of metric name whose labels include every "k=\"v\"" in want
- * (NULL-terminated); its value, or NAN when there is none. */
-static double value_of(const char *page, const char *name, const char *const *want)
-{
-    size_t nl = strlen(name);
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        if (strncmp(l, name, nl) || (l[nl] != '{' && l[nl] != ' '))
-            continue;
-        const char *end = strchr(l, '\n');
-        size_t len = end ? (size_t)(end - l) : strlen(l);
-        char line[4096];
-        snprintf(line, sizeof(line), "%.*s", (int)len, l);
-        bool all = true;
-        for (int i = 0; want[i] && all; i++)
-            all = strstr(line, want[i]) != NULL;
-        if (all)
-            return strtod(strrchr(line, ' ') + 1, NULL);
-    }
-    return NAN;
-}
-
-static int count_lines(const char *page, const char *prefix)
-{
-    int n = 0;
-    size_t pl = strlen(prefix);
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        n += !strncmp(l, prefix, pl);
-    return n;
-}
-
 static void test_gauges(void **state)
 {
     (void)state;
@@ -131,7 +94,7 @@ static void test_gauges(void **state)
 
     int64_t now = 1767225600000 + 3600 * 1000;   /* an hour after creation */
     watcher_gauges_update(g, c, true, now);
-    char *page = render(m);
+    char *page = mt_render(m);
     static const struct {
         const char *name;
         const char *want[4];
@@ -153,16 +116,16 @@ static void test_gauges(void **state)
         { "karpenter_cluster_state_unsynced_time_seconds", { NULL }, 0 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        double got = value_of(page, cases[i].name, cases[i].want);
+        double got = mt_value(page, cases[i].name, cases[i].want);
         if (!(got > cases[i].v - 1e-6 && got < cases[i].v + 1e-6))
             fail_msg("case %zu %s{%s,...}: got %g want %g\n%s", i, cases[i].name,
                      cases[i].want[0] ? cases[i].want[0] : "", got, cases[i].v, page);
     }
     /* n2 runs no pod: no request series for it; no limit on pods. */
     static const char *const n2[] = { "node_name=\"n2\"", NULL };
-    assert_true(isnan(value_of(page, "karpenter_nodes_total_pod_requests", n2)));
+    assert_true(isnan(mt_value(page, "karpenter_nodes_total_pod_requests", n2)));
     static const char *const lp[] = { "resource_type=\"pods\"", NULL };
-    assert_true(isnan(value_of(page, "karpenter_nodepools_limit", lp)));
+    assert_true(isnan(mt_value(page, "karpenter_nodepools_limit", lp)));
     /* Karpenter's label names on a per-Node series, empty when unset. */
     assert_non_null(strstr(page, "instance_category=\"\""));
     assert_non_null(strstr(page, "node_phase=\"\""));
@@ -172,12 +135,12 @@ static void test_gauges(void **state)
     node(c, TLR_KUBE_DELETED, "n2", "us-east-1b");
     watcher_gauges_update(g, c, false, now + 1000);
     watcher_gauges_update(g, c, false, now + 3000);
-    page = render(m);
-    assert_int_equal(count_lines(page, "karpenter_nodes_allocatable{") , 3);   /* n1: cpu, memory, pods */
+    page = mt_render(m);
+    assert_int_equal(mt_count_lines(page, "karpenter_nodes_allocatable{") , 3);   /* n1: cpu, memory, pods */
     assert_null(strstr(page, "node_name=\"n2\""));
     static const char *const none[] = { NULL };
-    assert_true(value_of(page, "karpenter_cluster_state_synced", none) == 0);
-    assert_true(value_of(page, "karpenter_cluster_state_unsynced_time_seconds", none) == 2);
+    assert_true(mt_value(page, "karpenter_cluster_state_synced", none) == 0);
+    assert_true(mt_value(page, "karpenter_cluster_state_unsynced_time_seconds", none) == 2);
     free(page);
 
     watcher_gauges_free(g);

@@ -20,6 +20,7 @@
 #include "podmetrics.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "metrics_testkit.h"
 
 #define NODE_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE
 #define T0 1767225600000           /* 2026-01-01T00:00:00Z, every pod's creation */
@@ -77,55 +78,17 @@ static void pod(watcher_podmetrics *pm, tlr_kube_event_type type, const char *na
     json_object_put(o);
 }
 
-static char *render(tlr_metrics *m)
-{
-    tlr_buf b;
-    tlr_buf_init(&b, 16 << 20);
-    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
-    return tlr_buf_take(&b);
-}
-
-/* The line of metric name whose labels include every "k=\"v\"" in want
- * (NULL-terminated); its value, or NAN when there is none. */
-static double value_of(const char *page, const char *name, const char *const *want)
-{
-    size_t nl = strlen(name);
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        if (strncmp(l, name, nl) || (l[nl] != '{' && l[nl] != ' '))
-            continue;
-        const char *end = strchr(l, '\n');
-        size_t len = end ? (size_t)(end - l) : strlen(l);
-        char line[4096];
-        snprintf(line, sizeof(line), "%.*s", (int)len, l);
-        bool all = true;
-        for (int i = 0; want[i] && all; i++)
-            all = strstr(line, want[i]) != NULL;
-        if (all)
-            return strtod(strrchr(line, ' ') + 1, NULL);
-    }
-    return NAN;
-}
-
-static int count_lines(const char *page, const char *prefix)
-{
-    int n = 0;
-    size_t pl = strlen(prefix);
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        n += !strncmp(l, prefix, pl);
-    return n;
-}
-
 static char *pass(watcher_podmetrics *pm, watcher_cache *c, tlr_metrics *m, int at_s)
 {
     watcher_podmetrics_update(pm, c, T0 + (int64_t)at_s * 1000);
-    return render(m);
+    return mt_render(m);
 }
 
 #define WANT(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static void expect(const char *page, const char *name, const char *const *want, double v)
 {
-    double got = value_of(page, name, want);
+    double got = mt_value(page, name, want);
     if (isnan(v) ? !isnan(got) : got != v)
         fail_msg("%s{%s...}: got %g want %g\n%s", name, want[0] ? want[0] : "", got, v, page);
 }
@@ -166,7 +129,7 @@ static void test_pod_life(void **state)
     expect(page, "karpenter_pods_state",
            WANT("name=\"web\"", "node=\"n1\"", "scheduled=\"true\"", "nodepool=\"default\"", "zone=\"us-east-1a\"",
                 "arch=\"amd64\"", "capacity_type=\"spot\"", "instance_type=\"m5.xlarge\"", "managed=\"true\""), 1);
-    assert_int_equal(count_lines(page, "karpenter_pods_state{"), 1);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_state{"), 1);
     free(page);
 
     /* Running but not Ready yet: still unstarted.  Ready at 50 s: out of
@@ -199,7 +162,7 @@ static void test_pod_life(void **state)
     expect(page, "karpenter_pods_unstarted_time_seconds", WANT("name=\"crash\""), NAN);
     expect(page, "karpenter_pods_startup_duration_seconds_count", WANT(""), 1);
     expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), 2);   /* crash was bound at 3 s */
-    assert_int_equal(count_lines(page, "karpenter_pods_state{"), 3);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_state{"), 3);
     free(page);
 
     /* Deleted: its series go at the next pass.  A relist that no longer
@@ -210,7 +173,7 @@ static void test_pod_life(void **state)
     watcher_podmetrics_apply(pm, TLR_KUBE_RELIST_DONE, NULL, T0);
     assert_int_equal(watcher_podmetrics_count(pm), 1);
     page = pass(pm, c, m, 70);
-    assert_int_equal(count_lines(page, "karpenter_pods_state{"), 1);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_state{"), 1);
     expect(page, "karpenter_pods_state", WANT("name=\"old\""), 1);
     assert_null(strstr(page, "name=\"web\""));
     assert_null(strstr(page, "name=\"crash\""));
@@ -241,8 +204,8 @@ static void test_many_pods(void **state)
     }
     assert_int_equal(watcher_podmetrics_count(pm), N);
     char *page = pass(pm, c, m, 5);
-    assert_int_equal(count_lines(page, "karpenter_pods_unbound_time_seconds{"), N);
-    assert_int_equal(count_lines(page, "karpenter_pods_state{"), N);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_unbound_time_seconds{"), N);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_state{"), N);
     free(page);
     for (int i = 0; i < N; i++) {
         char name[32];
@@ -250,8 +213,8 @@ static void test_many_pods(void **state)
         pod(pm, TLR_KUBE_MODIFIED, name, "n1", "Pending", 4, -1);
     }
     page = pass(pm, c, m, 6);
-    assert_int_equal(count_lines(page, "karpenter_pods_unbound_time_seconds{"), 0);
-    assert_int_equal(count_lines(page, "karpenter_pods_unstarted_time_seconds{"), N);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_unbound_time_seconds{"), 0);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_unstarted_time_seconds{"), N);
     expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), N);
     free(page);
     watcher_podmetrics_free(pm);
