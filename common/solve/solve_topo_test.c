@@ -80,6 +80,21 @@ static int domain_counts(const Tailor__V1__SolveResponse *s, const char *key, co
     return tot;
 }
 
+/* total pods spread evenly over exactly ndomains values of key. */
+static void expect_even(const Tailor__V1__SolveResponse *s, const char *key, int total, int ndomains,
+                        const char *strategy)
+{
+    const char *vals[16];
+    int cnt[16], nd;
+    assert_int_equal(domain_counts(s, key, vals, cnt, &nd), total);
+    assert_int_equal(nd, ndomains);
+    for (int i = 0; i < nd; i++) {
+        if (cnt[i] != total / ndomains)
+            fail_msg("%s: domain %s=%s got %d pods, want %d", strategy, key, vals[i], cnt[i],
+                     total / ndomains);
+    }
+}
+
 static int pool_pods(const Tailor__V1__SolveResponse *s, const char *pool)
 {
     int n = 0;
@@ -133,14 +148,7 @@ static void test_blueprint_od_spot(void **state)
         web_pods(req, 10, K_SPREAD, 1, 0);
         Tailor__V1__SolveResponse *s = solve(req, st);
         assert_int_equal(s->n_pod_errors, 0);
-        const char *vals[16];
-        int cnt[16], nd;
-        assert_int_equal(domain_counts(s, K_SPREAD, vals, cnt, &nd), 10);
-        assert_int_equal(nd, 5);
-        for (int i = 0; i < nd; i++) {
-            if (cnt[i] != 2)
-                fail_msg("%s: domain %s got %d pods, want 2", sname[st], vals[i], cnt[i]);
-        }
+        expect_even(s, K_SPREAD, 10, 5, sname[st]);
         assert_int_equal(pool_pods(s, "on-demand"), 2);
         assert_int_equal(pool_pods(s, "spot"), 8);
         /* spot claims name their value in their requirements */
@@ -170,14 +178,7 @@ static void test_preferred_keeps_domains(void **state)
             tk_pod_preferred(req->pending_pods[i], 10, K_SPREAD, TK_IN, "2,3");
         Tailor__V1__SolveResponse *s = solve(req, st);
         assert_int_equal(s->n_pod_errors, 0);
-        const char *vals[16];
-        int cnt[16], nd;
-        assert_int_equal(domain_counts(s, K_SPREAD, vals, cnt, &nd), 10);
-        assert_int_equal(nd, 5);
-        for (int i = 0; i < nd; i++) {
-            if (cnt[i] != 2)
-                fail_msg("%s: domain %s got %d pods, want 2", sname[st], vals[i], cnt[i]);
-        }
+        expect_even(s, K_SPREAD, 10, 5, sname[st]);
         assert_int_equal(tk_check(req, s), 0);
         tlr_solve_response_free(s);
         tk_free(req);
@@ -230,12 +231,7 @@ static void test_instance_family(void **state)
         web_pods(req, 6, K_FAMILY, 1, 0);
         Tailor__V1__SolveResponse *s = solve(req, st);
         assert_int_equal(s->n_pod_errors, 0);
-        const char *vals[16];
-        int cnt[16], nd;
-        assert_int_equal(domain_counts(s, K_FAMILY, vals, cnt, &nd), 6);
-        assert_int_equal(nd, 3);
-        for (int i = 0; i < nd; i++)
-            assert_int_equal(cnt[i], 2);
+        expect_even(s, K_FAMILY, 6, 3, sname[st]);
         for (size_t i = 0; i < s->n_new_nodeclaims; i++) {
             const Tailor__V1__NodeClaim *c = s->new_nodeclaims[i];
             const char *fam = claim_domain(c, K_FAMILY);
