@@ -61,9 +61,10 @@ static int nng_to_tlr(int rv)
                ? TLR_E_INVAL : TLR_E_IO;
 }
 
-int tlr_pub_create(const char *listen_url, size_t max_msg, tlr_logger *log,
-                   const char *sender, tlr_pub **out)
+static int pub_open(const char *url, bool dial, size_t max_msg, tlr_logger *log,
+                    const char *sender, tlr_pub **out)
 {
+    const char *listen_url = url;
     if (listen_url == NULL || listen_url[0] == '\0' || out == NULL)
         return TLR_E_INVAL;
     int rc;
@@ -82,6 +83,21 @@ int tlr_pub_create(const char *listen_url, size_t max_msg, tlr_logger *log,
     if ((rv = nng_socket_set_size(p->sock, NNG_OPT_RECVMAXSZ, 1024)) != 0 ||
         (rv = nng_socket_set_int(p->sock, NNG_OPT_SENDBUF, QUEUE_LEN)) != 0)
         goto nng_fail;
+    if (dial) {
+        /* In the background, again and again until the listener is up. */
+        if ((rv = nng_socket_set_ms(p->sock, NNG_OPT_RECONNMINT, RECONN_MIN_MS)) != 0 ||
+            (rv = nng_socket_set_ms(p->sock, NNG_OPT_RECONNMAXT, RECONN_MAX_MS)) != 0)
+            goto nng_fail;
+        if ((rv = nng_dial(p->sock, p->url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+            TLR_ERROR(p->log, "publisher dial failed", TLR_S("url", p->url),
+                      TLR_S("nng_error", nng_strerror(rv)));
+            rc = nng_to_tlr(rv);
+            goto fail;
+        }
+        TLR_INFO(p->log, "publishing to a subscriber's listener", TLR_S("url", p->url));
+        *out = p;
+        return TLR_OK;
+    }
     if ((rv = nng_listen(p->sock, p->url, &p->listener, 0)) != 0) {
         TLR_ERROR(p->log, "publisher listen failed", TLR_S("url", p->url),
                   TLR_S("nng_error", nng_strerror(rv)));
@@ -99,6 +115,18 @@ nng_fail:
 fail:
     tlr_pub_free(p);
     return rc;
+}
+
+int tlr_pub_create(const char *listen_url, size_t max_msg, tlr_logger *log,
+                   const char *sender, tlr_pub **out)
+{
+    return pub_open(listen_url, false, max_msg, log, sender, out);
+}
+
+int tlr_pub_dial(const char *url, size_t max_msg, tlr_logger *log, const char *sender,
+                 tlr_pub **out)
+{
+    return pub_open(url, true, max_msg, log, sender, out);
 }
 
 void tlr_pub_free(tlr_pub *p)
@@ -265,9 +293,10 @@ int tlr_sub_create(tlr_loop *loop, const tlr_sub_opts *o, tlr_sub **out)
             goto nng_fail;
     }
     for (size_t i = 0; i < o->nurls; i++) {
-        rv = nng_dial(s->sock, o->urls[i], NULL, NNG_FLAG_NONBLOCK);
+        rv = o->listen ? nng_listen(s->sock, o->urls[i], NULL, 0)
+                       : nng_dial(s->sock, o->urls[i], NULL, NNG_FLAG_NONBLOCK);
         if (rv != 0) {
-            TLR_ERROR(s->log, "subscriber dial failed",
+            TLR_ERROR(s->log, o->listen ? "subscriber listen failed" : "subscriber dial failed",
                       TLR_S("url", o->urls[i]),
                       TLR_S("nng_error", nng_strerror(rv)));
             rc = nng_to_tlr(rv);

@@ -19,6 +19,7 @@
 #ifndef TLR_PUBSUB_H
 #define TLR_PUBSUB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,13 @@ int  tlr_pub_create(const char *listen_url, size_t max_msg, tlr_logger *log,
                     const char *sender, tlr_pub **out);
 void tlr_pub_free(tlr_pub *p);   /* NULL is fine */
 
+/* The same, but the publisher dials url (in the background, reconnecting
+ * as a subscriber does) where a subscriber listens (tlr_sub_opts.listen):
+ * for many publishers -- the replicas of a service -- and one subscriber.
+ * tlr_pub_port() is 0.  Errors: TLR_E_INVAL (bad URL), TLR_E_IO. */
+int  tlr_pub_dial(const char *url, size_t max_msg, tlr_logger *log,
+                  const char *sender, tlr_pub **out);
+
 /* Publish msg (borrowed) on topic (borrowed; 1..TLR_TOPIC_MAX bytes).
  * Returns once nng has the message.  Errors: TLR_E_INVAL (bad topic),
  * TLR_E_TOOBIG (framed message over max_msg), TLR_E_IO. */
@@ -70,6 +78,8 @@ typedef struct tlr_sub_opts {
     tlr_logger *log;            /* borrowed; NULL logs to stderr */
     tlr_sub_fn fn;
     void *arg;                  /* borrowed, passed to fn */
+    bool listen;                /* listen on urls for dialing publishers
+                                   (tlr_pub_dial) instead of dialing them */
 } tlr_sub_opts;
 
 typedef struct tlr_sub_stats {
@@ -78,10 +88,11 @@ typedef struct tlr_sub_stats {
     uint64_t dropped;    /* bad framing, too big, garbage, wrong version */
 } tlr_sub_stats;
 
-/* Dial every URL in the background, subscribe to every topic and watch
+/* Dial every URL in the background (or listen on each, o->listen), subscribe to every topic and watch
  * the socket on loop (borrowed; must outlive the subscriber).  On TLR_OK
  * *out is new and owned: free with tlr_sub_free().
- * Errors: TLR_E_INVAL (no URL, no topic, bad topic, bad URL), TLR_E_IO. */
+ * Errors: TLR_E_INVAL (no URL, no topic, bad topic, bad URL), TLR_E_IO
+ * (a listen address in use). */
 int  tlr_sub_create(tlr_loop *loop, const tlr_sub_opts *o, tlr_sub **out);
 void tlr_sub_free(tlr_sub *s);   /* NULL is fine */
 

@@ -710,6 +710,96 @@ static void test_pubsub(void **state)
     tlr_loop_free(p.loop);
 }
 
+/* Many publishers dial one listening subscriber (a service's replicas
+ * reporting to one watcher): each one's messages arrive, tagged. */
+typedef struct fan {
+    tlr_loop *loop;
+    tlr_pub *pub[2];
+    tlr_sub *sub;
+    bool seen[2];
+    int64_t deadline;
+} fan;
+
+static void fan_message(void *arg, const char *topic, const Tailor__V1__Envelope *env)
+{
+    fan *f = arg;
+    assert_string_equal(topic, "decisions");
+    ProtobufCMessage *m = NULL;
+    char err[128];
+    assert_int_equal(tlr_envelope_payload(env, &tailor__v1__pending_batch__descriptor, &m, err,
+                                          sizeof(err)),
+                     TLR_OK);
+    const char *id = ((Tailor__V1__PendingBatch *)m)->batch_id;
+    if (strcmp(id, "from-0") == 0)
+        f->seen[0] = true;
+    else if (strcmp(id, "from-1") == 0)
+        f->seen[1] = true;
+    protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static void fan_tick(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    (void)id;
+    fan *f = arg;
+    if ((f->seen[0] && f->seen[1]) || tlr_mono_ms() > f->deadline) {
+        tlr_loop_stop(loop);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        Tailor__V1__PendingBatch b = TAILOR__V1__PENDING_BATCH__INIT;
+        b.batch_id = i ? "from-1" : "from-0";
+        assert_int_equal(tlr_pub_send(f->pub[i], "decisions", &b.base), TLR_OK);
+    }
+    tlr_loop_add_timer(loop, 20, fan_tick, f);
+}
+
+static void test_pubsub_dialing_publishers(void **state)
+{
+    it *t = *state;
+    fan f = { .deadline = tlr_mono_ms() + 8000 };
+    /* A free port: bound by a throwaway socket, then let go. */
+    nng_socket probe;
+    nng_listener pl;
+    int port = 0;
+    assert_int_equal(nng_pub0_open(&probe), 0);
+    assert_int_equal(nng_listen(probe, "tcp://127.0.0.1:0", &pl, 0), 0);
+    assert_int_equal(nng_listener_get_int(pl, NNG_OPT_TCP_BOUND_PORT, &port), 0);
+    nng_close(probe);
+    char url[64];
+    snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+    assert_int_equal(tlr_loop_create(&f.loop), TLR_OK);
+    /* The publishers come first: they dial in the background until the
+     * subscriber listens. */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(tlr_pub_dial(url, 0, t->log, "it/fan", &f.pub[i]), TLR_OK);
+    assert_int_equal(tlr_pub_port(f.pub[0]), 0);
+    const char *urls[] = { url };
+    const char *topics[] = { "decisions" };
+    assert_int_equal(tlr_sub_create(f.loop, &(tlr_sub_opts){ .urls = urls, .nurls = 1,
+                                                             .topics = topics, .ntopics = 1,
+                                                             .log = t->log, .fn = fan_message,
+                                                             .arg = &f, .listen = true },
+                                    &f.sub),
+                     TLR_OK);
+    /* A second listener on the same address is refused, not shared. */
+    tlr_sub *dup = NULL;
+    assert_int_equal(tlr_sub_create(f.loop, &(tlr_sub_opts){ .urls = urls, .nurls = 1,
+                                                             .topics = topics, .ntopics = 1,
+                                                             .log = t->log, .fn = fan_message,
+                                                             .arg = &f, .listen = true },
+                                    &dup),
+                     TLR_E_IO);
+    tlr_loop_add_timer(f.loop, 10, fan_tick, &f);
+    assert_int_equal(tlr_loop_run(f.loop), TLR_OK);
+    if (!f.seen[0] || !f.seen[1])
+        fail_msg("messages from publisher 0: %d, 1: %d", f.seen[0], f.seen[1]);
+    assert_int_equal(tlr_sub_peers(f.sub), 2);
+    tlr_sub_free(f.sub);
+    for (int i = 0; i < 2; i++)
+        tlr_pub_free(f.pub[i]);
+    tlr_loop_free(f.loop);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -727,6 +817,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_prestate(test_req_errors, &t),
         cmocka_unit_test_prestate(test_rep_bad_input, &t),
         cmocka_unit_test_prestate(test_pubsub, &t),
+        cmocka_unit_test_prestate(test_pubsub_dialing_publishers, &t),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tlr_logger_free(t.log);
