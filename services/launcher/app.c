@@ -65,6 +65,7 @@ struct lc_app {
     bool leading;
     tlr_rep_server *rep;
     tlr_pub *pub;
+    tlr_pub *decisions;                  /* dials the watcher's listener; may be NULL */
     tlr_sub *sub;
     tlr_timer_id t_life, t_gc, t_lead;
     tlr_iam *iam;                        /* instance profiles of classes with a role */
@@ -94,6 +95,13 @@ static void on_launch_event(void *arg, const Tailor__V1__LaunchEvent *ev)
     lc_app *a = arg;
     if (a->pub)
         tlr_pub_send(a->pub, "launch", &ev->base);
+}
+
+static void on_decisions(void *arg, const Tailor__V1__SchedulingDecisions *d)
+{
+    lc_app *a = arg;
+    if (a->decisions)
+        tlr_pub_send(a->decisions, "decisions", &d->base);
 }
 
 static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope *env)
@@ -486,6 +494,7 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     po.log = a->log;
     po.metrics = tlr_service_metrics(svc);
     po.publish = on_launch_event;
+    po.publish_decisions = on_decisions;
     po.publish_arg = a;
     srandom((unsigned)(getpid() ^ tlr_wall_ms()));
     lc_prov_create(&po, &a->prov);
@@ -523,6 +532,9 @@ int lc_app_start(tlr_service *svc, void *arg)
     if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 3, &a->rep)))
         return rc;
     if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, &a->pub)))
+        return rc;
+    if (cfg->decisions && cfg->decisions[0] &&
+        (rc = tlr_pub_dial(cfg->decisions, max_msg, a->log, tlr_service_id(svc), &a->decisions)))
         return rc;
     tlr_service_set_ready(svc, true, NULL);
     if (!a->prov)
@@ -580,6 +592,7 @@ void lc_app_stop(tlr_service *svc, void *arg)
         close(a->fetch_fd);
     }
     tlr_sub_free(a->sub);
+    tlr_pub_free(a->decisions);
     tlr_pub_free(a->pub);
     tlr_rep_server_free(a->rep);
     lc_prov_free(a->prov);

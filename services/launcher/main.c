@@ -29,6 +29,9 @@ static const tlr_setting settings[] = {
       "tcp://127.0.0.1:7101", "solver replica URLs (comma-separated)" },
     { "watcher", "TAILOR_WATCHER", TLR_SET_STR, offsetof(lc_app_cfg, watcher),
       "tcp://127.0.0.1:7112", "the watcher's PUB URL (pending batches)" },
+    { "decisions", "TAILOR_DECISIONS", TLR_SET_STR, offsetof(lc_app_cfg, decisions), "",
+      "the watcher's decisions listener to send each plan's per-pod outcome to, for "
+      "Karpenter's pod provisioning metrics (e.g. tcp://tailor-watcher:7113; empty: not sent)" },
     { "kubeconfig", "KUBECONFIG", TLR_SET_STR, offsetof(lc_app_cfg, kubeconfig), NULL,
       "kubeconfig file (default ~/.kube/config)" },
     { "in-cluster", "TAILOR_IN_CLUSTER", TLR_SET_BOOL, offsetof(lc_app_cfg, in_cluster),

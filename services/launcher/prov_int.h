@@ -11,6 +11,9 @@
 #include "nodeclass.h"
 #include "provision.h"
 
+/* A batch pod's scheduling decision in the latest plan. */
+enum { LC_UNDECIDED = 0, LC_DECIDED_FAILED = 1, LC_DECIDED_SCHEDULED = 2 };
+
 typedef struct lc_told {
     char *uid;            /* pod */
     uint64_t what;        /* hash of the message last told */
@@ -27,6 +30,7 @@ struct lc_prov {
     Tailor__V1__PendingBatch *batch;     /* owned; latest */
     size_t *batch_idx;                   /* its pods by uid: open addressing, */
     size_t batch_cap;                    /* SIZE_MAX = empty slot */
+    uint8_t *decided;                    /* per batch pod: LC_DECIDED_* */
     bool adopted;                        /* restart adoption done */
     int64_t fleets_done_mono;            /* when the last launch pass's CreateFleets returned */
     int64_t fleets_issued_mono;          /* when its last CreateFleet was sent */

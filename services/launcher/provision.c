@@ -186,6 +186,7 @@ void lc_prov_free(lc_prov *p)
     if (p->batch)
         protobuf_c_message_free_unpacked(&p->batch->base, NULL);
     free(p->batch_idx);
+    free(p->decided);
     for (size_t i = 0; i < p->ntold; i++)
         free(p->told[i].uid);
     free(p->told);
@@ -460,11 +461,14 @@ static uint64_t uid_hash(const char *s)
 static void index_batch(lc_prov *p)
 {
     free(p->batch_idx);
+    free(p->decided);
     p->batch_idx = NULL;
+    p->decided = NULL;
     p->batch_cap = 0;
     size_t n = p->batch ? p->batch->n_pending_pods : 0;
     if (!n)
         return;
+    p->decided = tlr_calloc(n, 1);
     size_t cap = 16;
     while (cap < n * 2)
         cap <<= 1;
@@ -481,17 +485,63 @@ static void index_batch(lc_prov *p)
     }
 }
 
-static const Tailor__V1__Pod *find_pod(const lc_prov *p, const char *uid)
+/* The batch index of the pod with uid; SIZE_MAX if it is not in the batch. */
+static size_t find_pod_index(const lc_prov *p, const char *uid)
 {
     if (!p->batch_cap || !uid)
-        return NULL;
+        return SIZE_MAX;
     for (size_t k = uid_hash(uid) & (p->batch_cap - 1); p->batch_idx[k] != SIZE_MAX;
          k = (k + 1) & (p->batch_cap - 1)) {
         const Tailor__V1__Pod *pod = p->batch->pending_pods[p->batch_idx[k]];
         if (pod->uid && strcmp(pod->uid, uid) == 0)
-            return pod;
+            return p->batch_idx[k];
     }
-    return NULL;
+    return SIZE_MAX;
+}
+
+static const Tailor__V1__Pod *find_pod(const lc_prov *p, const char *uid)
+{
+    size_t i = find_pod_index(p, uid);
+    return i == SIZE_MAX ? NULL : p->batch->pending_pods[i];
+}
+
+static void decide(lc_prov *p, const char *uid, uint8_t how)
+{
+    size_t i = find_pod_index(p, uid);
+    if (i != SIZE_MAX)
+        p->decided[i] = how;
+}
+
+/* Tell the watcher what this batch's plan decided for each of its pods. */
+static void publish_decisions(lc_prov *p)
+{
+    if (!p->o.publish_decisions || !p->batch)
+        return;
+    size_t n = p->batch->n_pending_pods, k = 0;
+    Tailor__V1__PodSchedulingDecision *dv = tlr_calloc(n + 1, sizeof(*dv));
+    Tailor__V1__PodSchedulingDecision **dp = tlr_calloc(n + 1, sizeof(*dp));
+    for (size_t i = 0; i < n; i++) {
+        if (p->decided[i] == LC_UNDECIDED)
+            continue;
+        const Tailor__V1__Pod *pod = p->batch->pending_pods[i];
+        tailor__v1__pod_scheduling_decision__init(&dv[k]);
+        dv[k].namespace_ = pod->namespace_;
+        dv[k].name = pod->name;
+        dv[k].uid = pod->uid;
+        dv[k].scheduled = p->decided[i] == LC_DECIDED_SCHEDULED;
+        dp[k] = &dv[k];
+        k++;
+    }
+    if (k) {
+        Tailor__V1__SchedulingDecisions d = TAILOR__V1__SCHEDULING_DECISIONS__INIT;
+        d.batch_id = p->batch->batch_id;
+        d.decided_unix_ms = lc_prov_now(p);
+        d.decisions = dp;
+        d.n_decisions = k;
+        p->o.publish_decisions(p->o.publish_arg, &d);
+    }
+    free(dp);
+    free(dv);
 }
 
 /* ---- creating claims ------------------------------------------------------ */
@@ -744,6 +794,7 @@ static void nominate(lc_prov *p, const char *pod_uid, const char *claim)
     const Tailor__V1__Pod *pod = find_pod(p, pod_uid);
     if (!pod)
         return;
+    decide(p, pod_uid, LC_DECIDED_SCHEDULED);
     char m[256];
     snprintf(m, sizeof(m), "Pod should schedule on: nodeclaim/%s", claim);
     lc_prov_event(p, "Pod", pod->namespace_, pod->name, pod->uid, "Normal", "Nominated", m);
@@ -910,6 +961,8 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
             if (bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME) {
                 nominate(p, bd->pod_uid, bd->nodeclaim_name);
                 r.pods_nominated++;
+            } else {
+                decide(p, bd->pod_uid, LC_DECIDED_SCHEDULED);   /* room on a Node */
             }
         }
         size_t n = resp->n_new_nodeclaims;
@@ -961,14 +1014,18 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
         /* The pods this plan could not place are told why -- unless a
          * re-plan follows, which may place them. */
         bool replan = capacity_failed && round + 1 < LC_MAX_REPLANS;
-        if (!replan)
+        if (!replan) {
             tell_unplaced(p, resp);
+            for (size_t i = 0; i < resp->n_pod_errors; i++)
+                decide(p, resp->pod_errors[i]->pod_uid, LC_DECIDED_FAILED);
+        }
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         /* Re-plan at once with the larger ICE cache: the solver falls back
          * to other offerings and pools for the pods whose claim failed. */
         if (!replan)
             break;
     }
+    publish_decisions(p);
     r.ice = (int)lc_ice_count(p->ice);
     if (p->fleets_done_mono)
         r.fleets_ms = p->fleets_done_mono - t_arrival;

@@ -60,6 +60,10 @@ typedef struct lc_prov_opts {
     /* Publish a LaunchEvent on "launch"; may be NULL.  ev borrowed. */
     void (*publish)(void *arg, const Tailor__V1__LaunchEvent *ev);
     void *publish_arg;
+    /* After each batch, the plan's outcome per pod (Karpenter's
+     * MarkPodSchedulingDecisions), for the watcher's pod metrics; may be
+     * NULL.  d borrowed. */
+    void (*publish_decisions)(void *arg, const Tailor__V1__SchedulingDecisions *d);
     int64_t ice_ttl_ms;                 /* 0 = LC_ICE_TTL_MS (3 min) */
     int64_t resolve_ttl_ms;             /* node classes; 0 = 60 s */
     const char *default_ami;            /* borrowed; copied; may be NULL */
