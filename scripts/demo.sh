@@ -58,16 +58,17 @@ start() {   # NAME BINARY ARGS...
 }
 declare -A http
 for n in watcher solver-a solver-b launcher disruptor; do http[$n]=$(free_port); done
-w_rep=$(free_port) w_pub=$(free_port) sa=$(free_port) sb=$(free_port)
+w_rep=$(free_port) w_pub=$(free_port) w_dec=$(free_port) sa=$(free_port) sb=$(free_port)
 l_rep=$(free_port) l_pub=$(free_port) d_rep=$(free_port) d_pub=$(free_port)
 start solver-a solver --listen "tcp://127.0.0.1:$sa" --http-listen "127.0.0.1:${http[solver-a]}"
 start solver-b solver --listen "tcp://127.0.0.1:$sb" --http-listen "127.0.0.1:${http[solver-b]}"
 start watcher watcher --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$w_rep" \
-  --publish "tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:${http[watcher]}"
+  --publish "tcp://127.0.0.1:$w_pub" --decisions "tcp://127.0.0.1:$w_dec" \
+  --http-listen "127.0.0.1:${http[watcher]}"
 start launcher launcher --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$l_rep" \
   --publish "tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:${http[launcher]}" \
   --solver "tcp://127.0.0.1:$sa,tcp://127.0.0.1:$sb" --watcher "tcp://127.0.0.1:$w_pub" \
-  --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms
+  --decisions "tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms
 start disruptor disruptor --listen "tcp://127.0.0.1:$d_rep" --publish "tcp://127.0.0.1:$d_pub" \
   --http-listen "127.0.0.1:${http[disruptor]}"
 for n in watcher solver-a solver-b launcher disruptor; do

@@ -45,17 +45,17 @@ ds_up() {
   "$repo/scripts/local-cluster.sh" up >"$STATE_DIR/up.log" 2>&1 || { cat "$STATE_DIR/up.log"; return 1; }
   eval "$("$repo/scripts/local-cluster.sh" env)"
   s_rep=$(free_port) w_rep=$(free_port) w_pub=$(free_port) l_rep=$(free_port) l_pub=$(free_port)
-  d_rep=$(free_port) d_pub=$(free_port) d_http=$(free_port)
+  d_rep=$(free_port) d_pub=$(free_port) d_http=$(free_port) w_dec=$(free_port)
   s_http=$(free_port) w_http=$(free_port) l_http=$(free_port)   # /metrics of each
   "$build/services/tailor-solver" --listen "tcp://127.0.0.1:$s_rep" --http-listen "127.0.0.1:$s_http" \
     >"$STATE_DIR/solver.log" 2>&1 & ds_pids+=($!)
   "$build/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$w_rep" \
     --publish "tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:$w_http" \
-    --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & ds_pids+=($!)
+    --decisions "tcp://127.0.0.1:$w_dec" --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & ds_pids+=($!)
   "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$l_rep" \
     --publish "tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$l_http" \
     --solver "tcp://127.0.0.1:$s_rep" --watcher "tcp://127.0.0.1:$w_pub" \
-    --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
+    --decisions "tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
     ${LC_ARGS:-} >"$STATE_DIR/launcher.log" 2>&1 & ds_pids+=($!)
   ds_start_disruptor
   wait_for_status "http://127.0.0.1:$d_http/readyz" 200 30 || { ds_logs; return 1; }

@@ -63,10 +63,11 @@ e2e_start_solver() {
 }
 
 e2e_start_watcher() {
-  WATCHER_PUB=$(free_port)
+  WATCHER_PUB=$(free_port) WATCHER_DECISIONS=$(free_port)
   local h=$(free_port)
   "$BUILD/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$(free_port)" \
-    --publish "tcp://127.0.0.1:$WATCHER_PUB" --http-listen "127.0.0.1:$h" "$@" \
+    --publish "tcp://127.0.0.1:$WATCHER_PUB" --decisions "tcp://127.0.0.1:$WATCHER_DECISIONS" \
+    --http-listen "127.0.0.1:$h" "$@" \
     >"$STATE_DIR/watcher.log" 2>&1 &
   e2e_pids+=($!)
   wait_for_status "http://127.0.0.1:$h/readyz" 200 30 || { tail "$STATE_DIR/watcher.log"; exit 1; }
@@ -78,6 +79,7 @@ e2e_start_launcher() {
   "$BUILD/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$(free_port)" \
     --publish "tcp://127.0.0.1:$(free_port)" --http-listen "127.0.0.1:$LAUNCHER_HTTP" \
     --solver "tcp://127.0.0.1:$SOLVER_PORT" --watcher "tcp://127.0.0.1:$WATCHER_PUB" \
+    ${WATCHER_DECISIONS:+--decisions "tcp://127.0.0.1:$WATCHER_DECISIONS"} \
     --cluster-name "$CLUSTER_NAME" --catalog "$CATALOG" --aws-endpoint "$EC2_URL" \
     --lifecycle-interval 500ms --gc-interval 5s "$@" >>"$STATE_DIR/launcher.log" 2>&1 &
   LAUNCHER_PID=$!

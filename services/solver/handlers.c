@@ -40,6 +40,10 @@ struct solver_handlers {
     /* karpenter_scheduler_scheduling_duration_seconds: Solve is
      * Karpenter's provisioner simulation, Simulate its disruption one. */
     tlr_metric *sched_provisioner, *sched_disruption;
+    /* karpenter_scheduler_queue_depth: a solve's pods while it runs (the
+     * engine reports no progress, so it holds the count it started with
+     * until the solve ends and the series goes, as Karpenter deletes its). */
+    tlr_metric_family *queue;
 };
 
 void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out)
@@ -70,6 +74,9 @@ void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out
             1, cl, b, (int)(sizeof(b) / sizeof(b[0])));
         h->sched_provisioner = tlr_metric_series(d, (const char *const[]){ "provisioner" });
         h->sched_disruption = tlr_metric_series(d, (const char *const[]){ "disruption" });
+        static const char *const ql[] = { "controller", "scheduling_id" };
+        h->queue = tlr_metrics_gauge(o->metrics, "karpenter_scheduler_queue_depth",
+                                     "The number of pods currently waiting to be scheduled.", 2, ql);
     }
     *out = h;
 }
@@ -198,13 +205,29 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void queue_begin(solver_handlers *h, const char *controller, const char *id, size_t pods)
+{
+    if (h->queue)
+        tlr_metrics_gauge_set(h->queue, (const char *const[]){ controller, id ? id : "" },
+                              (double)pods);
+}
+
+static void queue_end(solver_handlers *h)
+{
+    if (!h->queue)
+        return;
+    tlr_metrics_family_mark_stale(h->queue);
+    tlr_metrics_family_sweep_stale(h->queue);
+}
+
 static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *request_id,
                         ProtobufCMessage **reply, tlr_status *st)
 {
-    (void)request_id;
     (void)st;
     solver_handlers *h = arg;
     const Tailor__V1__SolveRequest *req = (const Tailor__V1__SolveRequest *)msg;
+    queue_begin(h, "provisioner", req->batch_id[0] ? req->batch_id : request_id,
+                req->n_pending_pods);
     Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
     Tailor__V1__SolveRequest copy = *req;
     copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
@@ -217,6 +240,7 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
     tlr_solve(&copy, &o, &resp);
     if (h->sched_provisioner)
         tlr_histogram_observe(h->sched_provisioner, now_s() - t0);
+    queue_end(h);
     free(copy.catalogs);
     free(store);
     *reply = &resp->base;

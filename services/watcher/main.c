@@ -23,10 +23,12 @@
 #include "podmetrics.h"
 #include "report.h"
 #include "snapshot.h"
+#include "tailor/v1/launcher.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_err.h"
 #include "tlr_kube.h"
 #include "tlr_kube_writeq.h"
+#include "tlr_pubsub.h"
 #include "tlr_service.h"
 #include "tlr_time.h"
 
@@ -34,6 +36,7 @@ typedef struct watcher_cfg {
     tlr_service_conf svc;       /* must be first */
     char *listen;
     char *publish;
+    char *decisions;            /* SUB listener for the launchers' decisions; "" = none */
     int max_msg_mib;
     char *kubeconfig;
     bool in_cluster;
@@ -61,6 +64,7 @@ struct watcher_app {
     tlr_kube *kube;
     tlr_rep_server *rep;
     tlr_pub *pub;
+    tlr_sub *decisions;             /* the launchers' per-pod decisions */
     watcher_cache *cache;
     watcher_report *report;         /* Events and conditions about bad objects */
     tlr_kube_writeq *writes;        /* where report's writes queue */
@@ -82,6 +86,9 @@ static const tlr_setting settings[] = {
       "tcp://127.0.0.1:7111", "nng URL to answer Snapshot requests on" },
     { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(watcher_cfg, publish),
       "tcp://127.0.0.1:7112", "nng URL to publish the pending and cluster topics on" },
+    { "decisions", "TAILOR_DECISIONS", TLR_SET_STR, offsetof(watcher_cfg, decisions), "",
+      "nng URL to listen on for the launchers' per-pod scheduling decisions, for Karpenter's "
+      "pod provisioning metrics (e.g. tcp://0.0.0.0:7113; empty: not listened for)" },
     { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT,
       offsetof(watcher_cfg, max_msg_mib), "64",
       "largest message sent or accepted, in MiB", .min = 1, .max = 2048 },
@@ -246,6 +253,27 @@ static void snapshot_done(void *arg, ProtobufCMessage *reply)
     app->inflight = NULL;
 }
 
+static void on_decisions(void *arg, const char *topic, const Tailor__V1__Envelope *env)
+{
+    (void)topic;
+    watcher_app *app = arg;
+    ProtobufCMessage *m = NULL;
+    char err[256];
+    if (tlr_envelope_payload(env, &tailor__v1__scheduling_decisions__descriptor, &m, err,
+                             sizeof(err))) {
+        TLR_WARN(app->log, "bad scheduling decisions dropped", TLR_S("sender", env->sender),
+                 TLR_S("why", err));
+        return;
+    }
+    const Tailor__V1__SchedulingDecisions *d = (const Tailor__V1__SchedulingDecisions *)m;
+    for (size_t i = 0; i < d->n_decisions; i++) {
+        const Tailor__V1__PodSchedulingDecision *p = d->decisions[i];
+        watcher_podmetrics_decided(app->podm, p->namespace_, p->name, p->uid, p->scheduled,
+                                   d->decided_unix_ms);
+    }
+    protobuf_c_message_free_unpacked(m, NULL);
+}
+
 static void metrics_init(watcher_app *app)
 {
     tlr_metrics *m = tlr_service_metrics(app->svc);
@@ -323,6 +351,15 @@ static int start(tlr_service *svc, void *arg)
     if ((rc = tlr_service_listen(svc, app->cfg.listen, max_msg, routes, 1, &app->rep)) ||
         (rc = tlr_service_publish(svc, app->cfg.publish, max_msg, &app->pub)))
         return rc;
+    if (app->cfg.decisions && app->cfg.decisions[0]) {
+        const char *urls[] = { app->cfg.decisions };
+        const char *topics[] = { "decisions" };
+        const tlr_sub_opts so = { .urls = urls, .nurls = 1, .topics = topics, .ntopics = 1,
+                                  .max_msg = max_msg, .log = app->log, .fn = on_decisions,
+                                  .arg = app, .listen = true };
+        if ((rc = tlr_sub_create(app->loop, &so, &app->decisions)))
+            return rc;
+    }
     for (int i = WATCHER_KIND_FIRST; i <= WATCHER_KIND_LAST; i++) {
         kind_ctx *k = &app->kinds[i];
         k->app = app;
@@ -350,6 +387,8 @@ static void stop(tlr_service *svc, void *arg)
         tlr_loop_cancel_timer(app->loop, app->batch_timer);
     if (app->house_timer)
         tlr_loop_cancel_timer(app->loop, app->house_timer);
+    tlr_sub_free(app->decisions);
+    app->decisions = NULL;
     tlr_pub_free(app->pub);
     tlr_rep_server_free(app->rep);
     tlr_kube_writeq_free(app->writes);     /* flushes, then stops using the client */

@@ -15,6 +15,20 @@
  *   - seen Pending and PodScheduled True: observe bound duration,
  *     PodScheduled's lastTransitionTime minus creation.
  *
+ * The pod provisioning metrics count from two points in memory, as
+ * Karpenter's do: the ack (the first time the watcher saw the pod Pending,
+ * unbound, with PodScheduled False/Unschedulable: the pods Karpenter's
+ * provisioner takes in) and the launcher's decisions (the "decisions"
+ * topic, watcher_podmetrics_decided): the first decision observes
+ * pods_scheduling_decision_duration_seconds (decision - ack); a scheduled
+ * decision sets the schedulable time unless one is set, a failed one clears
+ * it (Karpenter's MarkPodSchedulingDecisions).  Binding and start then
+ * observe provisioning_bound_duration / provisioning_startup_duration from
+ * the schedulable time, and a pass sets provisioning_unbound_time,
+ * provisioning_unstarted_time (from the schedulable time) and
+ * provisioning_scheduling_undecided_time (from the ack, while undecided).
+ * The two clocks are the watcher's and the launcher's wall clocks.
+ *
  * A pass then sets, between a mark and a sweep, pods_state for every pod,
  * unbound_time for pods Pending and not scheduled, and unstarted_time for
  * pods Pending or seen Pending and neither Ready nor terminal.  One
@@ -42,15 +56,21 @@ typedef struct pod_rec {
     struct pod_rec *next;          /* hash chain */
     char *key;                     /* "namespace/name", owned */
     char *ns, *name, *owner, *node;    /* owned */
+    char *uid;                     /* owned; decisions for another uid are ignored */
     char phase[16];                /* status.phase as Kubernetes spells it */
     int64_t created_ms;
     bool ready, scheduled;         /* conditions Ready / PodScheduled True */
     bool unstarted, unbound;       /* seen Pending; start / binding not observed yet */
+    int64_t ack_ms;                /* first seen provisionable; 0 = never */
+    int64_t decided_ms;            /* the launcher's first decision; 0 = none */
+    int64_t schedulable_ms;        /* first scheduled decision since the last failed one */
     uint64_t gen;                  /* relist generation it was last seen in */
 } pod_rec;
 
 struct watcher_podmetrics {
     tlr_metric_family *state, *unbound, *unstarted, *bound_dur, *startup;
+    tlr_metric_family *decision_dur, *prov_bound_dur, *prov_startup_dur;
+    tlr_metric_family *prov_unbound, *prov_unstarted, *undecided;
     pod_rec **buckets;             /* nbuckets, a power of two */
     size_t nbuckets, n;
     uint64_t gen;                  /* bumped at each RELIST_START */
@@ -88,7 +108,38 @@ void watcher_podmetrics_create(tlr_metrics *m, watcher_podmetrics **out)
                                           (int)(sizeof(duration_buckets) / sizeof(duration_buckets[0])));
     pm->startup = tlr_metrics_summary(m, "karpenter_pods_startup_duration_seconds",
                                       "The time from pod creation until the pod is running.", 0, NULL);
-    tlr_metric_family *per_pod[] = { pm->state, pm->unbound, pm->unstarted };
+    const int nb = (int)(sizeof(duration_buckets) / sizeof(duration_buckets[0]));
+    pm->decision_dur = tlr_metrics_histogram(
+        m, "karpenter_pods_scheduling_decision_duration_seconds",
+        "The time it takes for Karpenter to first try to schedule a pod after it's been seen.", 0, NULL,
+        duration_buckets, nb);
+    pm->prov_bound_dur = tlr_metrics_histogram(
+        m, "karpenter_pods_provisioning_bound_duration_seconds",
+        "The time from when Karpenter first thinks the pod can schedule until it binds. Note: this "
+        "calculated from a point in memory, not by the pod creation timestamp.",
+        0, NULL, duration_buckets, nb);
+    pm->prov_startup_dur = tlr_metrics_histogram(
+        m, "karpenter_pods_provisioning_startup_duration_seconds",
+        "The time from when Karpenter first thinks the pod can schedule until the pod is running. "
+        "Note: this calculated from a point in memory, not by the pod creation timestamp.",
+        0, NULL, duration_buckets, nb);
+    pm->prov_unbound = tlr_metrics_gauge(
+        m, "karpenter_pods_provisioning_unbound_time_seconds",
+        "The time from when Karpenter first thinks the pod can schedule until it binds. Note: this "
+        "calculated from a point in memory, not by the pod creation timestamp.",
+        2, nn);
+    pm->prov_unstarted = tlr_metrics_gauge(
+        m, "karpenter_pods_provisioning_unstarted_time_seconds",
+        "The time from when Karpenter first thinks the pod can schedule until the pod is running. "
+        "Note: this calculated from a point in memory, not by the pod creation timestamp.",
+        2, nn);
+    pm->undecided = tlr_metrics_gauge(
+        m, "karpenter_pods_provisioning_scheduling_undecided_time_seconds",
+        "The time from when Karpenter has seen a pod without making a scheduling decision for the "
+        "pod. Note: this calculated from a point in memory, not by the pod creation timestamp.",
+        2, nn);
+    tlr_metric_family *per_pod[] = { pm->state,        pm->unbound,        pm->unstarted,
+                                     pm->prov_unbound, pm->prov_unstarted, pm->undecided };
     for (size_t i = 0; i < sizeof(per_pod) / sizeof(per_pod[0]); i++)
         tlr_metrics_family_set_max_series(per_pod[i], WATCHER_PODMETRICS_MAX_PODS);
     pm->nbuckets = 1024;
@@ -103,6 +154,7 @@ static void rec_free(pod_rec *r)
     free(r->name);
     free(r->owner);
     free(r->node);
+    free(r->uid);
     free(r);
 }
 
@@ -207,6 +259,27 @@ static bool condition_true(json_object *pod, const char *type, int64_t now_ms, i
     return false;
 }
 
+/* PodScheduled is False with reason Unschedulable: the scheduler tried
+ * and found no Node (what makes a pod provisionable). */
+static bool unschedulable(json_object *pod)
+{
+    json_object *conds = tlr_json_arr(pod, "status.conditions");
+    size_t n = conds ? json_object_array_length(conds) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *c = json_object_array_get_idx(conds, i);
+        const char *t = tlr_json_str(c, "type"), *st = tlr_json_str(c, "status"),
+                   *why = tlr_json_str(c, "reason");
+        if (t && !strcmp(t, "PodScheduled"))
+            return st && !strcmp(st, "False") && why && !strcmp(why, "Unschedulable");
+    }
+    return false;
+}
+
+static double seconds(int64_t ms)
+{
+    return ms > 0 ? (double)ms / 1000.0 : 0.0;
+}
+
 /* Karpenter's owner label: a self link made from the first owner
  * reference, "/apis/<apiVersion>/namespaces/<ns>/<kind lower case>s/<name>". */
 static char *owner_link(json_object *pod, const char *ns)
@@ -275,6 +348,8 @@ void watcher_podmetrics_apply(watcher_podmetrics *pm, tlr_kube_event_type type, 
             grow(pm);
     }
     r->gen = pm->gen;
+    const char *uid = tlr_json_str(obj, "metadata.uid");
+    set_str(&r->uid, uid ? uid : "");
     free(r->owner);
     r->owner = owner_link(obj, ns);
     const char *node = tlr_json_str(obj, "spec.nodeName");
@@ -290,18 +365,50 @@ void watcher_podmetrics_apply(watcher_podmetrics *pm, tlr_kube_event_type type, 
 
     bool pending = !strcmp(r->phase, "Pending");
     bool terminal = !strcmp(r->phase, "Succeeded") || !strcmp(r->phase, "Failed");
+    if (pending && !r->ack_ms && !r->node[0] && unschedulable(obj))
+        r->ack_ms = now_ms;
     if (pending) {
         r->unstarted = true;
         r->unbound = true;
     } else if (r->unstarted && (r->ready || terminal)) {
-        if (r->ready)
+        if (r->ready) {
             tlr_metrics_summary_observe(pm->startup, NULL, (double)(ready_ms - r->created_ms) / 1000.0);
+            if (r->schedulable_ms)
+                tlr_metrics_histogram_observe(pm->prov_startup_dur, NULL,
+                                              seconds(ready_ms - r->schedulable_ms));
+        }
         r->unstarted = false;
     }
     if (r->unbound && r->scheduled) {
         tlr_metrics_histogram_observe(pm->bound_dur, NULL, (double)(sched_ms - r->created_ms) / 1000.0);
+        if (r->schedulable_ms)
+            tlr_metrics_histogram_observe(pm->prov_bound_dur, NULL,
+                                          seconds(sched_ms - r->schedulable_ms));
         r->unbound = false;
     }
+}
+
+void watcher_podmetrics_decided(watcher_podmetrics *pm, const char *ns, const char *name,
+                                const char *uid, bool scheduled, int64_t at_ms)
+{
+    if (!ns || !name || !uid)
+        return;
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    pod_rec *r = *slot_of(pm, key);
+    /* Unknown (deleted since), another pod of the same name, or bound
+     * already (a late decision must not restart its clocks). */
+    if (!r || strcmp(r->uid ? r->uid : "", uid) || r->scheduled || r->node[0])
+        return;
+    if (!r->decided_ms) {
+        r->decided_ms = at_ms > 0 ? at_ms : 1;
+        if (r->ack_ms)
+            tlr_metrics_histogram_observe(pm->decision_dur, NULL, seconds(r->decided_ms - r->ack_ms));
+    }
+    if (!scheduled)
+        r->schedulable_ms = 0;
+    else if (!r->schedulable_ms)
+        r->schedulable_ms = at_ms > 0 ? at_ms : 1;
 }
 
 /* ---- one pass ---- */
@@ -371,8 +478,10 @@ void watcher_podmetrics_update(watcher_podmetrics *pm, const watcher_cache *c, i
             all[n++] = r;
     qsort(all, n, sizeof(all[0]), rec_cmp);
 
-    tlr_metric_family *per_pod[] = { pm->state, pm->unbound, pm->unstarted };
-    for (size_t i = 0; i < 3; i++)
+    tlr_metric_family *per_pod[] = { pm->state,        pm->unbound,        pm->unstarted,
+                                     pm->prov_unbound, pm->prov_unstarted, pm->undecided };
+    const size_t nper = sizeof(per_pod) / sizeof(per_pod[0]);
+    for (size_t i = 0; i < nper; i++)
         tlr_metrics_family_mark_stale(per_pod[i]);
     for (size_t i = 0; i < n; i++) {
         const pod_rec *r = all[i];
@@ -388,12 +497,21 @@ void watcher_podmetrics_update(watcher_podmetrics *pm, const watcher_cache *c, i
         bool pending = !strcmp(r->phase, "Pending");
         bool terminal = !strcmp(r->phase, "Succeeded") || !strcmp(r->phase, "Failed");
         double age = (double)(now_ms - r->created_ms) / 1000.0;
-        if (pending && !r->scheduled)
+        double since = seconds(now_ms - r->schedulable_ms);
+        if (pending && !r->scheduled) {
             tlr_metrics_gauge_set(pm->unbound, vals, age);
-        if (pending || (r->unstarted && !r->ready && !terminal))
+            if (r->schedulable_ms)
+                tlr_metrics_gauge_set(pm->prov_unbound, vals, since);
+        }
+        if (pending || (r->unstarted && !r->ready && !terminal)) {
             tlr_metrics_gauge_set(pm->unstarted, vals, age);
+            if (r->schedulable_ms)
+                tlr_metrics_gauge_set(pm->prov_unstarted, vals, since);
+        }
+        if (r->ack_ms && !r->decided_ms && !r->scheduled && !r->node[0] && !terminal)
+            tlr_metrics_gauge_set(pm->undecided, vals, seconds(now_ms - r->ack_ms));
     }
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < nper; i++)
         tlr_metrics_family_sweep_stale(per_pod[i]);
     free(all);
     free(nodes.v);

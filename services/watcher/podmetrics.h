@@ -17,6 +17,7 @@
 #ifndef WATCHER_PODMETRICS_H
 #define WATCHER_PODMETRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -41,6 +42,12 @@ void watcher_podmetrics_free(watcher_podmetrics *pm);    /* NULL is fine */
  * clock, Unix ms; used when a condition has no lastTransitionTime. */
 void watcher_podmetrics_apply(watcher_podmetrics *pm, tlr_kube_event_type type, json_object *obj,
                               int64_t now_ms);
+
+/* The launcher's decision for a pod (the "decisions" topic; strings
+ * borrowed), made at at_ms (its wall clock, Unix ms).  Ignored for a pod
+ * not known, of another uid, or bound already. */
+void watcher_podmetrics_decided(watcher_podmetrics *pm, const char *ns, const char *name,
+                                const char *uid, bool scheduled, int64_t at_ms);
 
 /* Set every per-pod series from the pods known now (Node labels from c,
  * borrowed) and drop the series of pods that are gone, bound or started. */

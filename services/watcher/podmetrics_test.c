@@ -50,8 +50,8 @@ static void add_node(watcher_cache *c)
 
 /* A pod event.  node "" = unbound; sched_s / ready_s: seconds after
  * creation the condition turned True, -1 = not True. */
-static void pod(watcher_podmetrics *pm, tlr_kube_event_type type, const char *name, const char *node,
-                const char *phase, int sched_s, int ready_s)
+static void pod_at(watcher_podmetrics *pm, tlr_kube_event_type type, const char *name, const char *node,
+                   const char *phase, int sched_s, int ready_s, int now_s)
 {
     char buf[2048], sched[160], ready[160];
     if (sched_s >= 0)
@@ -74,8 +74,19 @@ static void pod(watcher_podmetrics *pm, tlr_kube_event_type type, const char *na
              "\"status\":{\"phase\":\"%s\",\"conditions\":[%s%s]}}",
              name, name, name, node, phase, sched, ready);
     json_object *o = parse(buf);
-    watcher_podmetrics_apply(pm, type, o, T0 + 3600 * 1000);
+    watcher_podmetrics_apply(pm, type, o, T0 + (int64_t)now_s * 1000);
     json_object_put(o);
+}
+
+static void pod(watcher_podmetrics *pm, tlr_kube_event_type type, const char *name, const char *node,
+                const char *phase, int sched_s, int ready_s)
+{
+    pod_at(pm, type, name, node, phase, sched_s, ready_s, 3600);
+}
+
+static void decided(watcher_podmetrics *pm, const char *name, const char *uid, bool scheduled, int at_s)
+{
+    watcher_podmetrics_decided(pm, "d", name, uid, scheduled, T0 + (int64_t)at_s * 1000);
 }
 
 static char *pass(watcher_podmetrics *pm, watcher_cache *c, tlr_metrics *m, int at_s)
@@ -184,6 +195,93 @@ static void test_pod_life(void **state)
     watcher_cache_free(c);
 }
 
+/* The provisioning metrics count from the watcher's first sight of a
+ * provisionable pod (ack) and the launcher's decisions: undecided time
+ * until the first decision (one decision-duration observation), then
+ * provisioning unbound/unstarted time from the schedulable time, which a
+ * failed decision clears; binding and start observe from it. */
+static void test_provisioning(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 0 }, &c);
+    add_node(c);
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    watcher_podmetrics *pm;
+    watcher_podmetrics_create(m, &pm);
+
+    pod_at(pm, TLR_KUBE_ADDED, "api", "", "Pending", -1, -1, 2);     /* acked at 2 s */
+    char *page = pass(pm, c, m, 3);
+    expect(page, "karpenter_pods_provisioning_scheduling_undecided_time_seconds",
+           WANT("name=\"api\"", "namespace=\"d\""), 1);
+    expect(page, "karpenter_pods_provisioning_unbound_time_seconds", WANT("name=\"api\""), NAN);
+    free(page);
+
+    /* First decision at 4 s, a failed one: 2 s after the ack; no longer
+     * undecided, not schedulable. */
+    decided(pm, "api", "uid-api", false, 4);
+    page = pass(pm, c, m, 5);
+    expect(page, "karpenter_pods_scheduling_decision_duration_seconds_count", WANT(""), 1);
+    expect(page, "karpenter_pods_scheduling_decision_duration_seconds_sum", WANT(""), 2);
+    expect(page, "karpenter_pods_provisioning_scheduling_undecided_time_seconds", WANT("name=\"api\""), NAN);
+    expect(page, "karpenter_pods_provisioning_unbound_time_seconds", WANT("name=\"api\""), NAN);
+    free(page);
+
+    /* Scheduled at 6 s; a decision for another pod of that name (uid)
+     * changes nothing; the decision duration is observed once only. */
+    decided(pm, "api", "uid-api", true, 6);
+    decided(pm, "api", "uid-other", false, 7);
+    page = pass(pm, c, m, 10);
+    expect(page, "karpenter_pods_provisioning_unbound_time_seconds", WANT("name=\"api\""), 4);
+    expect(page, "karpenter_pods_provisioning_unstarted_time_seconds", WANT("name=\"api\""), 4);
+    expect(page, "karpenter_pods_scheduling_decision_duration_seconds_count", WANT(""), 1);
+    free(page);
+
+    /* Failed again at 7 s (its claim could not launch), scheduled at 8 s:
+     * the schedulable time starts over. */
+    decided(pm, "api", "uid-api", false, 7);
+    decided(pm, "api", "uid-api", true, 8);
+    decided(pm, "api", "uid-api", true, 9);
+    page = pass(pm, c, m, 10);
+    expect(page, "karpenter_pods_provisioning_unbound_time_seconds", WANT("name=\"api\""), 2);
+    free(page);
+
+    /* Bound at 12 s, Ready at 20 s: 4 s and 12 s from the schedulable time
+     * (12 s and 20 s from creation). */
+    pod_at(pm, TLR_KUBE_MODIFIED, "api", "n1", "Pending", 12, -1, 12);
+    page = pass(pm, c, m, 13);
+    expect(page, "karpenter_pods_provisioning_bound_duration_seconds_count", WANT(""), 1);
+    expect(page, "karpenter_pods_provisioning_bound_duration_seconds_sum", WANT(""), 4);
+    expect(page, "karpenter_pods_bound_duration_seconds_sum", WANT(""), 12);
+    expect(page, "karpenter_pods_provisioning_unbound_time_seconds", WANT("name=\"api\""), NAN);
+    expect(page, "karpenter_pods_provisioning_unstarted_time_seconds", WANT("name=\"api\""), 5);
+    free(page);
+    pod_at(pm, TLR_KUBE_MODIFIED, "api", "n1", "Running", 12, 20, 20);
+    /* A late decision for a bound pod restarts nothing. */
+    decided(pm, "api", "uid-api", true, 21);
+    page = pass(pm, c, m, 22);
+    expect(page, "karpenter_pods_provisioning_startup_duration_seconds_count", WANT(""), 1);
+    expect(page, "karpenter_pods_provisioning_startup_duration_seconds_sum", WANT(""), 12);
+    expect(page, "karpenter_pods_provisioning_unstarted_time_seconds", WANT("name=\"api\""), NAN);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_provisioning_unbound_time_seconds{"), 0);
+    assert_int_equal(mt_count_lines(page, "karpenter_pods_provisioning_unstarted_time_seconds{"), 0);
+    free(page);
+
+    /* A pod the scheduler placed itself (never Unschedulable) is never
+     * acked: no undecided time, and its decision observes no duration. */
+    pod_at(pm, TLR_KUBE_ADDED, "quick", "n1", "Pending", 1, -1, 1);
+    decided(pm, "unknown", "uid-unknown", true, 2);
+    page = pass(pm, c, m, 30);
+    expect(page, "karpenter_pods_provisioning_scheduling_undecided_time_seconds", WANT("name=\"quick\""), NAN);
+    expect(page, "karpenter_pods_scheduling_decision_duration_seconds_count", WANT(""), 1);
+    free(page);
+
+    watcher_podmetrics_free(pm);
+    tlr_metrics_free(m);
+    watcher_cache_free(c);
+}
+
 /* Many pods: the table grows, each pending pod has its series, and all
  * go when the pods are bound. */
 static void test_many_pods(void **state)
@@ -226,6 +324,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pod_life),
+        cmocka_unit_test(test_provisioning),
         cmocka_unit_test(test_many_pods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
