@@ -104,16 +104,41 @@ static void expect(const char *page, const char *name, const char *const *want, 
         fail_msg("%s{%s...}: got %g want %g\n%s", name, want[0] ? want[0] : "", got, v, page);
 }
 
+/* Each test's cache (one Node, n1), registry and pod metrics. */
+typedef struct {
+    watcher_cache *c;
+    tlr_metrics *m;
+    watcher_podmetrics *pm;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 0 }, &f->c);
+    add_node(f->c);
+    tlr_metrics_create(&f->m);
+    watcher_podmetrics_create(f->m, &f->pm);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    watcher_podmetrics_free(f->pm);
+    tlr_metrics_free(f->m);
+    watcher_cache_free(f->c);
+    free(f);
+    return 0;
+}
+
 static void test_pod_life(void **state)
 {
-    (void)state;
-    watcher_cache *c;
-    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 0 }, &c);
-    add_node(c);
-    tlr_metrics *m;
-    tlr_metrics_create(&m);
-    watcher_podmetrics *pm;
-    watcher_podmetrics_create(m, &pm);
+    fixture *f = *state;
+    watcher_cache *c = f->c;
+    tlr_metrics *m = f->m;
+    watcher_podmetrics *pm = f->pm;
 
     /* Pending, unbound: in both time gauges, seconds since creation. */
     pod(pm, TLR_KUBE_ADDED, "web", "", "Pending", -1, -1);
@@ -190,9 +215,6 @@ static void test_pod_life(void **state)
     assert_null(strstr(page, "name=\"crash\""));
     free(page);
 
-    watcher_podmetrics_free(pm);
-    tlr_metrics_free(m);
-    watcher_cache_free(c);
 }
 
 /* The provisioning metrics count from the watcher's first sight of a
@@ -202,14 +224,10 @@ static void test_pod_life(void **state)
  * failed decision clears; binding and start observe from it. */
 static void test_provisioning(void **state)
 {
-    (void)state;
-    watcher_cache *c;
-    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 0 }, &c);
-    add_node(c);
-    tlr_metrics *m;
-    tlr_metrics_create(&m);
-    watcher_podmetrics *pm;
-    watcher_podmetrics_create(m, &pm);
+    fixture *f = *state;
+    watcher_cache *c = f->c;
+    tlr_metrics *m = f->m;
+    watcher_podmetrics *pm = f->pm;
 
     pod_at(pm, TLR_KUBE_ADDED, "api", "", "Pending", -1, -1, 2);     /* acked at 2 s */
     char *page = pass(pm, c, m, 3);
@@ -277,23 +295,16 @@ static void test_provisioning(void **state)
     expect(page, "karpenter_pods_scheduling_decision_duration_seconds_count", WANT(""), 1);
     free(page);
 
-    watcher_podmetrics_free(pm);
-    tlr_metrics_free(m);
-    watcher_cache_free(c);
 }
 
 /* Many pods: the table grows, each pending pod has its series, and all
  * go when the pods are bound. */
 static void test_many_pods(void **state)
 {
-    (void)state;
-    watcher_cache *c;
-    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 0 }, &c);
-    add_node(c);
-    tlr_metrics *m;
-    tlr_metrics_create(&m);
-    watcher_podmetrics *pm;
-    watcher_podmetrics_create(m, &pm);
+    fixture *f = *state;
+    watcher_cache *c = f->c;
+    tlr_metrics *m = f->m;
+    watcher_podmetrics *pm = f->pm;
     enum { N = 12000 };                 /* past the registry's default ceiling */
     for (int i = 0; i < N; i++) {
         char name[32];
@@ -315,17 +326,14 @@ static void test_many_pods(void **state)
     assert_int_equal(mt_count_lines(page, "karpenter_pods_unstarted_time_seconds{"), N);
     expect(page, "karpenter_pods_bound_duration_seconds_count", WANT(""), N);
     free(page);
-    watcher_podmetrics_free(pm);
-    tlr_metrics_free(m);
-    watcher_cache_free(c);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pod_life),
-        cmocka_unit_test(test_provisioning),
-        cmocka_unit_test(test_many_pods),
+        cmocka_unit_test_setup_teardown(test_pod_life, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_provisioning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_pods, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
