@@ -21,6 +21,7 @@
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_metrics.h"
+#include "metrics_testkit.h"
 
 typedef struct fx {
     ds_fake f;
@@ -283,25 +284,9 @@ static void test_ami_drift_from_live_resolution(void **state)
     assert_int_equal(ds_fake_count(&x->f, "resolve amis default"), 2);
 }
 
-/* The line of the page written exactly as sample; its value, or -1. */
-static double metric(tlr_metrics *m, const char *sample)
-{
-    tlr_buf b;
-    tlr_buf_init(&b, 1 << 20);
-    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
-    char *page = tlr_buf_take(&b);
-    double v = -1;
-    size_t n = strlen(sample);
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        if (!strncmp(l, sample, n) && l[n] == ' ')
-            v = strtod(l + n + 1, NULL);
-    free(page);
-    return v;
-}
-
 static void expect_metric(tlr_metrics *m, const char *sample, double want)
 {
-    double got = metric(m, sample);
+    double got = mt_sample(m, sample);
     if (got != want)
         fail_msg("%s: got %g want %g", sample, got, want);
 }
@@ -345,8 +330,8 @@ static void test_evaluation_metrics(void **state)
         expect_metric(m, once[i], 1);
     expect_metric(m, "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"single\"}", 1);
     expect_metric(m, "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"multi\"}", 0);
-    assert_true(metric(m, "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_sum{reason="
-                          "\"underutilized\",consolidation_type=\"single\"}") >= 0.003);
+    assert_true(mt_sample(m, "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_sum{reason="
+                            "\"underutilized\",consolidation_type=\"single\"}") >= 0.003);
 
     ds_ctl_free(x->c);
     x->c = NULL;

@@ -23,32 +23,6 @@
 #define IN TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN
 #define SPOT TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT
 
-/* The value of the series written exactly as sample ("name{a=\"x\"}"), or
- * NAN when the page has no such line. */
-static double value(const char *page, const char *sample)
-{
-    size_t n = strlen(sample);
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        if (!strncmp(l, sample, n) && l[n] == ' ')
-            return strtod(l + n + 1, NULL);
-    return NAN;
-}
-
-static int count(const char *page, const char *prefix)
-{
-    int k = 0;
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        k += !strncmp(l, prefix, strlen(prefix));
-    return k;
-}
-
-static void expect(const char *page, const char *sample, double want)
-{
-    double got = value(page, sample);
-    if (isnan(want) ? !isnan(got) : got != want)
-        fail_msg("%s: got %g want %g\n%s", sample, got, want, page);
-}
-
 static Tailor__V1__NodePool *pool(const char *key, const char *v1, const char *v2)
 {
     Tailor__V1__NodePool *np = tlr_malloc(sizeof(*np));
@@ -88,15 +62,15 @@ static void test_catalog_metrics(void **state)
     lc_catmetrics_pool pools[2] = { { spot, cat } };
     lc_catmetrics_update(cm, pools, 1, ice);
     char *page = mt_render(m);
-    expect(page, "karpenter_cloudprovider_instance_type_cpu_cores{instance_type=\"r5.large\"}", 2);
-    expect(page, "karpenter_cloudprovider_instance_type_memory_bytes{instance_type=\"m5.large\"}",
-           8192.0 * 1024 * 1024);
-    expect(page, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type=\"m5.large\","
-                 "capacity_type=\"spot\",zone=\"us-east-1b\"}", 0.035);
-    expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
-                 "capacity_type=\"spot\",zone=\"us-east-1a\"}", 1);
-    assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_offering_price_estimate{"), 2);
-    assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_cpu_cores{"), 3);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_cpu_cores{instance_type=\"r5.large\"}", 2);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_memory_bytes{instance_type=\"m5.large\"}",
+              8192.0 * 1024 * 1024);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type=\"m5.large\","
+                    "capacity_type=\"spot\",zone=\"us-east-1b\"}", 0.035);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
+                    "capacity_type=\"spot\",zone=\"us-east-1a\"}", 1);
+    assert_int_equal(mt_count_lines(page, "karpenter_cloudprovider_instance_type_offering_price_estimate{"), 2);
+    assert_int_equal(mt_count_lines(page, "karpenter_cloudprovider_instance_type_cpu_cores{"), 3);
     free(page);
 
     /* ICE on m5.large spot a: unavailable, price kept.  A second pool
@@ -106,29 +80,29 @@ static void test_catalog_metrics(void **state)
     pools[1] = (lc_catmetrics_pool){ types, cat };
     lc_catmetrics_update(cm, pools, 2, ice);
     page = mt_render(m);
-    expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
-                 "capacity_type=\"spot\",zone=\"us-east-1a\"}", 0);
-    expect(page, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type=\"m5.large\","
-                 "capacity_type=\"spot\",zone=\"us-east-1a\"}", 0.040);
-    expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"r5.large\","
-                 "capacity_type=\"on-demand\",zone=\"us-east-1c\"}", 1);
-    assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_offering_available{"), 6);
-    assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_cpu_cores{"), 3);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
+                    "capacity_type=\"spot\",zone=\"us-east-1a\"}", 0);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type=\"m5.large\","
+                    "capacity_type=\"spot\",zone=\"us-east-1a\"}", 0.040);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"r5.large\","
+                    "capacity_type=\"on-demand\",zone=\"us-east-1c\"}", 1);
+    assert_int_equal(mt_count_lines(page, "karpenter_cloudprovider_instance_type_offering_available{"), 6);
+    assert_int_equal(mt_count_lines(page, "karpenter_cloudprovider_instance_type_cpu_cores{"), 3);
     free(page);
 
     /* The spot pool goes: its offerings' series go with it. */
     pools[0] = pools[1];
     lc_catmetrics_update(cm, pools, 1, ice);
     page = mt_render(m);
-    expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
-                 "capacity_type=\"spot\",zone=\"us-east-1a\"}", NAN);
-    assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_offering_available{"), 4);
+    mt_expect(page, "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
+                    "capacity_type=\"spot\",zone=\"us-east-1a\"}", NAN);
+    assert_int_equal(mt_count_lines(page, "karpenter_cloudprovider_instance_type_offering_available{"), 4);
     free(page);
 
     /* No pools: no series at all. */
     lc_catmetrics_update(cm, NULL, 0, ice);
     page = mt_render(m);
-    assert_int_equal(count(page, "karpenter_cloudprovider_instance_type_"), 0);
+    assert_int_equal(mt_count_lines(page, "karpenter_cloudprovider_instance_type_"), 0);
     free(page);
 
     protobuf_c_message_free_unpacked(&spot->base, NULL);

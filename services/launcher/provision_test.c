@@ -18,6 +18,7 @@
 #include "testkit.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "metrics_testkit.h"
 
 #define IN TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN
 
@@ -703,22 +704,6 @@ static void test_pool_usage(void **state)
     assert_int_equal(st->nodes, 2);
 }
 
-/* The value of the series written exactly as sample, or -1 when absent. */
-static double metric(tlr_metrics *m, const char *sample)
-{
-    tlr_buf b;
-    tlr_buf_init(&b, 1 << 20);
-    assert_int_equal(tlr_metrics_render(m, &b), TLR_OK);
-    char *page = tlr_buf_take(&b);
-    double v = -1;
-    size_t n = strlen(sample);
-    for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        if (!strncmp(l, sample, n) && l[n] == ' ')
-            v = strtod(l + n + 1, NULL);
-    free(page);
-    return v;
-}
-
 /* Karpenter's launch and termination failure counters and the instance
  * type metrics, on a prov with a registry: each ICE'd CreateFleet
  * offering counts once, with its zone's ID from the catalog; a refused
@@ -751,18 +736,18 @@ static void test_failure_metrics(void **state)
         "karpenter_cloudprovider_instance_launch_failures_total{zone=\"us-east-1b\",zone_id=\"use1-az2\",capacity_type=\"spot\",reason=\"LaunchFailed\"}",
     };
     for (int i = 0; i < 2; i++)
-        if (metric(m, fails[i]) != 1)
-            fail_msg("%s: got %g want 1", fails[i], metric(m, fails[i]));
+        if (mt_sample(m, fails[i]) != 1)
+            fail_msg("%s: got %g want 1", fails[i], mt_sample(m, fails[i]));
     /* Before the launch both spot offerings were available; the next
      * lifecycle pass sees them in the ICE cache. */
     const char *avail = "karpenter_cloudprovider_instance_type_offering_available{instance_type=\"m5.large\","
                         "capacity_type=\"spot\",zone=\"us-east-1a\"}";
-    assert_true(metric(m, avail) == 1);
+    assert_true(mt_sample(m, avail) == 1);
     fx->f.now_ms += 30000;
     lc_prov_lifecycle(fx->p);
-    assert_true(metric(m, avail) == 0);
-    assert_true(metric(m, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type="
-                          "\"c5.large\",capacity_type=\"on-demand\",zone=\"us-east-1c\"}") == 0.085);
+    assert_true(mt_sample(m, avail) == 0);
+    assert_true(mt_sample(m, "karpenter_cloudprovider_instance_type_offering_price_estimate{instance_type="
+                            "\"c5.large\",capacity_type=\"on-demand\",zone=\"us-east-1c\"}") == 0.085);
 
     /* TerminateInstances refused: counted with the claim's zone (the
      * launch went on-demand in us-east-1a); the claim stays. */
@@ -781,8 +766,8 @@ static void test_failure_metrics(void **state)
     protobuf_c_message_free_unpacked(&resp->base, NULL);
     const char *tf = "karpenter_cloudprovider_instance_termination_failures_total{zone=\"us-east-1a\","
                      "zone_id=\"use1-az1\"}";
-    if (metric(m, tf) != 1)
-        fail_msg("%s: got %g want 1", tf, metric(m, tf));
+    if (mt_sample(m, tf) != 1)
+        fail_msg("%s: got %g want 1", tf, mt_sample(m, tf));
     assert_int_equal(lc_claims_count(lc_prov_claims(fx->p)), 1);
 
     lc_prov_free(fx->p);
@@ -826,8 +811,8 @@ static void test_fleet_batch_metrics(void **state)
         { "karpenter_cloudprovider_batcher_batch_time_seconds_count{batcher=\"create_fleet\"}", 2 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (metric(m, cases[i].sample) != cases[i].want)
-            fail_msg("%s: got %g want %g", cases[i].sample, metric(m, cases[i].sample), cases[i].want);
+        if (mt_sample(m, cases[i].sample) != cases[i].want)
+            fail_msg("%s: got %g want %g", cases[i].sample, mt_sample(m, cases[i].sample), cases[i].want);
     lc_prov_free(fx->p);
     fx->p = NULL;
     tlr_metrics_free(m);
