@@ -349,11 +349,10 @@ static void test_liveness_and_gc(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "terminate i-leak"), 1);
 }
 
-/* Three claims alike (same pool, options, zone rule): one CreateFleet with
- * target 3, each claim its own instance, each instance its claim's tag. */
-static void test_identical_claims_batched(void **state)
+/* A plan of three c5.large claims alike (pods p1, p2, p3) and one
+ * m5.large claim, which differs. */
+static Tailor__V1__SolveResponse *three_alike(void)
 {
-    fixture *fx = *state;
     Tailor__V1__SolveResponse *resp = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
     for (int i = 2; i <= 3; i++) {
         Tailor__V1__NodeClaim *nc = tk_claim(NULL, 0, "c5.large", NULL, NULL);
@@ -362,9 +361,16 @@ static void test_identical_claims_batched(void **state)
         TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
         TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, nc);
     }
-    /* and one that differs (another type): its own fleet */
-    Tailor__V1__NodeClaim *other = tk_claim(NULL, 0, "m5.large", NULL, NULL);
-    TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, other);
+    TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, tk_claim(NULL, 0, "m5.large", NULL, NULL));
+    return resp;
+}
+
+/* Three claims alike (same pool, options, zone rule): one CreateFleet with
+ * target 3, each claim its own instance, each instance its claim's tag. */
+static void test_identical_claims_batched(void **state)
+{
+    fixture *fx = *state;
+    Tailor__V1__SolveResponse *resp = three_alike();
     fx->f.solve_q[fx->f.nsolve_q++] = resp;
     lc_batch_result r;
     assert_int_equal(lc_prov_batch(fx->p, tk_batch(3), &r), TLR_OK);
@@ -786,15 +792,7 @@ static void test_fleet_batch_metrics(void **state)
     lc_prov_opts o = base_opts(fx);
     o.metrics = m;
     lc_prov_create(&o, &fx->p);
-    Tailor__V1__SolveResponse *resp = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
-    for (int i = 2; i <= 3; i++) {
-        Tailor__V1__NodeClaim *nc = tk_claim(NULL, 0, "c5.large", NULL, NULL);
-        char u[16];
-        snprintf(u, sizeof(u), "p%d", i);
-        TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
-        TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, nc);
-    }
-    TK_PUSH(resp->new_nodeclaims, resp->n_new_nodeclaims, tk_claim(NULL, 0, "m5.large", NULL, NULL));
+    Tailor__V1__SolveResponse *resp = three_alike();
     fx->f.solve_q[fx->f.nsolve_q++] = resp;
     lc_batch_result r;
     assert_int_equal(lc_prov_batch(fx->p, tk_batch(3), &r), TLR_OK);
