@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "kubeobj_int.h"
+#include "tlr_kubesem.h"
 #include "tlr_err.h"
 #include "tlr_labels.h"
 
@@ -70,67 +71,6 @@ bool klabel_value(const char *s)
     return strlen(s) <= 63 && kmatch(LVALUE_ERE, s);
 }
 
-/* The karpenter.k8s.aws labels the CEL rules let a pool use. */
-static const char *const aws_labels[] = {
-    TLR_LABEL_INSTANCE_TENANCY,
-    TLR_LABEL_CAPACITY_RESERVATION_TYPE,
-    TLR_LABEL_CAPACITY_RESERVATION_ID,
-    TLR_LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
-    TLR_LABEL_NODECLASS,
-    TLR_LABEL_INSTANCE_ENCRYPTION_IN_TRANSIT_SUPPORTED,
-    TLR_LABEL_NITRO_SANDBOX,
-    TLR_LABEL_INSTANCE_CATEGORY,
-    TLR_LABEL_INSTANCE_HYPERVISOR,
-    TLR_LABEL_INSTANCE_FAMILY,
-    TLR_LABEL_INSTANCE_GENERATION,
-    TLR_LABEL_INSTANCE_LOCAL_NVME,
-    TLR_LABEL_INSTANCE_SIZE,
-    TLR_LABEL_INSTANCE_CPU,
-    TLR_LABEL_INSTANCE_CPU_MANUFACTURER,
-    TLR_LABEL_INSTANCE_CPU_SUSTAINED_CLOCK_SPEED_MHZ,
-    TLR_LABEL_INSTANCE_MEMORY,
-    TLR_LABEL_INSTANCE_EBS_BANDWIDTH,
-    TLR_LABEL_INSTANCE_NETWORK_BANDWIDTH,
-    TLR_LABEL_INSTANCE_GPU_NAME,
-    TLR_LABEL_INSTANCE_GPU_MANUFACTURER,
-    TLR_LABEL_INSTANCE_GPU_COUNT,
-    TLR_LABEL_INSTANCE_GPU_MEMORY,
-    TLR_LABEL_INSTANCE_ACCELERATOR_NAME,
-    TLR_LABEL_INSTANCE_ACCELERATOR_MANUFACTURER,
-    TLR_LABEL_INSTANCE_ACCELERATOR_COUNT,
-    TLR_LABEL_INSTANCE_CAPABILITY_FLEX,
-    TLR_LABEL_PLACEMENT_GROUP_ID,
-    TLR_LABEL_PLACEMENT_GROUP_PARTITION,
-};
-
-/* CEL's x.find("^([^/]+)").endsWith(domain): the part before the first
- * '/' (the whole key when it has none) ends with domain.  Note: no dot is
- * required, so "notkarpenter.sh/x" is restricted too, as in Karpenter. */
-static bool domain_ends_with(const char *key, const char *domain)
-{
-    size_t kl = strcspn(key, "/"), dl = strlen(domain);
-
-    return kl >= dl && strncmp(key + kl - dl, domain, dl) == 0;
-}
-
-const char *krestricted_label(const char *key, bool nodepool_key_ok)
-{
-    if (!nodepool_key_ok && strcmp(key, TLR_LABEL_NODEPOOL) == 0)
-        return "label \"" TLR_LABEL_NODEPOOL "\" is restricted";
-    if (strcmp(key, TLR_LABEL_HOSTNAME) == 0)
-        return "label \"" TLR_LABEL_HOSTNAME "\" is restricted";
-    if (domain_ends_with(key, TLR_DOMAIN_KARPENTER) && strcmp(key, TLR_LABEL_CAPACITY_TYPE) != 0 &&
-        strcmp(key, TLR_LABEL_NODEPOOL) != 0)
-        return "label domain \"" TLR_DOMAIN_KARPENTER "\" is restricted";
-    if (domain_ends_with(key, TLR_DOMAIN_KARPENTER_AWS)) {
-        for (size_t i = 0; i < sizeof(aws_labels) / sizeof(aws_labels[0]); i++)
-            if (strcmp(key, aws_labels[i]) == 0)
-                return NULL;
-        return "label domain \"" TLR_DOMAIN_KARPENTER_AWS "\" is restricted";
-    }
-    return NULL;
-}
-
 int kkarp_labels(kctx *c, json_object *map, const char *field)
 {
     char f[KF];
@@ -140,7 +80,7 @@ int kkarp_labels(kctx *c, json_object *map, const char *field)
     if (json_object_object_length(map) > 100)
         return kfail(c, TLR_E_INVAL, field, "at most 100 labels");
     json_object_object_foreach(map, k, v) {
-        const char *why = krestricted_label(k, false);
+        const char *why = tlr_ks_restricted_label(k, false);
         const char *val = json_object_is_type(v, json_type_string) ? json_object_get_string(v)
                                                                      : "";
         kpath(f, "%s[%.64s]", field, k);
@@ -187,7 +127,7 @@ int kkarp_reqs(kctx *c, Tailor__V1__NodeSelectorRequirement **r, size_t n, const
 
     for (size_t i = 0; i < n; i++) {
         const Tailor__V1__NodeSelectorRequirement *x = r[i];
-        const char *why = krestricted_label(x->key, nodepool_key_ok);
+        const char *why = tlr_ks_restricted_label(x->key, nodepool_key_ok);
         bool has_known;
 
         kpath(f, "%s[%zu]", field, i);

@@ -148,10 +148,6 @@ bool kqualified_name(const char *s);
 /* A label value: empty, or at most 63 of [-A-Za-z0-9_.] with alphanumeric
  * ends. */
 bool klabel_value(const char *s);
-/* The CEL rules on label and requirement keys: NULL when key may be used,
- * else the CEL message.  nodepool_key_ok: karpenter.sh/nodepool is allowed
- * (NodeClaim requirements), not only karpenter.sh/capacity-type. */
-const char *krestricted_label(const char *key, bool nodepool_key_ok);
 /* spec.template.metadata.labels (map, borrowed). */
 int kkarp_labels(kctx *c, json_object *map, const char *field);
 /* Requirements already read by knsreqs(): key pattern and restricted keys,

@@ -285,6 +285,69 @@ bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
     return true;
 }
 
+/* ---- restricted labels --------------------------------------------- */
+
+/* The karpenter.k8s.aws labels the CEL rules let a pool use. */
+static const char *const aws_labels[] = {
+    TLR_LABEL_INSTANCE_TENANCY,
+    TLR_LABEL_CAPACITY_RESERVATION_TYPE,
+    TLR_LABEL_CAPACITY_RESERVATION_ID,
+    TLR_LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+    TLR_LABEL_NODECLASS,
+    TLR_LABEL_INSTANCE_ENCRYPTION_IN_TRANSIT_SUPPORTED,
+    TLR_LABEL_NITRO_SANDBOX,
+    TLR_LABEL_INSTANCE_CATEGORY,
+    TLR_LABEL_INSTANCE_HYPERVISOR,
+    TLR_LABEL_INSTANCE_FAMILY,
+    TLR_LABEL_INSTANCE_GENERATION,
+    TLR_LABEL_INSTANCE_LOCAL_NVME,
+    TLR_LABEL_INSTANCE_SIZE,
+    TLR_LABEL_INSTANCE_CPU,
+    TLR_LABEL_INSTANCE_CPU_MANUFACTURER,
+    TLR_LABEL_INSTANCE_CPU_SUSTAINED_CLOCK_SPEED_MHZ,
+    TLR_LABEL_INSTANCE_MEMORY,
+    TLR_LABEL_INSTANCE_EBS_BANDWIDTH,
+    TLR_LABEL_INSTANCE_NETWORK_BANDWIDTH,
+    TLR_LABEL_INSTANCE_GPU_NAME,
+    TLR_LABEL_INSTANCE_GPU_MANUFACTURER,
+    TLR_LABEL_INSTANCE_GPU_COUNT,
+    TLR_LABEL_INSTANCE_GPU_MEMORY,
+    TLR_LABEL_INSTANCE_ACCELERATOR_NAME,
+    TLR_LABEL_INSTANCE_ACCELERATOR_MANUFACTURER,
+    TLR_LABEL_INSTANCE_ACCELERATOR_COUNT,
+    TLR_LABEL_INSTANCE_CAPABILITY_FLEX,
+    TLR_LABEL_PLACEMENT_GROUP_ID,
+    TLR_LABEL_PLACEMENT_GROUP_PARTITION,
+};
+
+/* CEL's x.find("^([^/]+)").endsWith(domain): the part before the first
+ * '/' (the whole key when it has none) ends with domain.  Note: no dot is
+ * required, so "notkarpenter.sh/x" is restricted too, as in Karpenter. */
+static bool domain_ends_with(const char *key, const char *domain)
+{
+    size_t kl = strcspn(key, "/"), dl = strlen(domain);
+
+    return kl >= dl && strncmp(key + kl - dl, domain, dl) == 0;
+}
+
+const char *tlr_ks_restricted_label(const char *key, bool nodepool_key_ok)
+{
+    if (!nodepool_key_ok && strcmp(key, TLR_LABEL_NODEPOOL) == 0)
+        return "label \"" TLR_LABEL_NODEPOOL "\" is restricted";
+    if (strcmp(key, TLR_LABEL_HOSTNAME) == 0)
+        return "label \"" TLR_LABEL_HOSTNAME "\" is restricted";
+    if (domain_ends_with(key, TLR_DOMAIN_KARPENTER) && strcmp(key, TLR_LABEL_CAPACITY_TYPE) != 0 &&
+        strcmp(key, TLR_LABEL_NODEPOOL) != 0)
+        return "label domain \"" TLR_DOMAIN_KARPENTER "\" is restricted";
+    if (domain_ends_with(key, TLR_DOMAIN_KARPENTER_AWS)) {
+        for (size_t i = 0; i < sizeof(aws_labels) / sizeof(aws_labels[0]); i++)
+            if (strcmp(key, aws_labels[i]) == 0)
+                return NULL;
+        return "label domain \"" TLR_DOMAIN_KARPENTER_AWS "\" is restricted";
+    }
+    return NULL;
+}
+
 /* ---- provider IDs ------------------------------------------------- */
 
 #define AWS_SCHEME "aws://"

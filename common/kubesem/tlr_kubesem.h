@@ -137,6 +137,16 @@ bool tlr_ks_pod_tolerates(const Tailor__V1__Pod *p, Tailor__V1__Taint *const *ta
 bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
                              Tailor__V1__Label *const *labels, size_t n_labels);
 
+/* ---- restricted labels --------------------------------------------- */
+
+/* Karpenter's rule on label and requirement keys (the CRDs' CEL rules,
+ * and IsRestrictedLabel for pods): NULL when key may be used, else the
+ * message.  Restricted: kubernetes.io/hostname, the karpenter.sh domain
+ * but karpenter.sh/capacity-type (and karpenter.sh/nodepool when
+ * nodepool_key_ok: NodeClaim and pod requirements), the karpenter.k8s.aws
+ * domain but its well-known labels. */
+const char *tlr_ks_restricted_label(const char *key, bool nodepool_key_ok);
+
 /* ---- provider IDs ------------------------------------------------- */
 
 /* The instance id of an "aws://" provider ID (borrowed from provider_id):
