@@ -3,6 +3,7 @@
 #include "tlr_kubesem.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,6 +345,91 @@ const char *tlr_ks_restricted_label(const char *key, bool nodepool_key_ok)
             if (strcmp(key, aws_labels[i]) == 0)
                 return NULL;
         return "label domain \"" TLR_DOMAIN_KARPENTER_AWS "\" is restricted";
+    }
+    return NULL;
+}
+
+/* ---- pods Karpenter's provisioner ignores --------------------------- */
+
+#define OP(x) TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_##x
+
+/* Karpenter's ValidateRequirement, as far as a pod the API server admitted
+ * can break it: the operator, a restricted key, In without values, a
+ * comparison without one non-negative integer. */
+static bool req_invalid(const Tailor__V1__NodeSelectorRequirement *r, char *buf, size_t n)
+{
+    const char *key = r->key ? r->key : "";
+    const char *why = tlr_ks_restricted_label(key, true);
+    int64_t v;
+
+    if (r->operator_ < OP(IN) || r->operator_ > OP(LTE))
+        snprintf(buf, n, "key %s has an unsupported operator", key);
+    else if (why)
+        snprintf(buf, n, "key %s: %s", key, why);
+    else if (r->operator_ == OP(IN) && r->n_values == 0)
+        snprintf(buf, n, "key %s with operator In must have a value defined", key);
+    else if (r->operator_ >= OP(GT) &&
+             (r->n_values != 1 || !parse_i64(r->values[0], &v) || v < 0 || v > INT32_MAX))
+        snprintf(buf, n, "key %s with operator %s must have a single positive integer value", key,
+                 tlr_ks_operator_name(r->operator_));
+    else
+        return false;
+    return true;
+}
+
+static bool term_avoids_karpenter(const Tailor__V1__NodeSelectorTerm *t)
+{
+    for (size_t i = 0; t && i < t->n_match_expressions; i++)
+        if (t->match_expressions[i]->operator_ == OP(DOES_NOT_EXIST) &&
+            strcmp(t->match_expressions[i]->key ? t->match_expressions[i]->key : "",
+                   TLR_LABEL_NODEPOOL) == 0)
+            return true;
+    return false;
+}
+
+const char *tlr_ks_pod_ignored(const Tailor__V1__Pod *p, char *buf, size_t n, bool *quiet)
+{
+    *quiet = false;
+    if (!p || p->is_daemonset)
+        return NULL;
+    /* The requirements Karpenter schedules with: the nodeSelector, the
+     * heaviest preferred term (the first of equal weight) and the first
+     * required term. */
+    const Tailor__V1__PreferredSchedulingTerm *heavy = NULL;
+    for (size_t i = 0; i < p->n_preferred_node_affinity; i++)
+        if (!heavy || p->preferred_node_affinity[i]->weight > heavy->weight)
+            heavy = p->preferred_node_affinity[i];
+    if ((heavy && term_avoids_karpenter(heavy->preference)) ||
+        (p->n_required_node_affinity && term_avoids_karpenter(p->required_node_affinity[0]))) {
+        *quiet = true;
+        snprintf(buf, n, "ignoring pod, it requires %s DoesNotExist: it avoids Karpenter's nodes",
+                 TLR_LABEL_NODEPOOL);
+        return buf;
+    }
+    char why[384];
+    for (size_t i = 0; i < p->n_node_selector; i++) {
+        Tailor__V1__NodeSelectorRequirement r = TAILOR__V1__NODE_SELECTOR_REQUIREMENT__INIT;
+        char *v = p->node_selector[i]->value;
+        r.key = p->node_selector[i]->key;
+        r.operator_ = OP(IN);
+        r.values = &v;
+        r.n_values = 1;
+        if (req_invalid(&r, why, sizeof(why))) {
+            snprintf(buf, n, "ignoring pod, nodeSelector: %s", why);
+            return buf;
+        }
+    }
+    for (size_t i = 0; i < p->n_required_node_affinity; i++) {
+        const Tailor__V1__NodeSelectorTerm *t = p->required_node_affinity[i];
+        if (t->n_match_fields) {
+            snprintf(buf, n, "ignoring pod, node selector term with matchFields is not supported");
+            return buf;
+        }
+        for (size_t j = 0; j < t->n_match_expressions; j++)
+            if (req_invalid(t->match_expressions[j], why, sizeof(why))) {
+                snprintf(buf, n, "ignoring pod, required node affinity: %s", why);
+                return buf;
+            }
     }
     return NULL;
 }

@@ -233,6 +233,110 @@ static void test_pod_node_affinity(void **state)
     tlr_ks_labels_free(&bare);
 }
 
+/* Karpenter's provisioner Validate: which pods it ignores, and which of
+ * those it ignores without an Event. */
+static void test_pod_ignored(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int where;                 /* 0 nodeSelector, 1 first required term,
+                                    * 2 second required term, 3 preferred (heaviest) */
+        const char *key;
+        int op;
+        const char *v0, *v1;
+        bool fields;               /* the required term has matchFields */
+        bool ignored, quiet;
+    } cases[] = {
+        { "plain selector", 0, "disk", IN, "ssd", NULL, false, false, false },
+        { "well-known selector", 0, "karpenter.k8s.aws/instance-family", IN, "m5", NULL, false, false, false },
+        { "nodepool selector", 0, "karpenter.sh/nodepool", IN, "default", NULL, false, false, false },
+        { "capacity-type", 1, "karpenter.sh/capacity-type", IN, "spot", NULL, false, false, false },
+        { "kubernetes.io domain", 1, "kubernetes.io/test", IN, "x", NULL, false, false, false },
+        { "hostname selector", 0, "kubernetes.io/hostname", IN, "ip-10-0-0-1", NULL, false, true, false },
+        { "hostname affinity", 1, "kubernetes.io/hostname", IN, "ip-10-0-0-1", NULL, false, true, false },
+        { "karpenter.sh domain", 1, "karpenter.sh/test", IN, "x", NULL, false, true, false },
+        { "unknown aws label", 2, "karpenter.k8s.aws/instance-foo", EXISTS, NULL, NULL, false, true, false },
+        { "matchFields", 1, "disk", IN, "ssd", NULL, true, true, false },
+        { "In without values", 1, "disk", IN, NULL, NULL, false, true, false },
+        { "Gt two values", 1, "karpenter.k8s.aws/instance-cpu", GT, "1", "2", false, true, false },
+        { "Gt negative", 1, "karpenter.k8s.aws/instance-cpu", GT, "-1", NULL, false, true, false },
+        { "Lt integer", 1, "karpenter.k8s.aws/instance-cpu", LT, "8", NULL, false, false, false },
+        { "avoids Karpenter", 1, "karpenter.sh/nodepool", DNE, NULL, NULL, false, true, true },
+        { "prefers non-Karpenter", 3, "karpenter.sh/nodepool", DNE, NULL, NULL, false, true, true },
+        { "avoids in a later term", 2, "karpenter.sh/nodepool", DNE, NULL, NULL, false, false, false },
+        { "nodepool Exists", 1, "karpenter.sh/nodepool", EXISTS, NULL, NULL, false, false, false },
+    };
+    bool ok = true;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *vals[2] = { (char *)cases[i].v0, (char *)cases[i].v1 };
+        Tailor__V1__NodeSelectorRequirement r = TAILOR__V1__NODE_SELECTOR_REQUIREMENT__INIT,
+                                            other = TAILOR__V1__NODE_SELECTOR_REQUIREMENT__INIT;
+        r.key = (char *)cases[i].key;
+        r.operator_ = cases[i].op;
+        r.values = vals;
+        r.n_values = cases[i].v1 ? 2 : cases[i].v0 ? 1 : 0;
+        other.key = "disk";
+        other.operator_ = EXISTS;
+        Tailor__V1__NodeSelectorRequirement *rs[] = { &r }, *os[] = { &other }, *fs[] = { &other };
+        Tailor__V1__NodeSelectorTerm t1 = TAILOR__V1__NODE_SELECTOR_TERM__INIT,
+                                     t2 = TAILOR__V1__NODE_SELECTOR_TERM__INIT,
+                                     light = TAILOR__V1__NODE_SELECTOR_TERM__INIT;
+        Tailor__V1__PreferredSchedulingTerm p1 = TAILOR__V1__PREFERRED_SCHEDULING_TERM__INIT,
+                                            p2 = TAILOR__V1__PREFERRED_SCHEDULING_TERM__INIT;
+        Tailor__V1__Label sel = TAILOR__V1__LABEL__INIT;
+        Tailor__V1__Label *sels[] = { &sel };
+        Tailor__V1__NodeSelectorTerm *terms[] = { &t1, &t2 };
+        Tailor__V1__PreferredSchedulingTerm *prefs[] = { &p1, &p2 };
+        Tailor__V1__Pod p = TAILOR__V1__POD__INIT;
+        t1.match_expressions = os;
+        t1.n_match_expressions = 1;
+        t2.match_expressions = os;
+        t2.n_match_expressions = 1;
+        if (cases[i].where == 0) {
+            sel.key = (char *)cases[i].key;
+            sel.value = (char *)cases[i].v0;
+            p.node_selector = sels;
+            p.n_node_selector = 1;
+        } else if (cases[i].where <= 2) {
+            (cases[i].where == 1 ? &t1 : &t2)->match_expressions = rs;
+            p.required_node_affinity = terms;
+            p.n_required_node_affinity = 2;
+        } else {
+            /* a lighter term first: the heaviest one counts */
+            light.match_expressions = os;
+            light.n_match_expressions = 1;
+            p1.weight = 10;
+            p1.preference = &light;
+            p2.weight = 50;
+            t2.match_expressions = rs;
+            p2.preference = &t2;
+            p.preferred_node_affinity = prefs;
+            p.n_preferred_node_affinity = 2;
+        }
+        if (cases[i].fields) {
+            t1.match_fields = fs;
+            t1.n_match_fields = 1;
+        }
+        char buf[512];
+        bool quiet = !cases[i].quiet;
+        const char *why = tlr_ks_pod_ignored(&p, buf, sizeof(buf), &quiet);
+        if ((why != NULL) != cases[i].ignored || quiet != cases[i].quiet ||
+            (why && strncmp(why, "ignoring pod, ", 14) != 0)) {
+            print_error("%s: got %s (quiet %d), want ignored %d quiet %d\n", cases[i].name,
+                        why ? why : "not ignored", quiet, cases[i].ignored, cases[i].quiet);
+            ok = false;
+        }
+        /* a DaemonSet pod is never ignored here */
+        p.is_daemonset = true;
+        if (tlr_ks_pod_ignored(&p, buf, sizeof(buf), &quiet)) {
+            print_error("%s: a DaemonSet pod was ignored\n", cases[i].name);
+            ok = false;
+        }
+    }
+    assert_true(ok);
+}
+
 /* ---- tolerations ---------------------------------------------------- */
 
 static void test_tolerations(void **state)
@@ -388,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_label_set),
         cmocka_unit_test(test_labels_for_offering),
         cmocka_unit_test(test_pod_node_affinity),
+        cmocka_unit_test(test_pod_ignored),
         cmocka_unit_test(test_tolerations),
         cmocka_unit_test(test_selector),
         cmocka_unit_test(test_provider_id),

@@ -147,6 +147,18 @@ bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
  * domain but its well-known labels. */
 const char *tlr_ks_restricted_label(const char *key, bool nodepool_key_ok);
 
+/* Does Karpenter's provisioner ignore pod p (its Validate: the pod is not
+ * provisioned for at all, and counts in karpenter_scheduler_ignored_pods_count)?
+ * NULL when not, else buf holding "ignoring pod, <why>".  Ignored: a pod
+ * whose scheduling requirements (nodeSelector, first required term,
+ * heaviest preferred term) say karpenter.sh/nodepool DoesNotExist -- it
+ * avoids Karpenter's nodes on purpose, so *quiet is set: no Event -- and a
+ * pod whose nodeSelector or required node affinity uses a restricted key
+ * (kubernetes.io/hostname, karpenter.sh/..., an unknown karpenter.k8s.aws
+ * label), matchFields, In without values, or Gt/Lt without one
+ * non-negative integer.  DaemonSet pods are never ignored here. */
+const char *tlr_ks_pod_ignored(const Tailor__V1__Pod *p, char *buf, size_t n, bool *quiet);
+
 /* ---- provider IDs ------------------------------------------------- */
 
 /* The instance id of an "aws://" provider ID (borrowed from provider_id):

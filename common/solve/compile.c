@@ -1597,6 +1597,12 @@ static void classes_build(sv_model *m, const Tailor__V1__Pod *const *pods, size_
         sv_class *c = &m->classes[ci];
         const Tailor__V1__Pod *p = c->pod;
         const char *unknown = NULL;
+        char ign[512];
+        bool quiet;
+        if (tlr_ks_pod_ignored(p, ign, sizeof(ign), &quiet)) {
+            c->bad = sv_arena_printf(m->ar, "%s", ign);
+            c->ignored = true;
+        }
         pod_request(m, p, &c->req, &unknown);
         for (int d = 0; d < SV_NDIM; d++)
             if (c->req.v[d] < 0 && !c->bad)

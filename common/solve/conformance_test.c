@@ -1186,6 +1186,15 @@ static void check_wants(const plan *pl, json_object *w, report *rp)
             miss(rp, "unscheduled %s: got %s", names[i], where);
         }
     }
+    /* Ignored: Karpenter's provisioner drops the pod before scheduling
+     * (its Validate); want the solver's "Ignored" error. */
+    n = names_of(pl, jget(w, "ignored"), names, MAXPL);
+    for (int i = 0; i < n; i++) {
+        const Tailor__V1__PodError *e = tk_error_of(pl->resp, names[i]);
+        if (!e || !e->status || strcmp(e->status->reason, "Ignored") != 0)
+            miss(rp, "ignored %s: got %s", names[i],
+                 e && e->status ? e->status->reason : "no pod error");
+    }
     json_object *o;
     if ((o = jget(w, "claims")) && (int64_t)pl->resp->n_new_nodeclaims != json_object_get_int64(o))
         miss(rp, "claims: got %zu, want %lld", pl->resp->n_new_nodeclaims, (long long)json_object_get_int64(o));

@@ -900,7 +900,7 @@ void sv_emit_errors(sv_model *m, Tailor__V1__PodError ***out, size_t *n)
         e->name = sv_ostrdup(oa, ps->pod->name);
         e->reasons = tlr_arena_alloc(oa, ((size_t)m->npools + 1) * sizeof(*e->reasons));
         const char *first = NULL;
-        if (ps->err != TLR_E_TIMEOUT) {
+        if (ps->err != TLR_E_TIMEOUT && !cl->ignored) {
             for (int pi = 0; pi < m->npools; pi++) {
                 const char *why = lv && lv->why[pi] ? lv->why[pi] : cl->fail[pi] ? cl->fail[pi]
                                 : cl->bad ? cl->bad
@@ -916,6 +916,15 @@ void sv_emit_errors(sv_model *m, Tailor__V1__PodError ***out, size_t *n)
         }
         e->status = tlr_arena_alloc(oa, sizeof(*e->status));
         tailor__v1__status__init(e->status);
+        if (cl->ignored && ps->err != TLR_E_TIMEOUT) {
+            /* Karpenter's provisioner drops such a pod before scheduling:
+             * its own message, no per-NodePool reasons. */
+            e->status->code = TLR_E_INVAL;
+            e->status->reason = sv_ostrdup(oa, "Ignored");
+            e->status->message = sv_ostrdup(oa, cl->bad);
+            v[k++] = e;
+            continue;
+        }
         e->status->code = (uint32_t)(ps->err ? ps->err : TLR_E_UNSCHEDULABLE);
         e->status->reason = sv_ostrdup(oa, ps->err == TLR_E_TIMEOUT ? "Timeout" : "Unschedulable");
         e->status->message = ps->err == TLR_E_TIMEOUT

@@ -289,6 +289,7 @@ typedef struct sv_class {
     int nreqterms;
     uint64_t pin_tk;                     /* SV_TK_LABEL keys its placement needs */
     char *bad;                           /* whole-class error, else NULL */
+    bool ignored;                        /* bad: Karpenter's provisioner ignores it */
     int left;                            /* pods not placed yet */
     int level;                           /* tailor: the class's level */
     double unit;                         /* cheapest cost per pod, 0 = unknown */

@@ -137,6 +137,9 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
         static const char *const ctl[] = { "controller" };
         p->m_unschedulable = tlr_metrics_gauge(o->metrics, "karpenter_scheduler_unschedulable_pods_count",
                                                "The number of unschedulable Pods.", 1, ctl);
+        p->m_ignored = tlr_metrics_gauge(o->metrics, "karpenter_scheduler_ignored_pods_count",
+                                         "Number of pods ignored during scheduling by Karpenter", 0, NULL);
+        tlr_metrics_gauge_set(p->m_ignored, NULL, 0);
         static const char *const pool_zone[] = { "nodepool", "zone" };
         p->m_nodes_created = tlr_metrics_counter(o->metrics, "karpenter_nodes_created_total",
                                                  "Number of nodes created in total by Karpenter. "
@@ -505,6 +508,13 @@ static const Tailor__V1__Pod *find_pod(const lc_prov *p, const char *uid)
     return i == SIZE_MAX ? NULL : p->batch->pending_pods[i];
 }
 
+/* Did the solver answer that Karpenter's provisioner ignores the pod
+ * (status reason "Ignored")? */
+static bool pod_ignored(const Tailor__V1__PodError *e)
+{
+    return e->status && e->status->reason && strcmp(e->status->reason, "Ignored") == 0;
+}
+
 static void decide(lc_prov *p, const char *uid, uint8_t how)
 {
     size_t i = find_pod_index(p, uid);
@@ -812,12 +822,21 @@ static uint64_t fnv(const char *s)
 
 /* Pods nothing could be planned for get a FailedScheduling Warning with
  * the solver's reasons -- once per pod per 5 minutes or when the reason
- * changes, so a pod pending for an hour is not an event storm. */
+ * changes, so a pod pending for an hour is not an event storm.  A pod
+ * that avoids Karpenter's nodes on purpose (karpenter.sh/nodepool
+ * DoesNotExist) gets none, as in Karpenter. */
 static void tell_unplaced(lc_prov *p, const Tailor__V1__SolveResponse *resp)
 {
     int64_t now = lc_prov_now(p);
     for (size_t i = 0; i < resp->n_pod_errors; i++) {
         const Tailor__V1__PodError *e = resp->pod_errors[i];
+        if (pod_ignored(e)) {
+            char why[512];
+            bool quiet = false;
+            tlr_ks_pod_ignored(find_pod(p, e->pod_uid), why, sizeof(why), &quiet);
+            if (quiet)
+                continue;
+        }
         char msg[1024];
         size_t off = (size_t)snprintf(msg, sizeof(msg), "Failed to schedule pod, %s",
                                       e->status && e->status->message[0] ? e->status->message
@@ -953,9 +972,16 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
             break;
         r.solves++;
         r.pods_unplaced = (int)resp->n_pod_errors;
-        if (p->m_unschedulable)
+        size_t ignored = 0;
+        for (size_t i = 0; i < resp->n_pod_errors; i++)
+            ignored += pod_ignored(resp->pod_errors[i]);
+        if (p->m_unschedulable) {
+            /* Karpenter drops the pods it ignores before scheduling: they
+             * are not among its unschedulable pods. */
             tlr_metrics_gauge_set(p->m_unschedulable, (const char *const[]){ "provisioner" },
-                                  (double)resp->n_pod_errors);
+                                  (double)(resp->n_pod_errors - ignored));
+            tlr_metrics_gauge_set(p->m_ignored, NULL, (double)ignored);
+        }
         for (size_t i = 0; i < resp->n_bindings; i++) {
             const Tailor__V1__Binding *bd = resp->bindings[i];
             if (bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME) {

@@ -570,20 +570,28 @@ static void test_catalog_swap(void **state)
     protobuf_c_message_free_unpacked(&fresh->base, NULL);
 }
 
+/* The solver's error for pod uid (in namespace default, named uid). */
+static Tailor__V1__PodError *pod_error(const char *uid, const char *reason, const char *message)
+{
+    Tailor__V1__PodError *e = tlr_malloc(sizeof(*e));
+    tailor__v1__pod_error__init(e);
+    e->pod_uid = tlr_strdup(uid);
+    e->namespace_ = tlr_strdup("default");
+    e->name = tlr_strdup(uid);
+    e->status = tlr_malloc(sizeof(*e->status));
+    tailor__v1__status__init(e->status);
+    e->status->reason = tlr_strdup(reason);
+    e->status->message = tlr_strdup(message);
+    return e;
+}
+
 /* A pod nothing can be planned for is told why once, not every batch. */
 static void test_unplaced_told_once(void **state)
 {
     fixture *fx = *state;
     for (int i = 0; i < 3; i++) {
         Tailor__V1__SolveResponse *r = tk_resp(NULL);
-        Tailor__V1__PodError *e = tlr_malloc(sizeof(*e));
-        tailor__v1__pod_error__init(e);
-        e->pod_uid = tlr_strdup("p1");
-        e->namespace_ = tlr_strdup("default");
-        e->name = tlr_strdup("p1");
-        e->status = tlr_malloc(sizeof(*e->status));
-        tailor__v1__status__init(e->status);
-        e->status->message = tlr_strdup("no NodePool fits");
+        Tailor__V1__PodError *e = pod_error("p1", "Unschedulable", "no NodePool fits");
         Tailor__V1__NodePoolReason *nr = tlr_malloc(sizeof(*nr));
         tailor__v1__node_pool_reason__init(nr);
         nr->nodepool = tlr_strdup("default");
@@ -601,6 +609,51 @@ static void test_unplaced_told_once(void **state)
     fx->f.now_ms += 5 * 60000;
     assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
     assert_int_equal(lc_fake_count(&fx->f, "event Pod default/p1 Warning FailedScheduling"), 2);
+}
+
+/* Pods Karpenter's provisioner ignores: counted apart from the
+ * unschedulable ones; told why, but a pod that avoids Karpenter's nodes on
+ * purpose (karpenter.sh/nodepool DoesNotExist) gets no Event. */
+static void test_ignored_pods(void **state)
+{
+    fixture *fx = *state;
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    lc_prov_free(fx->p);
+    lc_prov_opts o = base_opts(fx);
+    o.metrics = m;
+    lc_prov_create(&o, &fx->p);
+    assert_true(mt_sample(m, "karpenter_scheduler_ignored_pods_count") == 0);
+
+    Tailor__V1__PendingBatch *b = tk_batch(3);
+    Tailor__V1__NodeSelectorRequirement *dne = tlr_malloc(sizeof(*dne));
+    tailor__v1__node_selector_requirement__init(dne);
+    dne->key = tlr_strdup("karpenter.sh/nodepool");
+    dne->operator_ = TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_DOES_NOT_EXIST;
+    Tailor__V1__NodeSelectorTerm *t = tlr_malloc(sizeof(*t));
+    tailor__v1__node_selector_term__init(t);
+    TK_PUSH(t->match_expressions, t->n_match_expressions, dne);
+    TK_PUSH(b->pending_pods[1]->required_node_affinity, b->pending_pods[1]->n_required_node_affinity, t);
+    Tailor__V1__SolveResponse *r = tk_resp(NULL);
+    TK_PUSH(r->pod_errors, r->n_pod_errors, pod_error("p1", "Unschedulable", "no NodePool fits"));
+    TK_PUSH(r->pod_errors, r->n_pod_errors,
+            pod_error("p2", "Ignored", "ignoring pod, it requires karpenter.sh/nodepool DoesNotExist"));
+    TK_PUSH(r->pod_errors, r->n_pod_errors,
+            pod_error("p3", "Ignored", "ignoring pod, nodeSelector: key kubernetes.io/hostname: "
+                                       "label \"kubernetes.io/hostname\" is restricted"));
+    fx->f.solve_q[fx->f.nsolve_q++] = r;
+    assert_int_equal(lc_prov_batch(fx->p, b, NULL), TLR_OK);
+
+    assert_true(mt_sample(m, "karpenter_scheduler_ignored_pods_count") == 2);
+    assert_true(mt_sample(m, "karpenter_scheduler_unschedulable_pods_count{controller=\"provisioner\"}") == 1);
+    assert_int_equal(lc_fake_count(&fx->f, "event Pod default/p1 Warning FailedScheduling"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "event Pod default/p2 "), 0);
+    assert_int_equal(lc_fake_count(&fx->f, "event Pod default/p3 Warning FailedScheduling "
+                                           "Failed to schedule pod, ignoring pod, nodeSelector: key "
+                                           "kubernetes.io/hostname"), 1);
+    lc_prov_free(fx->p);
+    fx->p = NULL;
+    tlr_metrics_free(m);
 }
 
 /* --ice-ttl: the offering comes back after the configured time. */
@@ -863,6 +916,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_adoption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_swap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unplaced_told_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ignored_pods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ice_ttl_option, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_metrics, setup, teardown),
