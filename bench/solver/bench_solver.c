@@ -325,29 +325,14 @@ typedef struct result {
     bool ok;
 } result;
 
-/* The bound over the pods the plan placed: a plan that leaves pods out is
- * compared with the cheapest way to place the same pods. */
+/* The bound over the pods the plan placed (tlr_solve_lower_bound_placed),
+ * timed. */
 static double bound_for_placed(Tailor__V1__SolveRequest *req, const Tailor__V1__SolveResponse *r,
                                double *secs)
 {
-    size_t n = req->n_pending_pods, kept = 0;
-    Tailor__V1__Pod **all = req->pending_pods;
-    Tailor__V1__Pod **sub = tlr_calloc(n + 1, sizeof(*sub));
-    for (size_t i = 0; i < n; i++) {
-        bool failed = false;
-        for (size_t e = 0; e < r->n_pod_errors && !failed; e++)
-            failed = strcmp(r->pod_errors[e]->pod_uid, all[i]->uid) == 0;
-        if (!failed)
-            sub[kept++] = all[i];
-    }
-    req->pending_pods = sub;
-    req->n_pending_pods = kept;
     double lb = 0, t0 = now_s();
-    (void)tlr_solve_lower_bound(req, &lb);
+    (void)tlr_solve_lower_bound_placed(req, r, false, &lb);
     *secs = now_s() - t0;
-    req->pending_pods = all;
-    req->n_pending_pods = n;
-    free(sub);
     return lb;
 }
 

@@ -350,12 +350,48 @@ int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tail
     tlr_arena_free(a1);
     tlr_arena_free(a2);
     double lb = 0;
-    if (!(o && o->no_lower_bound) && tlr_solve_lower_bound(req, &lb) == TLR_OK)
+    if (!(o && o->no_lower_bound) && tlr_solve_lower_bound_placed(req, r, false, &lb) == TLR_OK)
         r->lower_bound_cost_per_hour = lb;
     r->status = status_new(oa, TLR_OK, "", "");
     r->solve_duration_ms = (mono_ns() - t0) / 1000000;
     *out = r;
     return TLR_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tlr_solve_lower_bound_placed(const Tailor__V1__SolveRequest *req,
+                                 const Tailor__V1__SolveResponse *r, bool tight,
+                                 double *cost_per_hour)
+{
+    int (*bound)(const Tailor__V1__SolveRequest *, double *) =
+        tight ? tlr_solve_lower_bound_tight : tlr_solve_lower_bound;
+    if (!r || !r->n_pod_errors)
+        return bound(req, cost_per_hour);
+    char **failed = tlr_malloc(r->n_pod_errors * sizeof(*failed));
+    size_t nf = 0;
+    for (size_t i = 0; i < r->n_pod_errors; i++)
+        if (r->pod_errors[i]->pod_uid)
+            failed[nf++] = r->pod_errors[i]->pod_uid;
+    qsort(failed, nf, sizeof(*failed), cmp_str);
+    Tailor__V1__Pod **kept = tlr_malloc((req->n_pending_pods + 1) * sizeof(*kept));
+    size_t nk = 0;
+    for (size_t i = 0; i < req->n_pending_pods; i++) {
+        Tailor__V1__Pod *p = req->pending_pods[i];
+        const char *uid = p && p->uid ? p->uid : "";
+        if (!bsearch(&uid, failed, nf, sizeof(*failed), cmp_str))
+            kept[nk++] = p;
+    }
+    Tailor__V1__SolveRequest sub = *req;
+    sub.pending_pods = kept;
+    sub.n_pending_pods = nk;
+    int rc = bound(&sub, cost_per_hour);
+    free(kept);
+    free(failed);
+    return rc;
 }
 
 void tlr_solve_response_free(Tailor__V1__SolveResponse *r)

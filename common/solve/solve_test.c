@@ -990,6 +990,38 @@ static void test_catalog_miss(void **state)
     tk_free(req);
 }
 
+/* The response's lower bound covers the pods the plan placed: pods no
+ * node can take (a custom label no NodePool sets: unschedulable in
+ * Karpenter; a hostname selector: ignored) do not raise it above the plan,
+ * though a bound over every pending pod (keys a pool may still set count
+ * as met there) does. */
+static void test_bound_over_placed(void **state)
+{
+    (void)state;
+    Tailor__V1__SolveRequest *req = tk_new();
+    b_packing(req);
+    char n[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(n, sizeof n, "team%d", i);
+        tk_pod_selector(tk_pod(req, n, 900, 1024), "team", "a");
+    }
+    tk_pod_selector(tk_pod(req, "pinned", 900, 1024), "kubernetes.io/hostname", "ip-10-0-0-1");
+    Tailor__V1__SolveResponse *s = NULL;
+    assert_int_equal(tlr_solve(req, NULL, &s), TLR_OK);
+    assert_int_equal(s->n_pod_errors, 9);
+    const Tailor__V1__PodError *pinned = tk_error_of(s, "pinned");
+    assert_non_null(pinned);
+    assert_string_equal(pinned->status->reason, "Ignored");
+    assert_string_equal(tk_error_of(s, "team0")->status->reason, "Unschedulable");
+    assert_true(s->lower_bound_cost_per_hour > 0);
+    assert_true(s->lower_bound_cost_per_hour <= s->total_cost_per_hour * (1 + 1e-9));
+    double all = 0;
+    assert_int_equal(tlr_solve_lower_bound(req, &all), TLR_OK);
+    assert_true(all > s->total_cost_per_hour);
+    tlr_solve_response_free(s);
+    tk_free(req);
+}
+
 /* Identical requests give identical plans. */
 static void test_deterministic(void **state)
 {
@@ -1023,6 +1055,7 @@ int main(void)
         cmocka_unit_test(test_lp_guided),
         cmocka_unit_test(test_catalog_miss),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_bound_over_placed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,4 +68,13 @@ int  tlr_solve_lower_bound(const Tailor__V1__SolveRequest *req, double *cost_per
  * hold whole pods (see lower_bound.c).  Same contract as above. */
 int  tlr_solve_lower_bound_tight(const Tailor__V1__SolveRequest *req, double *cost_per_hour);
 
+/* The bound (tight or not) over the pending pods of req that plan r placed,
+ * leaving out its pod_errors: what SolveResponse.lower_bound_cost_per_hour
+ * holds.  A plan that leaves pods out (unschedulable, ignored, out of
+ * time) is compared with the cheapest way to place the same pods, never
+ * with one that places pods no node can take. */
+int  tlr_solve_lower_bound_placed(const Tailor__V1__SolveRequest *req,
+                                  const Tailor__V1__SolveResponse *r, bool tight,
+                                  double *cost_per_hour);
+
 #endif

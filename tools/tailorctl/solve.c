@@ -963,7 +963,8 @@ int cmd_solve(int argc, char **argv)
     }
     if (cfg.tight) {
         double tight = 0;
-        if (tlr_solve_lower_bound_tight(&req, &tight) == TLR_OK && tight > resp->lower_bound_cost_per_hour)
+        if (tlr_solve_lower_bound_placed(&req, resp, true, &tight) == TLR_OK &&
+            tight > resp->lower_bound_cost_per_hour)
             resp->lower_bound_cost_per_hour = tight;
     }
     print_plan(&cfg, &in, cat, resp);
