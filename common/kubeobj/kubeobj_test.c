@@ -306,6 +306,20 @@ static void test_pod_placement(void **state)
           "kind: Pod\nmetadata: {name: p}\nspec: {nodeName: n1, containers: [{name: a}]}\n"
           "status:\n  phase: Running\n  conditions: [{type: PodScheduled, status: \"True\"}]\n",
           TLR_OK, "prio 0 ds 0 unsched 0 phase 2 node n1 owners 0 ann 0" },
+        { "deprecated label aliases read as the stable keys (Karpenter's NormalizedLabels)",
+          POD("  nodeSelector: {beta.kubernetes.io/os: linux, team: a}\n"
+              "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:"
+              " {nodeSelectorTerms: [{matchExpressions: [{key: failure-domain.beta.kubernetes.io/zone,"
+              " operator: In, values: [us-east-1a]}, {key: beta.kubernetes.io/instance-type,"
+              " operator: NotIn, values: [t3.micro]}]}]},"
+              " preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, preference:"
+              " {matchExpressions: [{key: beta.kubernetes.io/arch, operator: In, values: [arm64]},"
+              " {key: failure-domain.beta.kubernetes.io/region, operator: Exists}]}}]}}\n"
+              "  containers: [{name: a}]\n"),
+          TLR_OK,
+          "sel kubernetes.io/os=linux; sel team=a; term0: topology.kubernetes.io/zone In us-east-1a; "
+          "node.kubernetes.io/instance-type NotIn t3.micro; pref w1: kubernetes.io/arch In arm64; "
+          "topology.kubernetes.io/region Exists; prio 0 ds 0 unsched 0 phase 0 node  owners 0 ann 0" },
         { "unknown node affinity operator",
           POD("  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:"
               " {nodeSelectorTerms: [{matchExpressions: [{key: k, operator: Near,"

@@ -10,6 +10,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_kubesem.h"
 #include "tlr_quantity.h"
 #include "tlr_time.h"
 
@@ -791,7 +792,7 @@ static int nsreq_item(kctx *c, json_object *o, const char *f, void *arg, void **
         return rc;
     Tailor__V1__NodeSelectorRequirement *x = tlr_malloc(sizeof(*x));
     tailor__v1__node_selector_requirement__init(x);
-    x->key = tlr_strdup(key);
+    x->key = tlr_strdup(tlr_ks_normalized_key(key));
     x->operator_ = op;
     x->values = vals;
     x->n_values = nvals;

@@ -25,6 +25,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
 /* The annotations tailor acts on (pod.proto). */
@@ -629,6 +630,16 @@ int kpod_convert(kctx *c, json_object *meta, json_object *spec, json_object *sta
                    &v)) ||
         (rc = spread(c, v, f, p)))
         goto out;
+    /* Karpenter reads deprecated aliases as the stable keys
+     * (beta.kubernetes.io/os: linux is kubernetes.io/os); requirements
+     * are normalized as they are read (knsreqs), the nodeSelector here. */
+    for (size_t k = 0; k < p->n_node_selector; k++) {
+        const char *nk = tlr_ks_normalized_key(p->node_selector[k]->key);
+        if (nk != p->node_selector[k]->key) {
+            free(p->node_selector[k]->key);
+            p->node_selector[k]->key = tlr_strdup(nk);
+        }
+    }
 
     /* scheduling state */
     if ((rc = kint(c, spec, "priority", F("spec.priority"), INT32_MIN, INT32_MAX, &i64, NULL)))

@@ -288,6 +288,21 @@ bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
 
 /* ---- restricted labels --------------------------------------------- */
 
+const char *tlr_ks_normalized_key(const char *key)
+{
+    static const struct { const char *alias, *key; } norm[] = {
+        { TLR_LABEL_BETA_ZONE, TLR_LABEL_ZONE },
+        { TLR_LABEL_BETA_ARCH, TLR_LABEL_ARCH },
+        { TLR_LABEL_BETA_OS, TLR_LABEL_OS },
+        { TLR_LABEL_BETA_INSTANCE_TYPE, TLR_LABEL_INSTANCE_TYPE },
+        { TLR_LABEL_BETA_REGION, TLR_LABEL_REGION },
+    };
+    for (size_t i = 0; key && i < sizeof(norm) / sizeof(norm[0]); i++)
+        if (strcmp(key, norm[i].alias) == 0)
+            return norm[i].key;
+    return key;
+}
+
 /* The karpenter.k8s.aws labels the CEL rules let a pool use. */
 static const char *const aws_labels[] = {
     TLR_LABEL_INSTANCE_TENANCY,

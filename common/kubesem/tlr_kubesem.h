@@ -139,6 +139,14 @@ bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
 
 /* ---- restricted labels --------------------------------------------- */
 
+/* The key Karpenter reads a requirement key as: the stable key for a
+ * deprecated alias (beta.kubernetes.io/arch, /os, /instance-type,
+ * failure-domain.beta.kubernetes.io/zone, /region), else key itself.
+ * Karpenter applies it to every requirement (NodePool, pod nodeSelector and
+ * node affinity, volume), so a pod asking for beta.kubernetes.io/os: linux
+ * schedules on nodes Karpenter launches. */
+const char *tlr_ks_normalized_key(const char *key);
+
 /* Karpenter's rule on label and requirement keys (the CRDs' CEL rules,
  * and IsRestrictedLabel for pods): NULL when key may be used, else the
  * message.  Restricted: kubernetes.io/hostname, the karpenter.sh domain

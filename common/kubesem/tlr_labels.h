@@ -18,6 +18,14 @@
 #define TLR_LABEL_ZONE          "topology.kubernetes.io/zone"
 #define TLR_LABEL_REGION        "topology.kubernetes.io/region"
 
+/* The deprecated aliases kubelets and cloud controllers still set, which
+ * Karpenter reads as the stable keys above (its NormalizedLabels). */
+#define TLR_LABEL_BETA_ARCH          "beta.kubernetes.io/arch"
+#define TLR_LABEL_BETA_OS            "beta.kubernetes.io/os"
+#define TLR_LABEL_BETA_INSTANCE_TYPE "beta.kubernetes.io/instance-type"
+#define TLR_LABEL_BETA_ZONE          "failure-domain.beta.kubernetes.io/zone"
+#define TLR_LABEL_BETA_REGION        "failure-domain.beta.kubernetes.io/region"
+
 /* ---- AWS ------------------------------------------------------------ */
 
 #define TLR_LABEL_ZONE_ID "topology.k8s.aws/zone-id"

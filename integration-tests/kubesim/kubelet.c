@@ -273,12 +273,19 @@ static json_object *build_node(const ks_kubelet *k, const tlr_ec2_instance *in,
     set_label(labels, "kubernetes.io/hostname", name);
     set_label(labels, "kubernetes.io/arch", hw->arch);
     set_label(labels, "kubernetes.io/os", "linux");
+    set_label(labels, "beta.kubernetes.io/arch", hw->arch);   /* a kubelet still sets both */
+    set_label(labels, "beta.kubernetes.io/os", "linux");
     json_object_object_foreach(cfg->labels, lk, lv) {
         set_label(labels, lk, json_object_get_string(lv));
     }
+    /* The cloud node controller sets the stable labels and their
+     * deprecated aliases. */
     set_label(labels, "node.kubernetes.io/instance-type", in->type);
+    set_label(labels, "beta.kubernetes.io/instance-type", in->type);
     set_label(labels, "topology.kubernetes.io/zone", in->zone);
+    set_label(labels, "failure-domain.beta.kubernetes.io/zone", in->zone);
     set_label(labels, "topology.kubernetes.io/region", region);
+    set_label(labels, "failure-domain.beta.kubernetes.io/region", region);
     set_label(labels, KS_KUBELET_INSTANCE_LABEL, in->id);
 
     json_object_object_add(node, "apiVersion", json_object_new_string("v1"));
