@@ -24,10 +24,17 @@ void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims,
         bool ours = owner || tlr_ec2_instance_tag(in, TLR_LABEL_NODEPOOL);
         if (!ours || !is_live(in->state) || now_ms - in->launch_ms < LC_GC_GRACE_MS)
             continue;
+        /* Owned: a claim records this instance, or the tag names a claim
+         * that records none yet (its launch is not written back).  A
+         * claim that records another instance does not own this one: a
+         * second launch for the same claim (a retry after a crash) would
+         * otherwise run unaccounted for ever. */
         bool owned = false;
-        for (size_t j = 0; j < claims->n && !owned; j++)
-            owned = (owner && strcmp(claims->v[j].name, owner) == 0) ||
-                    (claims->v[j].instance_id && strcmp(claims->v[j].instance_id, in->id) == 0);
+        for (size_t j = 0; j < claims->n && !owned; j++) {
+            const char *id = claims->v[j].instance_id;
+            owned = (id && strcmp(id, in->id) == 0) ||
+                    (owner && strcmp(claims->v[j].name, owner) == 0 && (!id || !id[0]));
+        }
         for (size_t j = 0; j < nknown && !owned; j++)
             owned = strcmp(known[j], in->id) == 0;
         if (!owned)

@@ -25,6 +25,7 @@ static void test_decide(void **state)
     tlr_ec2_tag t_known = { "karpenter.sh/nodeclaim", "known" };
     tlr_ec2_tag t_gone = { "karpenter.sh/nodeclaim", "deleted-claim" };
     tlr_ec2_tag t_young = { "karpenter.sh/nodeclaim", "in-flight" };
+    tlr_ec2_tag t_unrecorded = { "karpenter.sh/nodeclaim", "unlaunched" };
     /* A batched launch: tagged with its pool, its claim tag not yet added. */
     tlr_ec2_tag t_pool = { "karpenter.sh/nodepool", "np" };
     tlr_ec2_instance in[] = {
@@ -36,6 +37,11 @@ static void test_decide(void **state)
         { .id = "i-by-pid", .state = "running", .launch_ms = now - 99000, .tags = &t_pool, .ntags = 1 },
         { .id = "i-pool-leak", .state = "running", .launch_ms = now - 99000, .tags = &t_pool, .ntags = 1 },
         { .id = "i-in-registry", .state = "running", .launch_ms = now - 99000, .tags = &t_pool, .ntags = 1 },
+        /* a second instance tagged for a claim that records another one */
+        { .id = "i-double", .state = "running", .launch_ms = now - 60000, .tags = &t_known, .ntags = 1 },
+        /* tagged for a claim that records no instance yet: kept */
+        { .id = "i-unrecorded", .state = "running", .launch_ms = now - 60000, .tags = &t_unrecorded,
+          .ntags = 1 },
     };
     tlr_ec2_instances insts = { in, sizeof(in) / sizeof(in[0]) };
     lc_kclaim cl[] = {
@@ -59,8 +65,8 @@ static void test_decide(void **state)
     lc_gc_decide(&insts, &claims, known, 1, now, &p);
     char got[512];
     join(p.terminate, p.nterminate, got, sizeof(got));
-    if (strcmp(got, "i-leak i-pool-leak") != 0)
-        fail_msg("terminate: got [%s] want [i-leak i-pool-leak]", got);
+    if (strcmp(got, "i-leak i-pool-leak i-double") != 0)
+        fail_msg("terminate: got [%s] want [i-leak i-pool-leak i-double]", got);
     join(p.delete_claims, p.ndelete, got, sizeof(got));
     if (strcmp(got, "orphan terminated-inst") != 0)
         fail_msg("delete: got [%s] want [orphan terminated-inst]", got);
