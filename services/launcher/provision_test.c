@@ -570,6 +570,19 @@ static void test_catalog_swap(void **state)
     protobuf_c_message_free_unpacked(&fresh->base, NULL);
 }
 
+/* Make fx's provisioner anew with a metrics registry (the caller's to
+ * free). */
+static tlr_metrics *with_metrics(fixture *fx)
+{
+    tlr_metrics *m;
+    tlr_metrics_create(&m);
+    lc_prov_free(fx->p);
+    lc_prov_opts o = base_opts(fx);
+    o.metrics = m;
+    lc_prov_create(&o, &fx->p);
+    return m;
+}
+
 /* The solver's error for pod uid (in namespace default, named uid). */
 static Tailor__V1__PodError *pod_error(const char *uid, const char *reason, const char *message)
 {
@@ -617,12 +630,7 @@ static void test_unplaced_told_once(void **state)
 static void test_ignored_pods(void **state)
 {
     fixture *fx = *state;
-    tlr_metrics *m;
-    tlr_metrics_create(&m);
-    lc_prov_free(fx->p);
-    lc_prov_opts o = base_opts(fx);
-    o.metrics = m;
-    lc_prov_create(&o, &fx->p);
+    tlr_metrics *m = with_metrics(fx);
     assert_true(mt_sample(m, "karpenter_scheduler_ignored_pods_count") == 0);
 
     Tailor__V1__PendingBatch *b = tk_batch(3);
@@ -777,12 +785,7 @@ static void test_failure_metrics(void **state)
             o->zone_id = tlr_strdup(!strcmp(o->zone, "us-east-1a") ? "use1-az1"
                                     : !strcmp(o->zone, "us-east-1b") ? "use1-az2" : "use1-az3");
         }
-    tlr_metrics *m;
-    tlr_metrics_create(&m);
-    lc_prov_free(fx->p);
-    lc_prov_opts o = base_opts(fx);
-    o.metrics = m;
-    lc_prov_create(&o, &fx->p);
+    tlr_metrics *m = with_metrics(fx);
 
     fx->f.ice_offerings[fx->f.nice++] = "m5.large/us-east-1a/spot";
     fx->f.ice_offerings[fx->f.nice++] = "m5.large/us-east-1b/spot";
@@ -839,12 +842,7 @@ static void test_failure_metrics(void **state)
 static void test_fleet_batch_metrics(void **state)
 {
     fixture *fx = *state;
-    tlr_metrics *m;
-    tlr_metrics_create(&m);
-    lc_prov_free(fx->p);
-    lc_prov_opts o = base_opts(fx);
-    o.metrics = m;
-    lc_prov_create(&o, &fx->p);
+    tlr_metrics *m = with_metrics(fx);
     Tailor__V1__SolveResponse *resp = three_alike();
     fx->f.solve_q[fx->f.nsolve_q++] = resp;
     lc_batch_result r;
