@@ -69,6 +69,14 @@ run ok "${base[@]}"
 check "all placed: exit 0" [ "$RC" -eq 0 ]
 check "all placed: no unschedulable section" bash -c "! grep -q Unschedulable '$work/ok.out'"
 
+# --- a file named by two flags is read once; a NodePool defined twice is refused
+run twice "${base[@]}" --nodeclasses "$fx/nodepools.yaml"
+check "the same file under --nodepools and --nodeclasses: read once" has twice.out "2 node pools"
+cp "$fx/nodepools.yaml" "$work/copy.yaml"
+run dup "${base[@]}" --nodepools "$work/copy.yaml"
+check "a NodePool defined twice: exit 2" [ "$RC" -eq 2 ]
+check "a NodePool defined twice: the file and the name said" has dup.err "copy.yaml: NodePool default is defined twice"
+
 # --- tailor is never dearer than the Karpenter baseline ------------------------
 run tl "${base[@]}" -o json
 run kp "${base[@]}" -o json --strategy karpenter

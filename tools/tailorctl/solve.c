@@ -115,7 +115,9 @@ static void usage(FILE *out)
         "Plan nodes for pods offline, with the engine tailor-solver runs, and say why\n"
         "pods cannot be placed.  Each flag takes one path and may be repeated; a\n"
         "directory is read recursively (*.yaml, *.yml, *.json).  Files are YAML streams\n"
-        "or JSON (kubectl get ... -o json output included) and may mix kinds.\n"
+        "or JSON (kubectl get ... -o json output included) and may mix kinds: every\n"
+        "object is taken by its kind, whichever flag named its file, and a file named\n"
+        "twice is read once.\n"
         "\n"
         "Inputs:\n"
         "  --pods PATH          Pods, Deployments, ReplicaSets, StatefulSets, Jobs,\n"
@@ -385,12 +387,31 @@ static int take_object(const solve_cfg *cfg, const char *file, json_object *o, i
 
     if (is_kind(kind, "NodePool")) {
         Tailor__V1__NodePool *p = NULL;
-        if ((rc = tlr_kubeobj_nodepool(o, NULL, &p, err, sizeof(err))) == TLR_OK)
-            PUSH(in->pools, in->npools, in->cap_pools, p);
+        if ((rc = tlr_kubeobj_nodepool(o, NULL, &p, err, sizeof(err))) == TLR_OK) {
+            /* A cluster has one object of a name: two would be planned twice. */
+            for (size_t i = 0; i < in->npools && rc == TLR_OK; i++)
+                if (!strcmp(in->pools[i]->name, p->name)) {
+                    snprintf(err, sizeof(err), "NodePool %s is defined twice", p->name);
+                    rc = TLR_E_INVAL;
+                }
+            if (rc == TLR_OK)
+                PUSH(in->pools, in->npools, in->cap_pools, p);
+            else
+                tlr_kubeobj_free(p);
+        }
     } else if (is_kind(kind, "EC2NodeClass")) {
         Tailor__V1__NodeClass *c = NULL;
-        if ((rc = tlr_kubeobj_nodeclass(o, NULL, &c, err, sizeof(err))) == TLR_OK)
-            PUSH(in->classes, in->nclasses, in->cap_classes, c);
+        if ((rc = tlr_kubeobj_nodeclass(o, NULL, &c, err, sizeof(err))) == TLR_OK) {
+            for (size_t i = 0; i < in->nclasses && rc == TLR_OK; i++)
+                if (!strcmp(in->classes[i]->name, c->name)) {
+                    snprintf(err, sizeof(err), "EC2NodeClass %s is defined twice", c->name);
+                    rc = TLR_E_INVAL;
+                }
+            if (rc == TLR_OK)
+                PUSH(in->classes, in->nclasses, in->cap_classes, c);
+            else
+                tlr_kubeobj_free(c);
+        }
     } else if (is_kind(kind, "Node")) {
         Tailor__V1__Node *n = NULL;
         if ((rc = tlr_kubeobj_node(o, NULL, &n, err, sizeof(err))) == TLR_OK)
@@ -446,10 +467,20 @@ static int read_inputs(const solve_cfg *cfg, inputs *in)
     for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]) && rc == TLR_OK; l++)
         for (size_t i = 0; i < lists[l]->n && rc == TLR_OK; i++)
             rc = collect(lists[l]->v[i], 0, &files);
+    /* Every file is read for every kind it holds, so a file named by two
+     * flags (--nodepools all.yaml --nodeclasses all.yaml) is read once. */
+    struct stat *seen = tlr_calloc(files.n + 1, sizeof(*seen));
     for (size_t f = 0; f < files.n && rc == TLR_OK; f++) {
         char *buf = NULL, err[512];
         size_t len = 0;
         json_object *objs = NULL;
+        bool again = false;
+
+        if (stat(files.v[f], &seen[f]) == 0)
+            for (size_t g = 0; g < f && !again; g++)
+                again = seen[g].st_ino == seen[f].st_ino && seen[g].st_dev == seen[f].st_dev;
+        if (again)
+            continue;
 
         if ((rc = read_file(files.v[f], &buf, &len)) != TLR_OK)
             break;
@@ -463,6 +494,7 @@ static int read_inputs(const solve_cfg *cfg, inputs *in)
             rc = take_object(cfg, files.v[f], json_object_array_get_idx(objs, i), in);
         json_object_put(objs);
     }
+    free(seen);
     strvec_free(&files);
     return rc;
 }
