@@ -58,6 +58,29 @@ typedef struct tlr_service_ops {
     void *app;                 /* borrowed; passed to start and stop */
 } tlr_service_ops;
 
+/* Settings several services spell alike, for their tables: TYPE is the
+ * service's config struct, FIELD its member. */
+#define TLR_SETTING_MAX_MESSAGE_MIB(type, field)                                        \
+    { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT, offsetof(type, field),  \
+      "64", "largest message sent or accepted, in MiB", .min = 1, .max = 2048 }
+#define TLR_SETTING_KUBECONFIG(type, field)                                             \
+    { "kubeconfig", "KUBECONFIG", TLR_SET_STR, offsetof(type, field), NULL,             \
+      "kubeconfig file (default ~/.kube/config; its current context)" }
+#define TLR_SETTING_IN_CLUSTER(type, field)                                             \
+    { "in-cluster", "TAILOR_IN_CLUSTER", TLR_SET_BOOL, offsetof(type, field), "false",  \
+      "use the pod's service account instead of a kubeconfig" }
+#define TLR_SETTING_LEASE_NAMESPACE(type, field)                                        \
+    { "lease-namespace", "TAILOR_LEASE_NAMESPACE", TLR_SET_STR, offsetof(type, field),  \
+      NULL, "namespace of the Lease (default: the config's)" }
+/* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY (an enum field:
+ * 0 Strict / Respect); help says what the service does with it. */
+#define TLR_SETTING_MIN_VALUES_POLICY(type, field, help)                                \
+    { "min-values-policy", "MIN_VALUES_POLICY", TLR_SET_ENUM, offsetof(type, field),    \
+      "Strict", help, .choices = (const char *const[]){ "Strict", "BestEffort", NULL } }
+#define TLR_SETTING_PREFERENCE_POLICY(type, field, help)                                \
+    { "preference-policy", "PREFERENCE_POLICY", TLR_SET_ENUM, offsetof(type, field),    \
+      "Respect", help, .choices = (const char *const[]){ "Respect", "Ignore", NULL } }
+
 /* Run the service; returns the process exit code.  argv, ops: borrowed. */
 int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops);
 

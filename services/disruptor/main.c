@@ -14,8 +14,6 @@
 #include "app.h"
 #include "tlr_service.h"
 
-static const char *const min_values_choices[] = { "Strict", "BestEffort", NULL };
-static const char *const preference_choices[] = { "Respect", "Ignore", NULL };
 static const char *const rebalance_choices[] = { "event", "drain", NULL };
 
 static const tlr_setting settings[] = {
@@ -23,13 +21,9 @@ static const tlr_setting settings[] = {
       "tcp://127.0.0.1:7131", "nng URL to answer Explain on" },
     { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(ds_app_cfg, publish),
       "tcp://127.0.0.1:7132", "nng URL to publish the disruption topic on" },
-    { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT,
-      offsetof(ds_app_cfg, max_msg_mib), "64",
-      "largest message sent or accepted, in MiB", .min = 1, .max = 2048 },
-    { "kubeconfig", "KUBECONFIG", TLR_SET_STR, offsetof(ds_app_cfg, kubeconfig), NULL,
-      "kubeconfig file (default ~/.kube/config)" },
-    { "in-cluster", "TAILOR_IN_CLUSTER", TLR_SET_BOOL, offsetof(ds_app_cfg, in_cluster),
-      "false", "use the pod's service account instead of a kubeconfig" },
+    TLR_SETTING_MAX_MESSAGE_MIB(ds_app_cfg, max_msg_mib),
+    TLR_SETTING_KUBECONFIG(ds_app_cfg, kubeconfig),
+    TLR_SETTING_IN_CLUSTER(ds_app_cfg, in_cluster),
     { "watcher", "TAILOR_WATCHER_REP", TLR_SET_STR, offsetof(ds_app_cfg, watcher),
       "tcp://127.0.0.1:7111", "the watcher's REP URL (snapshots)" },
     { "watcher-publish", "TAILOR_WATCHER_PUB", TLR_SET_STR, offsetof(ds_app_cfg, watcher_pub),
@@ -97,20 +91,17 @@ static const tlr_setting settings[] = {
     { "max-candidates", "TAILOR_MAX_CANDIDATES", TLR_SET_INT,
       offsetof(ds_app_cfg, max_candidates), "100",
       "nodes one multi-node consolidation considers (Karpenter: 100)", .min = 1, .max = 100000 },
-    { "min-values-policy", "MIN_VALUES_POLICY", TLR_SET_ENUM,
-      offsetof(ds_app_cfg, min_values_policy), "Strict",
-      "Karpenter's MIN_VALUES_POLICY for replacements: Strict or BestEffort (set it as the "
-      "launcher's)", .choices = min_values_choices },
-    { "preference-policy", "PREFERENCE_POLICY", TLR_SET_ENUM,
-      offsetof(ds_app_cfg, preference_policy), "Respect",
-      "Karpenter's PREFERENCE_POLICY for simulations: Respect or Ignore (set it as the "
-      "launcher's)", .choices = preference_choices },
+    TLR_SETTING_MIN_VALUES_POLICY(ds_app_cfg, min_values_policy,
+          "Karpenter's MIN_VALUES_POLICY for replacements: Strict or BestEffort (set it as the "
+          "launcher's)"),
+    TLR_SETTING_PREFERENCE_POLICY(ds_app_cfg, preference_policy,
+          "Karpenter's PREFERENCE_POLICY for simulations: Respect or Ignore (set it as the "
+          "launcher's)"),
     { "rebalance", "TAILOR_REBALANCE", TLR_SET_ENUM, offsetof(ds_app_cfg, rebalance), "event",
       "on a rebalance recommendation: event (Karpenter) or drain", .choices = rebalance_choices },
     { "leader-elect", "TAILOR_LEADER_ELECT", TLR_SET_BOOL, offsetof(ds_app_cfg, leader_elect),
       "true", "hold a coordination.k8s.io Lease; only the holder disrupts" },
-    { "lease-namespace", "TAILOR_LEASE_NAMESPACE", TLR_SET_STR,
-      offsetof(ds_app_cfg, lease_namespace), NULL, "namespace of the Lease (default: the config's)" },
+    TLR_SETTING_LEASE_NAMESPACE(ds_app_cfg, lease_namespace),
     { "lease-duration", "TAILOR_LEASE_DURATION", TLR_SET_DURATION, offsetof(ds_app_cfg, lease_ms),
       "15s", "how long a silent leader keeps the Lease", .min = 1000, .max = 600000 },
     { "dry-run", "TAILOR_DRY_RUN", TLR_SET_BOOL, offsetof(ds_app_cfg, dry_run), "false",

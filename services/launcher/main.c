@@ -14,17 +14,12 @@
 #include "app.h"
 #include "tlr_service.h"
 
-static const char *const min_values_choices[] = { "Strict", "BestEffort", NULL };
-static const char *const preference_choices[] = { "Respect", "Ignore", NULL };
-
 static const tlr_setting settings[] = {
     { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(lc_app_cfg, listen),
       "tcp://127.0.0.1:7121", "nng URL to answer Launch and Terminate on" },
     { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(lc_app_cfg, publish),
       "tcp://127.0.0.1:7122", "nng URL to publish the launch topic on" },
-    { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT,
-      offsetof(lc_app_cfg, max_msg_mib), "64",
-      "largest message sent or accepted, in MiB", .min = 1, .max = 2048 },
+    TLR_SETTING_MAX_MESSAGE_MIB(lc_app_cfg, max_msg_mib),
     { "solver", "TAILOR_SOLVER", TLR_SET_LIST, offsetof(lc_app_cfg, solvers),
       "tcp://127.0.0.1:7101", "solver replica URLs (comma-separated)" },
     { "watcher", "TAILOR_WATCHER", TLR_SET_STR, offsetof(lc_app_cfg, watcher),
@@ -32,10 +27,8 @@ static const tlr_setting settings[] = {
     { "decisions", "TAILOR_DECISIONS", TLR_SET_STR, offsetof(lc_app_cfg, decisions), "",
       "the watcher's decisions listener to send each plan's per-pod outcome to, for "
       "Karpenter's pod provisioning metrics (e.g. tcp://tailor-watcher:7113; empty: not sent)" },
-    { "kubeconfig", "KUBECONFIG", TLR_SET_STR, offsetof(lc_app_cfg, kubeconfig), NULL,
-      "kubeconfig file (default ~/.kube/config)" },
-    { "in-cluster", "TAILOR_IN_CLUSTER", TLR_SET_BOOL, offsetof(lc_app_cfg, in_cluster),
-      "false", "use the pod's service account instead of a kubeconfig" },
+    TLR_SETTING_KUBECONFIG(lc_app_cfg, kubeconfig),
+    TLR_SETTING_IN_CLUSTER(lc_app_cfg, in_cluster),
     { "cluster-name", "TAILOR_CLUSTER_NAME", TLR_SET_STR, offsetof(lc_app_cfg, cluster),
       "tailor-local", "cluster name: kubernetes.io/cluster/<name> tag on every instance" },
     { "aws-region", "AWS_REGION", TLR_SET_STR, offsetof(lc_app_cfg, region), "us-east-1",
@@ -62,14 +55,12 @@ static const tlr_setting settings[] = {
       "spot prices below on-demand x this are not believed (the discount is used)" },
     { "zones", "TAILOR_ZONES", TLR_SET_LIST, offsetof(lc_app_cfg, zones),
       "us-east-1a,us-east-1b,us-east-1c", "zones offered in the catalog" },
-    { "min-values-policy", "MIN_VALUES_POLICY", TLR_SET_ENUM,
-      offsetof(lc_app_cfg, min_values_policy), "Strict",
-      "Karpenter's MIN_VALUES_POLICY: Strict (no NodeClaim that cannot meet minValues) or "
-      "BestEffort (relax minValues, annotate the claim)", .choices = min_values_choices },
-    { "preference-policy", "PREFERENCE_POLICY", TLR_SET_ENUM,
-      offsetof(lc_app_cfg, preference_policy), "Respect",
-      "Karpenter's PREFERENCE_POLICY: Respect (preferences held, relaxed one at a time) or "
-      "Ignore", .choices = preference_choices },
+    TLR_SETTING_MIN_VALUES_POLICY(lc_app_cfg, min_values_policy,
+          "Karpenter's MIN_VALUES_POLICY: Strict (no NodeClaim that cannot meet minValues) or "
+          "BestEffort (relax minValues, annotate the claim)"),
+    TLR_SETTING_PREFERENCE_POLICY(lc_app_cfg, preference_policy,
+          "Karpenter's PREFERENCE_POLICY: Respect (preferences held, relaxed one at a time) or "
+          "Ignore"),
     { "spot-discount", "TAILOR_SPOT_DISCOUNT", TLR_SET_DOUBLE,
       offsetof(lc_app_cfg, spot_discount), "0.6",
       "spot price = on-demand * (1 - discount) where EC2 gives none (and for the file); 0 = the "
@@ -120,8 +111,7 @@ static const tlr_setting settings[] = {
       offsetof(lc_app_cfg, registration_ttl_ms), "15m",
       "a launched NodeClaim whose Node has not registered by then is deleted and its "
       "instance terminated", .min = 1000, .max = 24LL * 3600 * 1000 },
-    { "lease-namespace", "TAILOR_LEASE_NAMESPACE", TLR_SET_STR,
-      offsetof(lc_app_cfg, lease_namespace), NULL, "namespace of the Lease (default: the config's)" },
+    TLR_SETTING_LEASE_NAMESPACE(lc_app_cfg, lease_namespace),
 };
 
 int main(int argc, char **argv)

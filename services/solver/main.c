@@ -32,9 +32,7 @@ typedef struct solver_app {
 static const tlr_setting settings[] = {
     { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(solver_cfg, listen),
       "tcp://127.0.0.1:7101", "nng URL to answer Solve and Simulate requests on" },
-    { "max-message-mib", "TAILOR_MAX_MESSAGE_MIB", TLR_SET_INT,
-      offsetof(solver_cfg, max_msg_mib), "64",
-      "largest request or reply accepted, in MiB", .min = 1, .max = 2048 },
+    TLR_SETTING_MAX_MESSAGE_MIB(solver_cfg, max_msg_mib),
     { "catalog-cache-entries", "TAILOR_CATALOG_CACHE_ENTRIES", TLR_SET_INT,
       offsetof(solver_cfg, cache_entries), "16",
       "most instance-type catalogs kept in the cache (least recently used go first)",
