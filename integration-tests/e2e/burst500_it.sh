@@ -31,16 +31,8 @@ spec:
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
   limits: {cpu: "2000"}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-e2e
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
 YAML
+e2e_nodeclass >>"$STATE_DIR/pools.yaml"
 dep() {   # NAME REPLICAS CPU MEM [EXTRA_SPEC_YAML]
   cat <<YAML
 ---

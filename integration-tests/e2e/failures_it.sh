@@ -37,16 +37,8 @@ spec:
       - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-e2e
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
 YAML
+e2e_nodeclass >>"$STATE_DIR/pools.yaml"
 dep() {   # NAME REPLICAS CPU TEAM
   cat <<YAML
 ---

@@ -36,16 +36,8 @@ spec:
       - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-e2e
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
 YAML
+e2e_nodeclass >>"$STATE_DIR/w.yaml"
 n=0
 for spec in "a 40 1 2Gi" "b 30 2 4Gi" "c 30 500m 1Gi" "d 20 4 8Gi" "e 20 250m 3Gi" "f 10 8 16Gi"; do
   read -r name reps cpu mem <<<"$spec"

@@ -88,6 +88,22 @@ e2e_start_launcher() {
     { tail "$STATE_DIR/launcher.log"; exit 1; }
 }
 
+# e2e_nodeclass: the EC2NodeClass "default" the e2e NodePools use (AL2023,
+# the subnets and security groups local-cluster.sh tags), a YAML document.
+e2e_nodeclass() {
+  cat <<'YAML'
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole-e2e
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+YAML
+}
+
 # e2e_wait_running N SECS: true once N pods are Running.
 e2e_wait_running() {
   local want=$1 secs=$2 i running=0 t0=$SECONDS

@@ -29,15 +29,9 @@ spec:
       requirements:
       - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-e2e
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+YAML
+e2e_nodeclass >>"$STATE_DIR/pods.yaml"
+cat >>"$STATE_DIR/pods.yaml" <<'YAML'
 ---
 apiVersion: apps/v1
 kind: Deployment
