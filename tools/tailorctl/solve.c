@@ -35,6 +35,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 #include "tlr_nodeshape.h"
 #include "tlr_solve.h"
@@ -679,6 +680,7 @@ static void print_plan(const solve_cfg *cfg, const inputs *in, const Tailor__V1_
                            groups[k].price, groups[k].price * (double)groups[k].count);
         }
         tlr_buf_adds(&b, "],\"nodeclaims\":[");
+        tlr_ks_labels lab = { 0 };
         for (size_t i = 0; i < r->n_new_nodeclaims; i++) {
             const Tailor__V1__NodeClaim *c = r->new_nodeclaims[i];
             tlr_buf_printf(&b, "%s{\"nodepool\":", i ? "," : "");
@@ -694,13 +696,27 @@ static void print_plan(const solve_cfg *cfg, const inputs *in, const Tailor__V1_
                 tlr_buf_adds(&b, k ? "," : "");
                 tlr_buf_add_json_str(&b, c->instance_type_options[k]->name);
             }
-            tlr_buf_adds(&b, "],\"pods\":[");
+            /* The labels the claim gives its node besides the instance
+             * type's: its own, and each requirement it pins to one value. */
+            tlr_ks_labels_reset(&lab);
+            for (size_t k = 0; k < c->n_labels; k++)
+                tlr_ks_labels_set(&lab, c->labels[k]->key, c->labels[k]->value);
+            tlr_ks_labels_set_single_in(&lab, c->requirements, c->n_requirements, true);
+            tlr_buf_adds(&b, "],\"labels\":{");
+            for (size_t k = 0; k < lab.n; k++) {
+                tlr_buf_adds(&b, k ? "," : "");
+                tlr_buf_add_json_str(&b, lab.v[k].key);
+                tlr_buf_adds(&b, ":");
+                tlr_buf_add_json_str(&b, lab.v[k].value);
+            }
+            tlr_buf_adds(&b, "},\"pods\":[");
             for (size_t k = 0; k < c->n_planned_pod_uids; k++) {
                 tlr_buf_adds(&b, k ? "," : "");
                 add_pod_ref(&b, names, npods, c->planned_pod_uids[k]);
             }
             tlr_buf_adds(&b, "]}");
         }
+        tlr_ks_labels_free(&lab);
         tlr_buf_adds(&b, "],\"bindings\":[");
         for (size_t i = 0; i < r->n_bindings; i++) {
             const Tailor__V1__Binding *bd = r->bindings[i];
