@@ -384,7 +384,7 @@ static bool req_invalid(const Tailor__V1__NodeSelectorRequirement *r, char *buf,
     else if (r->operator_ == OP(IN) && r->n_values == 0)
         snprintf(buf, n, "key %s with operator In must have a value defined", key);
     else if (r->operator_ >= OP(GT) &&
-             (r->n_values != 1 || !parse_i64(r->values[0], &v) || v < 0 || v > INT32_MAX))
+             (r->n_values != 1 || !parse_i64(r->values[0], &v) || v < 0))
         snprintf(buf, n, "key %s with operator %s must have a single positive integer value", key,
                  tlr_ks_operator_name(r->operator_));
     else
