@@ -253,6 +253,22 @@ static int cloud_instances(void *arg, const char *claim, tlr_ec2_instances *out,
     return tlr_ec2_describe_instances(c->ec2[0], f, claim ? 3 : 2, NULL, 0, 0, out, err);
 }
 
+static int cloud_instance(void *arg, const char *id, tlr_ec2_instances *out, tlr_aws_error *err)
+{
+    lc_cloud *c = arg;
+    const char *states[2] = { "pending", "running" };
+    const char *keys[1] = { c->cluster_tag };
+    const char *ids[1] = { id };
+    tlr_ec2_filter f[2] = {
+        { "tag-key", keys, 1 },
+        { "instance-state-name", states, 2 },
+    };
+    int rc = tlr_ec2_describe_instances(c->ec2[0], f, 2, ids, 1, 0, out, err);
+    if (rc == TLR_E_NOTFOUND || (rc && !strncmp(err->code, "InvalidInstanceID.", 18)))
+        return TLR_OK;   /* no such instance: nothing of ours */
+    return rc;
+}
+
 static int cloud_terminate(void *arg, const char *const *ids, size_t n, tlr_aws_error *err)
 {
     lc_cloud *c = arg;
@@ -286,6 +302,7 @@ lc_cloud_ops lc_cloud_ops_of(lc_cloud *c)
     o.launch_template = cloud_lt;
     o.create_fleet = cloud_fleet;
     o.instances = cloud_instances;
+    o.instance = cloud_instance;
     o.terminate = cloud_terminate;
     o.create_fleets = cloud_fleets;
     o.tag_instances = cloud_tag;

@@ -382,18 +382,20 @@ static int fake_fleet(void *arg, const tlr_ec2_fleet_req *r, tlr_ec2_fleet_resul
     return TLR_OK;
 }
 
-static int fake_instances(void *arg, const char *claim, tlr_ec2_instances *out,
-                          tlr_aws_error *err)
+/* Copies of the fake's instances: those tagged for claim (NULL: any),
+ * with id (NULL: any), live only when asked. */
+static tlr_ec2_instances fake_list(const lc_fake *f, const char *claim, const char *id, bool live)
 {
-    (void)err;
-    lc_fake *f = arg;
-    record(f, "instances %s", claim ? claim : "*");
     tlr_ec2_instances l = { 0 };
     l.v = tlr_calloc(f->instances.n + 1, sizeof(*l.v));
     for (size_t i = 0; i < f->instances.n; i++) {
         const tlr_ec2_instance *in = &f->instances.v[i];
         const char *t = tlr_ec2_instance_tag(in, TLR_TAG_NODECLAIM);
         if (claim && (!t || strcmp(t, claim) != 0))
+            continue;
+        if (id && strcmp(in->id, id) != 0)
+            continue;
+        if (live && strcmp(in->state, "pending") != 0 && strcmp(in->state, "running") != 0)
             continue;
         tlr_ec2_instance *o = &l.v[l.n++];
         *o = *in;
@@ -411,7 +413,26 @@ static int fake_instances(void *arg, const char *claim, tlr_ec2_instances *out,
             o->tags[j].value = tlr_strdup(in->tags[j].value);
         }
     }
-    *out = l;
+    return l;
+}
+
+static int fake_instances(void *arg, const char *claim, tlr_ec2_instances *out,
+                          tlr_aws_error *err)
+{
+    (void)err;
+    lc_fake *f = arg;
+    record(f, "instances %s", claim ? claim : "*");
+    *out = fake_list(f, claim, NULL, false);
+    return TLR_OK;
+}
+
+/* The fake's instances all count as the cluster's; a live one by id. */
+static int fake_instance(void *arg, const char *id, tlr_ec2_instances *out, tlr_aws_error *err)
+{
+    (void)err;
+    lc_fake *f = arg;
+    record(f, "instance %s", id);
+    *out = fake_list(f, NULL, id, true);
     return TLR_OK;
 }
 
@@ -601,6 +622,7 @@ lc_cloud_ops lc_fake_cloud(lc_fake *f)
     o.launch_template = fake_lt;
     o.create_fleet = fake_fleet;
     o.instances = fake_instances;
+    o.instance = fake_instance;
     o.terminate = fake_terminate;
     o.tag_instances = fake_tag;
     o.subnets = fake_subnets;

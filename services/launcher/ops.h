@@ -38,6 +38,10 @@ typedef struct lc_cloud_ops {
     /* Live (pending/running) instances tagged for the cluster; with claim
      * non-NULL only those tagged karpenter.sh/nodeclaim=claim.  *out owned. */
     int (*instances)(void *arg, const char *claim, tlr_ec2_instances *out, tlr_aws_error *err);
+    /* Instance id when it is live (pending/running) and tagged for the
+     * cluster: *out holds it, else nothing (an unknown or malformed id is
+     * not an error).  *out owned. */
+    int (*instance)(void *arg, const char *id, tlr_ec2_instances *out, tlr_aws_error *err);
     /* Terminate; an absent instance is success. */
     int (*terminate)(void *arg, const char *const *ids, size_t n, tlr_aws_error *err);
     /* Several CreateFleet calls at once (they may run in parallel): rcs[i],

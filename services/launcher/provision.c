@@ -1283,6 +1283,29 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
     return TLR_OK;
 }
 
+/* Is instance id one of this cluster's NodeClaim instances: live, tagged
+ * for the cluster and carrying a karpenter.sh/nodeclaim or
+ * karpenter.sh/nodepool tag (GC's rule)?  TLR_OK with *ours set; an EC2
+ * error otherwise. */
+static int instance_is_ours(lc_prov *p, const char *id, bool *ours)
+{
+    tlr_ec2_instances l = { 0 };
+    tlr_aws_error err = { 0 };
+    *ours = false;
+    int rc = p->o.cloud.instance ? p->o.cloud.instance(p->o.cloud.arg, id, &l, &err)
+                                 : TLR_E_UNIMPLEMENTED;
+    for (size_t i = 0; rc == TLR_OK && i < l.n && !*ours; i++)
+        *ours = !strcmp(l.v[i].id, id) && (tlr_ec2_instance_tag(&l.v[i], TLR_TAG_NODECLAIM) ||
+                                            tlr_ec2_instance_tag(&l.v[i], TLR_LABEL_NODEPOOL));
+    tlr_ec2_instances_free(&l);
+    return rc;
+}
+
+/* Terminate: for a NodeClaim, the instance it records, else the one tagged
+ * for it; a caller's instance id is never taken on trust.  A bare instance
+ * id (a Node without a claim) is terminated only when it is one of this
+ * cluster's NodeClaim instances: the launcher's port must not terminate
+ * any instance its IAM role can reach. */
 void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
                        Tailor__V1__TerminateResponse **out)
 {
@@ -1295,7 +1318,7 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
         tailor__v1__terminate_result__init(r);
         resp->results[resp->n_results++] = r;
         r->nodeclaim_name = tlr_strdup(it->nodeclaim_name);
-        const char *inst = it->instance_id;
+        const char *inst = "";
         char *found_id = NULL;
         if (it->nodeclaim_name[0]) {
             lc_claim *c = lc_claims_find(p->claims, it->nodeclaim_name);
@@ -1312,6 +1335,23 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
                 if (found_id)
                     inst = found_id;
             }
+        } else if (it->instance_id[0]) {
+            bool ours = false;
+            int rc = instance_is_ours(p, it->instance_id, &ours);
+            if (rc || !ours) {
+                r->instance_id = tlr_strdup(it->instance_id);
+                r->status = rc ? new_status(rc, "TerminateFailed", tlr_strerror(rc))
+                               : new_status(TLR_E_AUTH, "NotOwned",
+                                            "not a live instance of this cluster's NodeClaims: "
+                                            "refused");
+                r->instance_state = tlr_strdup("");
+                if (!rc)
+                    TLR_WARN(p->o.log, "terminate refused: instance is not ours",
+                             TLR_S("instance", it->instance_id),
+                             TLR_S("reason", req->reason));
+                continue;
+            }
+            inst = it->instance_id;
         }
         /* inst may point into the claim, which terminate_one frees. */
         r->instance_id = tlr_strdup(inst);

@@ -307,6 +307,41 @@ static void test_terminate(void **state)
     assert_int_equal(lc_claims_count(lc_prov_claims(fx->p)), 0);
 }
 
+/* The launcher's port terminates only what is the cluster's: a bare
+ * instance id that no claim tag marks (another team's instance, or one of
+ * an ASG) is refused; one tagged for a claim is terminated; a claim name
+ * with a caller's instance id that is not the claim's leaves that
+ * instance alone. */
+static void test_terminate_only_ours(void **state)
+{
+    fixture *fx = *state;
+    lc_fake_add_instance(&fx->f, "i-stranger", NULL, fx->f.now_ms - 60000);
+    lc_fake_add_instance(&fx->f, "i-orphan", "gone-claim", fx->f.now_ms - 60000);
+    Tailor__V1__TerminateItem a = TAILOR__V1__TERMINATE_ITEM__INIT, b = a, c = a, d = a;
+    a.instance_id = "i-stranger";
+    b.instance_id = "i-orphan";
+    c.nodeclaim_name = "unknown-claim";
+    c.instance_id = "i-stranger";
+    d.instance_id = "i-nonexistent";
+    Tailor__V1__TerminateItem *items[4] = { &a, &b, &c, &d };
+    Tailor__V1__TerminateRequest req = TAILOR__V1__TERMINATE_REQUEST__INIT;
+    req.items = items;
+    req.n_items = 4;
+    Tailor__V1__TerminateResponse *resp;
+    lc_prov_terminate(fx->p, &req, &resp);
+    assert_int_equal(resp->n_results, 4);
+    assert_int_equal(resp->results[0]->status->code, TLR_E_AUTH);
+    assert_string_equal(resp->results[0]->status->reason, "NotOwned");
+    assert_int_equal(resp->results[1]->status->code, TLR_OK);
+    assert_int_equal(resp->results[2]->status->code, TLR_OK);   /* the claim: absent, fine */
+    assert_string_equal(resp->results[2]->instance_id, "");
+    assert_int_equal(resp->results[3]->status->code, TLR_E_AUTH);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-stranger"), 0);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-nonexistent"), 0);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-orphan"), 1);
+}
+
 static void test_lifecycle_pass(void **state)
 {
     fixture *fx = *state;
@@ -904,6 +939,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_terminate_only_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_liveness_and_gc, setup, teardown),
         cmocka_unit_test_setup_teardown(test_identical_claims_batched, setup, teardown),
