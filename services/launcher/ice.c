@@ -114,10 +114,13 @@ void lc_ice_mark(lc_ice *c, const char *type, const char *zone,
 
 void lc_ice_merge(lc_ice *c, const Tailor__V1__OfferingUnavailable *u)
 {
-    if (!u->instance_type || !u->instance_type[0] || u->until_unix_ms <= now_ms(c))
+    int64_t now = now_ms(c);
+    if (!u->instance_type || !u->instance_type[0] || u->until_unix_ms <= now)
         return;
-    put(c, u->instance_type, u->zone ? u->zone : "", u->capacity_type, u->reason,
-        u->until_unix_ms);
+    /* A caller's expiry is capped at this cache's own TTL: an entry sent
+     * with a far expiry must not take an offering away for good. */
+    int64_t until = u->until_unix_ms - now > c->ttl_ms ? now + c->ttl_ms : u->until_unix_ms;
+    put(c, u->instance_type, u->zone ? u->zone : "", u->capacity_type, u->reason, until);
 }
 
 bool lc_ice_unavailable(lc_ice *c, const char *type, const char *zone,

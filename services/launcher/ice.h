@@ -37,7 +37,8 @@ void lc_ice_free(lc_ice *c);   /* NULL is fine */
  * entry).  reason (borrowed, copied; may be NULL) is the EC2 error code. */
 void lc_ice_mark(lc_ice *c, const char *type, const char *zone,
                  Tailor__V1__CapacityType ct, const char *reason);
-/* Merge an entry received from elsewhere, keeping the later deadline. */
+/* Merge an entry received from elsewhere, keeping the later deadline; a
+ * deadline further than this cache's TTL from now is cut to the TTL. */
 void lc_ice_merge(lc_ice *c, const Tailor__V1__OfferingUnavailable *u);
 
 bool lc_ice_unavailable(lc_ice *c, const char *type, const char *zone,

@@ -83,6 +83,14 @@ static void test_merge(void **state)
     assert_int_equal(lc_ice_count(c), 1);
     fake_now = 9000;
     assert_false(lc_ice_unavailable(c, "c5.large", "us-east-1c", SPOT));
+    /* A caller's far deadline (a year) lasts the cache's own TTL only. */
+    u.instance_type = "m5.large";
+    u.until_unix_ms = fake_now + 365LL * 24 * 3600 * 1000;
+    lc_ice_merge(c, &u);
+    fake_now += LC_ICE_TTL_MS - 1;
+    assert_true(lc_ice_unavailable(c, "m5.large", "us-east-1a", SPOT));
+    fake_now += 1;
+    assert_false(lc_ice_unavailable(c, "m5.large", "us-east-1a", SPOT));
     lc_ice_free(c);
 }
 
