@@ -48,6 +48,13 @@ static void test_buf_json(void **state)
         { "nl\n\t", "\"nl\\n\\t\"" },
         { "\x01", "\"\\u0001\"" },
         { "", "\"\"" },
+        /* UTF-8 passes; what is not UTF-8 becomes U+FFFD, byte by byte */
+        { "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"" },
+        { "a\xff" "b", "\"a\\ufffdb\"" },
+        { "\xc3", "\"\\ufffd\"" },                     /* cut short */
+        { "\xc0\xaf", "\"\\ufffd\\ufffd\"" },           /* overlong '/' */
+        { "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" }, /* a surrogate */
+        { "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* past U+10FFFF */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tlr_buf b;
@@ -61,6 +68,15 @@ static void test_buf_json(void **state)
     tlr_buf_init(&b, 4);
     assert_int_equal(tlr_buf_add_json_str(&b, "abcdef"), TLR_E_TOOBIG);
     assert_int_equal(b.len, 0);         /* all or nothing */
+    tlr_buf_free(&b);
+    /* Capped: cut on a character boundary, the length said. */
+    tlr_buf_init(&b, 1024);
+    assert_int_equal(tlr_buf_add_json_strn(&b, "ab\xc3\xa9" "cd", 3), TLR_OK);
+    assert_string_equal(tlr_buf_str(&b), "\"ab...(6 bytes)\"");
+    tlr_buf_free(&b);
+    tlr_buf_init(&b, 1024);
+    assert_int_equal(tlr_buf_add_json_strn(&b, "abc", 3), TLR_OK);
+    assert_string_equal(tlr_buf_str(&b), "\"abc\"");
     tlr_buf_free(&b);
 }
 

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "tlr_alloc.h"
@@ -92,12 +93,33 @@ int tlr_buf_printf(tlr_buf *b, const char *fmt, ...)
     return rc;
 }
 
-int tlr_buf_add_json_str(tlr_buf *b, const char *s)
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when p does not
+ * start one (RFC 3629: no overlongs, no surrogates, at most U+10FFFF). */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    for (size_t k = 1; k < n; k++)
+        if ((p[k] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
+        (c == 0xf4 && p[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+int tlr_buf_add_json_strn(tlr_buf *b, const char *s, size_t max)
 {
     static const char hex[] = "0123456789abcdef";
     size_t start = b->len;
+    const unsigned char *p = (const unsigned char *)(s ? s : ""), *begin = p;
     int rc = tlr_buf_addc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); !rc && *p; p++) {
+    while (!rc && *p) {
+        size_t n = utf8_len(p);
+        if ((size_t)(p - begin) + (n ? n : 1) > max)
+            break;
         switch (*p) {
         case '"':  rc = tlr_buf_add(b, "\\\"", 2); break;
         case '\\': rc = tlr_buf_add(b, "\\\\", 2); break;
@@ -108,11 +130,16 @@ int tlr_buf_add_json_str(tlr_buf *b, const char *s)
             if (*p < 0x20) {
                 char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
                 rc = tlr_buf_add(b, esc, 6);
+            } else if (n == 0) {
+                rc = tlr_buf_add(b, "\\ufffd", 6);
             } else {
-                rc = tlr_buf_addc(b, (char)*p);
+                rc = tlr_buf_add(b, (const char *)p, n);
             }
         }
+        p += n ? n : 1;
     }
+    if (!rc && *p)
+        rc = tlr_buf_printf(b, "...(%zu bytes)", (size_t)(p - begin) + strlen((const char *)p));
     if (!rc)
         rc = tlr_buf_addc(b, '"');
     if (rc) {               /* all or nothing */
@@ -121,6 +148,11 @@ int tlr_buf_add_json_str(tlr_buf *b, const char *s)
             b->data[start] = '\0';
     }
     return rc;
+}
+
+int tlr_buf_add_json_str(tlr_buf *b, const char *s)
+{
+    return tlr_buf_add_json_strn(b, s, SIZE_MAX);
 }
 
 char *tlr_buf_take(tlr_buf *b)

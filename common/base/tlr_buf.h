@@ -27,8 +27,13 @@ int    tlr_buf_addc(tlr_buf *b, char c);
 int    tlr_buf_printf(tlr_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int    tlr_buf_vprintf(tlr_buf *b, const char *fmt, va_list ap);
-/* Append s as a JSON string literal, quotes included. */
+/* Append s as a JSON string literal, quotes included.  JSON is UTF-8: a
+ * byte that does not start or continue a valid UTF-8 sequence (overlong,
+ * surrogate, past U+10FFFF, cut short) is written as \ufffd. */
 int    tlr_buf_add_json_str(tlr_buf *b, const char *s);
+/* The same with at most max bytes of s (cut on a character boundary);
+ * a longer s ends in "...(N bytes)" inside the literal, N its length. */
+int    tlr_buf_add_json_strn(tlr_buf *b, const char *s, size_t max);
 /* Hand the content over: the caller owns the returned string (never NULL);
  * the buffer is left empty. */
 char  *tlr_buf_take(tlr_buf *b);

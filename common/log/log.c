@@ -15,6 +15,9 @@
 #include "../base/tlr_time.h"
 
 #define LOG_LINE_MAX (64 * 1024)
+/* A string field longer than this is cut (with its length said), so one
+ * huge value (a request's 2 MiB type name) cannot spoil the line. */
+#define LOG_VALUE_MAX 2048
 
 struct tlr_logger {
     char *service;
@@ -77,12 +80,12 @@ const char *tlr_log_level_name(tlr_log_level level)
 static void add_kv(tlr_buf *b, const tlr_kv *kv)
 {
     tlr_buf_addc(b, ',');
-    tlr_buf_add_json_str(b, kv->key ? kv->key : "?");
+    tlr_buf_add_json_strn(b, kv->key ? kv->key : "?", LOG_VALUE_MAX);
     tlr_buf_addc(b, ':');
     switch (kv->type) {
     case TLR_KV_STR:
         if (kv->v.s)
-            tlr_buf_add_json_str(b, kv->v.s);
+            tlr_buf_add_json_strn(b, kv->v.s, LOG_VALUE_MAX);
         else
             tlr_buf_adds(b, "null");
         break;
@@ -127,7 +130,7 @@ void tlr_log_emit(tlr_logger *lg, tlr_log_level level, const char *msg,
                    tlr_log_level_name(level));
     tlr_buf_add_json_str(&b, lg ? lg->service : "tailor");
     tlr_buf_adds(&b, ",\"msg\":");
-    tlr_buf_add_json_str(&b, msg ? msg : "");
+    tlr_buf_add_json_strn(&b, msg ? msg : "", LOG_VALUE_MAX);
     for (int i = 0; i < nkv; i++)
         add_kv(&b, &kv[i]);
     if (tlr_buf_adds(&b, "}\n")) {
