@@ -282,7 +282,11 @@ enum {
 };
 
 /* Create.  TLR_E_EXISTS (409 AlreadyExists), TLR_E_INVAL (422 Invalid:
- * missing name, bad types), TLR_E_NOTFOUND (404: namespace absent). */
+ * missing name, bad types, a negative container request or limit in a Pod
+ * or a workload's pod template), TLR_E_PARSE (400: a field of the wrong
+ * JSON type, a resource value that is not a quantity, as kube-apiserver
+ * fails to decode it), TLR_E_NOTFOUND (404: namespace absent).  Updates
+ * check the same. */
 int ks_store_create_obj(ks_store *s, ks_kind_id kind, const char *ns,
                         json_object *obj, unsigned flags, ks_obj **out, ks_status *st);
 /* Replace (PUT).  name must equal metadata.name.  A non-empty

@@ -38,6 +38,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_quantity.h"
 
 #define SL_MAX_LEVEL 24
 #define DEFAULT_HISTORY 100000
@@ -866,6 +867,52 @@ static int check_string_map(const ks_kind *k, json_object *j, const char *path, 
     return TLR_OK;
 }
 
+/* Container resources as kube-apiserver reads them: a value that is not
+ * a quantity cannot be decoded (400), a negative one is invalid (422). */
+static int check_resources(const ks_kind *k, json_object *j, const char *spec, ks_status *st)
+{
+    static const char *const lists[] = { "containers", "initContainers" };
+    static const char *const maps[] = { "requests", "limits" };
+    for (size_t l = 0; l < 2; l++) {
+        char path[96];
+        snprintf(path, sizeof(path), "%s.%s", spec, lists[l]);
+        json_object *arr = tlr_json_arr(j, path);
+        for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+            json_object *c = json_object_array_get_idx(arr, i);
+            for (size_t m = 0; m < 2; m++) {
+                char mp[32];
+                snprintf(mp, sizeof(mp), "resources.%s", maps[m]);
+                json_object *res = tlr_json_obj(c, mp);
+                if (!res)
+                    continue;
+                json_object_object_foreach(res, name, v) {
+                    const char *q = v ? json_object_get_string(v) : "";
+                    tlr_quantity qq;
+                    int rc = tlr_quantity_parse(q, &qq);
+                    if (rc == TLR_E_PARSE || !v || json_object_is_type(v, json_type_boolean) ||
+                        json_object_is_type(v, json_type_object) ||
+                        json_object_is_type(v, json_type_array))
+                        return ks_status_set(st, TLR_E_PARSE, 400, "BadRequest",
+                                             "%s in version \"%s\" cannot be handled as a %s: "
+                                             "quantities must match the regular expression "
+                                             "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+                                             k->kind, k->version, k->kind);
+                    if (rc == TLR_OK && qq.neg) {
+                        const char *name_ = tlr_json_str(j, "metadata.name");
+                        rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
+                                           "%s \"%s\" is invalid: %s[%zu].%s[%s]: Invalid value: "
+                                           "\"%s\": must be greater than or equal to 0",
+                                           k->kind, name_ ? name_ : "", path, i, mp, name, q);
+                        ks_status_details(st, k, name_);
+                        return rc;
+                    }
+                }
+            }
+        }
+    }
+    return TLR_OK;
+}
+
 static int check_types(const ks_kind *k, json_object *j, ks_status *st)
 {
     if (!json_object_is_type(j, json_type_object))
@@ -886,6 +933,11 @@ static int check_types(const ks_kind *k, json_object *j, ks_status *st)
         rc = check_string_map(k, j, "metadata.annotations", st);
     if (!rc && k->id == KS_CONFIGMAP)
         rc = check_string_map(k, j, "data", st);
+    if (!rc && k->id == KS_POD)
+        rc = check_resources(k, j, "spec", st);
+    if (!rc && (k->id == KS_DEPLOYMENT || k->id == KS_REPLICASET || k->id == KS_STATEFULSET ||
+                k->id == KS_DAEMONSET))
+        rc = check_resources(k, j, "spec.template.spec", st);
     return rc;
 }
 

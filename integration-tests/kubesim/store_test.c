@@ -60,6 +60,23 @@ static void test_create_errors(void **state)
         { "pod without containers", KS_POD, "default", "{\"metadata\":{\"name\":\"p\"}}", TLR_E_INVAL, 422 },
         { "namespace mismatch", KS_CONFIGMAP, "default",
           "{\"metadata\":{\"name\":\"c\",\"namespace\":\"kube-system\"}}", TLR_E_PARSE, 400 },
+        /* Resources as kube-apiserver reads them. */
+        { "cpu not a quantity", KS_POD, "default",
+          "{\"metadata\":{\"name\":\"q1\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+          "\"resources\":{\"requests\":{\"cpu\":\"12abc\"}}}]}}", TLR_E_PARSE, 400 },
+        { "negative cpu", KS_POD, "default",
+          "{\"metadata\":{\"name\":\"q2\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+          "\"resources\":{\"requests\":{\"cpu\":\"-2\"}}}]}}", TLR_E_INVAL, 422 },
+        { "negative init memory limit", KS_POD, "default",
+          "{\"metadata\":{\"name\":\"q3\"},\"spec\":{\"containers\":[{\"name\":\"c\"}],"
+          "\"initContainers\":[{\"name\":\"i\",\"resources\":{\"limits\":{\"memory\":\"-1Gi\"}}}]}}",
+          TLR_E_INVAL, 422 },
+        { "a number is a quantity", KS_POD, "default",
+          "{\"metadata\":{\"name\":\"q4\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+          "\"resources\":{\"requests\":{\"cpu\":2,\"memory\":\"1Gi\"}}}]}}", TLR_OK, 0 },
+        { "template with a negative request", KS_DEPLOYMENT, "default",
+          "{\"metadata\":{\"name\":\"d2\"},\"spec\":{\"template\":{\"spec\":{\"containers\":"
+          "[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"-500m\"}}}]}}}}", TLR_E_INVAL, 422 },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         ks_status st = { 0 };
