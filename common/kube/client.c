@@ -336,6 +336,10 @@ int tlr_kube_create(tlr_kube_config *cfg, const tlr_kube_opts *o, tlr_kube **out
     kc->connect_timeout_ms = o && o->connect_timeout_ms ? o->connect_timeout_ms : 10000;
     kc->user_agent = tlr_strdup(o && o->user_agent ? o->user_agent : "tailor/1");
     pthread_mutex_init(&kc->mu, NULL);
+    if (cfg->insecure)
+        TLR_LOG(kc->log, TLR_LOG_WARN,
+                "kubeconfig sets insecure-skip-tls-verify: the API server's certificate is not "
+                "verified", TLR_S("server", cfg->server));
     *out = kc;
     return TLR_OK;
 }

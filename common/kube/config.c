@@ -264,6 +264,14 @@ int tlr_kube_config_parse(const char *yaml, size_t len, const char *context,
     bool b;
     if (tlr_json_bool(cl, "insecure-skip-tls-verify", &b) == TLR_OK)
         c->insecure = b;
+    if (c->insecure && (c->ca_file != NULL || c->ca_data != NULL)) {
+        /* client-go refuses the pair too: one would silently win. */
+        rc = seterr(err, errlen, TLR_E_INVAL,
+                    "kubeconfig: cluster %s: insecure-skip-tls-verify with a certificate "
+                    "authority: specifying a root certificates file with the insecure flag is "
+                    "not allowed", cname);
+        goto out;
+    }
     s = tlr_json_str(ctx, "namespace");
     c->namespace_ = tlr_strdup(s != NULL && s[0] ? s : NULL);
 

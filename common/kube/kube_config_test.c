@@ -71,6 +71,10 @@ static void test_kubeconfig_table(void **state)
         { "cluster without server",
           "current-context: a\nclusters:\n- {name: c, cluster: {}}\ncontexts:\n- {name: a, context: {cluster: c}}\n",
           NULL, TLR_E_INVAL },
+        { "insecure with a CA: refused, as client-go does",
+          "current-context: a\nclusters:\n- {name: c, cluster: {server: 'https://x', insecure-skip-tls-verify: true,"
+          " certificate-authority-data: aGVsbG8=}}\ncontexts:\n- {name: a, context: {cluster: c}}\n",
+          NULL, TLR_E_INVAL },
         { "bad base64",
           "current-context: a\nclusters:\n- {name: c, cluster: {server: 'https://x', certificate-authority-data: '!!!'}}\n"
           "contexts:\n- {name: a, context: {cluster: c}}\n", NULL, TLR_E_INVAL },

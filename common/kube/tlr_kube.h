@@ -19,7 +19,9 @@
  *      plugin's token, a rotated service-account token) are refreshed under
  *      a lock, before they expire or when the token file changes.  TLS is
  *      verified unless the kubeconfig explicitly says
- *      insecure-skip-tls-verify: true.  Tokens are never logged.
+ *      insecure-skip-tls-verify: true (then a warning is logged; with a
+ *      certificate authority as well the kubeconfig is refused, as
+ *      client-go refuses it).  Tokens are never logged.
  *
  *   3. The informer (tlr_kube_informer): list + watch one resource kind on
  *      a background thread and hand the events to a tlr_loop thread through
