@@ -186,6 +186,26 @@ static int parse_exec(json_object *ex, tlr_kube_exec **out, const char *what,
     return TLR_OK;
 }
 
+/* Is server an http:// URL to a host other than this one's loopback
+ * (localhost, 127.x.y.z, [::1])? */
+static bool plain_http_remote(const char *server)
+{
+    if (strncmp(server, "http://", 7) != 0)
+        return false;
+    const char *h = server + 7;
+    if (strncmp(h, "[::1]", 5) == 0)
+        return !(h[5] == '\0' || h[5] == ':' || h[5] == '/');
+    size_t n = strcspn(h, ":/");
+    if (n == 9 && strncmp(h, "localhost", 9) == 0)
+        return false;
+    if (n < 4 || strncmp(h, "127.", 4) != 0)
+        return true;
+    for (size_t k = 4; k < n; k++)
+        if (!(h[k] == '.' || (h[k] >= '0' && h[k] <= '9')))
+            return true;
+    return false;
+}
+
 int tlr_kube_config_parse(const char *yaml, size_t len, const char *context,
                           const char *base_dir, tlr_kube_config **out,
                           char *err, size_t errlen)
@@ -303,6 +323,12 @@ int tlr_kube_config_parse(const char *yaml, size_t len, const char *context,
         json_object *ex = tlr_json_obj(us, "exec");
         if (ex != NULL && (rc = parse_exec(ex, &c->exec, "user", base_dir, err, errlen)))
             goto out;
+    }
+    if ((c->token || c->token_file || c->password || c->exec) && plain_http_remote(c->server)) {
+        rc = seterr(err, errlen, TLR_E_INVAL,
+                    "kubeconfig: cluster %s: server %s is plain http and not this host: the "
+                    "user's credentials would cross the network unencrypted", cname, c->server);
+        goto out;
     }
     *out = c;
     c = NULL;

@@ -75,6 +75,18 @@ static void test_kubeconfig_table(void **state)
           "current-context: a\nclusters:\n- {name: c, cluster: {server: 'https://x', insecure-skip-tls-verify: true,"
           " certificate-authority-data: aGVsbG8=}}\ncontexts:\n- {name: a, context: {cluster: c}}\n",
           NULL, TLR_E_INVAL },
+        { "a token over plain http to another host: refused",
+          "current-context: a\nclusters:\n- {name: c, cluster: {server: 'http://10.0.0.1:8080'}}\n"
+          "contexts:\n- {name: a, context: {cluster: c, user: u}}\nusers:\n- {name: u, user: {token: t}}\n",
+          NULL, TLR_E_INVAL },
+        { "a token over plain http to 127.0.0.1: allowed",
+          "current-context: a\nclusters:\n- {name: c, cluster: {server: 'http://127.0.0.1:8080'}}\n"
+          "contexts:\n- {name: a, context: {cluster: c, user: u}}\nusers:\n- {name: u, user: {token: t}}\n",
+          NULL, TLR_OK, "http://127.0.0.1:8080", NULL, NULL, "t" },
+        { "a token over plain http to 127.evil.example: refused",
+          "current-context: a\nclusters:\n- {name: c, cluster: {server: 'http://127.evil.example'}}\n"
+          "contexts:\n- {name: a, context: {cluster: c, user: u}}\nusers:\n- {name: u, user: {token: t}}\n",
+          NULL, TLR_E_INVAL },
         { "bad base64",
           "current-context: a\nclusters:\n- {name: c, cluster: {server: 'https://x', certificate-authority-data: '!!!'}}\n"
           "contexts:\n- {name: a, context: {cluster: c}}\n", NULL, TLR_E_INVAL },

@@ -21,7 +21,9 @@
  *      verified unless the kubeconfig explicitly says
  *      insecure-skip-tls-verify: true (then a warning is logged; with a
  *      certificate authority as well the kubeconfig is refused, as
- *      client-go refuses it).  Tokens are never logged.
+ *      client-go refuses it).  Tokens are never logged, and a kubeconfig
+ *      that would send credentials over plain http to a host other than
+ *      this one's loopback is refused.
  *
  *   3. The informer (tlr_kube_informer): list + watch one resource kind on
  *      a background thread and hand the events to a tlr_loop thread through
