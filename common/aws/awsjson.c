@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
@@ -336,7 +337,7 @@ static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credential
     }
     curl_easy_setopt(j->curl, CURLOPT_HTTPHEADER, NULL);
     for (struct curl_slist *l = hl; l != NULL; l = l->next)
-        memset(l->data, 0, strlen(l->data));   /* the session token was in there */
+        OPENSSL_cleanse(l->data, strlen(l->data));   /* the session token was in there */
     curl_slist_free_all(hl);
     tlr_sigv4_result_free(&sig);
     return rc;

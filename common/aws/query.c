@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 
 #include "tlr_alloc.h"
 #include "tlr_awsquery.h"
@@ -493,7 +494,7 @@ static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credent
         free(hdr_auth);
     }
     if (hdr_token != NULL) {
-        memset(hdr_token, 0, strlen(hdr_token));
+        OPENSSL_cleanse(hdr_token, strlen(hdr_token));
         free(hdr_token);
     }
     return rc;

@@ -25,6 +25,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
 #include <nng/supplemental/tls/tls.h>
+#include <openssl/crypto.h>
 
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
@@ -226,7 +227,7 @@ out:
     tlr_kube_free(s.kc);
     free(cert);
     if (key) {
-        memset(key, 0, strlen(key));   /* the private key does not outlive the server */
+        OPENSSL_cleanse(key, strlen(key));   /* the private key does not outlive the server */
         free(key);
     }
     tlr_logger_free(s.log);
