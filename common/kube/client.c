@@ -89,9 +89,19 @@ int tlr_kube_http_err(long http)
     return TLR_E_INVAL;
 }
 
+/* A path segment from a name: none of "/?#% ", no control bytes, and not
+ * "." or ".." (a dot segment would climb the path: "/namespaces/../pods"
+ * is every namespace's pods once a URL library collapses it). */
 static bool name_ok(const char *s)
 {
-    return s == NULL || strpbrk(s, "/?#% ") == NULL;
+    if (s == NULL)
+        return true;
+    if (!strcmp(s, ".") || !strcmp(s, ".."))
+        return false;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x21 || *p == 0x7f || strchr("/?#%\\", *p))
+            return false;
+    return true;
 }
 
 int tlr_kube_path(const tlr_kube_res *res, const char *ns, const char *name,
@@ -484,6 +494,7 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout_ms);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+    curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);   /* paths are sent as built */
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);

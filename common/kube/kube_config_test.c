@@ -357,6 +357,13 @@ static void test_paths_and_codes(void **state)
         { TLR_KUBE_RES_PDBS, "x", NULL, NULL, "/apis/policy/v1/namespaces/x/poddisruptionbudgets" },
         { TLR_KUBE_RES_PODS, "default", "a/b", NULL, NULL },
         { TLR_KUBE_RES_PODS, "de?ault", "a", NULL, NULL },
+        /* dot segments would climb: "/namespaces/../pods" lists every namespace */
+        { TLR_KUBE_RES_PODS, "..", NULL, NULL, NULL },
+        { TLR_KUBE_RES_PODS, ".", "p", NULL, NULL },
+        { TLR_KUBE_RES_PODS, "default", "..", NULL, NULL },
+        { TLR_KUBE_RES_PODS, "de\nfault", "p", NULL, NULL },
+        { TLR_KUBE_RES_PODS, "default", "a\\b", NULL, NULL },
+        { TLR_KUBE_RES_PODS, "default", "..a", NULL, "/api/v1/namespaces/default/pods/..a" },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[256];
