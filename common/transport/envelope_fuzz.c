@@ -34,6 +34,19 @@ static const ProtobufCMessageDescriptor *const descs[] = {
     &tailor__v1__terminate_request__descriptor,
     &tailor__v1__explain_request__descriptor,
     &tailor__v1__explain_response__descriptor,
+    /* every other message a service decodes from its sockets */
+    &tailor__v1__simulate_response__descriptor,
+    &tailor__v1__snapshot_request__descriptor,
+    &tailor__v1__cluster_change__descriptor,
+    &tailor__v1__launch_response__descriptor,
+    &tailor__v1__terminate_response__descriptor,
+    &tailor__v1__catalog_request__descriptor,
+    &tailor__v1__catalog_response__descriptor,
+    &tailor__v1__launch_event__descriptor,
+    &tailor__v1__scheduling_decisions__descriptor,
+    &tailor__v1__disruption_event__descriptor,
+    &tailor__v1__ping_request__descriptor,
+    &tailor__v1__ping_response__descriptor,
 };
 #define NDESCS (sizeof(descs) / sizeof(descs[0]))
 
