@@ -286,7 +286,7 @@ bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
     return true;
 }
 
-/* ---- restricted labels --------------------------------------------- */
+/* ---- label aliases ------------------------------------------------- */
 
 const char *tlr_ks_normalized_key(const char *key)
 {
@@ -302,6 +302,8 @@ const char *tlr_ks_normalized_key(const char *key)
             return norm[i].key;
     return key;
 }
+
+/* ---- restricted labels --------------------------------------------- */
 
 /* The karpenter.k8s.aws labels the CEL rules let a pool use. */
 static const char *const aws_labels[] = {

@@ -137,7 +137,7 @@ bool tlr_ks_pod_tolerates(const Tailor__V1__Pod *p, Tailor__V1__Taint *const *ta
 bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
                              Tailor__V1__Label *const *labels, size_t n_labels);
 
-/* ---- restricted labels --------------------------------------------- */
+/* ---- label aliases ------------------------------------------------- */
 
 /* The key Karpenter reads a requirement key as: the stable key for a
  * deprecated alias (beta.kubernetes.io/arch, /os, /instance-type,
@@ -147,6 +147,8 @@ bool tlr_ks_selector_matches(const Tailor__V1__LabelSelector *s,
  * schedules on nodes Karpenter launches. */
 const char *tlr_ks_normalized_key(const char *key);
 
+/* ---- restricted labels --------------------------------------------- */
+
 /* Karpenter's rule on label and requirement keys (the CRDs' CEL rules,
  * and IsRestrictedLabel for pods): NULL when key may be used, else the
  * message.  Restricted: kubernetes.io/hostname, the karpenter.sh domain
@@ -154,6 +156,8 @@ const char *tlr_ks_normalized_key(const char *key);
  * nodepool_key_ok: NodeClaim and pod requirements), the karpenter.k8s.aws
  * domain but its well-known labels. */
 const char *tlr_ks_restricted_label(const char *key, bool nodepool_key_ok);
+
+/* ---- pods Karpenter's provisioner ignores --------------------------- */
 
 /* Does Karpenter's provisioner ignore pod p (its Validate: the pod is not
  * provisioned for at all, and counts in karpenter_scheduler_ignored_pods_count)?
