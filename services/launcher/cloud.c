@@ -238,32 +238,34 @@ static void cloud_tag(void *arg, size_t n, const char *const *ids, const tlr_ec2
     lc_par_run(n, c->parallel, one_tag, &j);
 }
 
-static int cloud_instances(void *arg, const char *claim, tlr_ec2_instances *out,
-                           tlr_aws_error *err)
+/* Live (pending/running) instances tagged for the cluster; only those
+ * tagged karpenter.sh/nodeclaim=claim when claim is set, only id when id
+ * is set. */
+static int live_instances(lc_cloud *c, const char *claim, const char *id, tlr_ec2_instances *out,
+                          tlr_aws_error *err)
 {
-    lc_cloud *c = arg;
     const char *states[2] = { "pending", "running" };
     const char *keys[1] = { c->cluster_tag };
     const char *claims[1] = { claim };
+    const char *ids[1] = { id };
     tlr_ec2_filter f[3] = {
         { "tag-key", keys, 1 },
         { "instance-state-name", states, 2 },
         { "tag:karpenter.sh/nodeclaim", claims, 1 },
     };
-    return tlr_ec2_describe_instances(c->ec2[0], f, claim ? 3 : 2, NULL, 0, 0, out, err);
+    return tlr_ec2_describe_instances(c->ec2[0], f, claim ? 3 : 2, id ? ids : NULL, id ? 1 : 0, 0,
+                                      out, err);
+}
+
+static int cloud_instances(void *arg, const char *claim, tlr_ec2_instances *out,
+                           tlr_aws_error *err)
+{
+    return live_instances(arg, claim, NULL, out, err);
 }
 
 static int cloud_instance(void *arg, const char *id, tlr_ec2_instances *out, tlr_aws_error *err)
 {
-    lc_cloud *c = arg;
-    const char *states[2] = { "pending", "running" };
-    const char *keys[1] = { c->cluster_tag };
-    const char *ids[1] = { id };
-    tlr_ec2_filter f[2] = {
-        { "tag-key", keys, 1 },
-        { "instance-state-name", states, 2 },
-    };
-    int rc = tlr_ec2_describe_instances(c->ec2[0], f, 2, ids, 1, 0, out, err);
+    int rc = live_instances(arg, NULL, id, out, err);
     if (rc == TLR_E_NOTFOUND || (rc && !strncmp(err->code, "InvalidInstanceID.", 18)))
         return TLR_OK;   /* no such instance: nothing of ours */
     return rc;
