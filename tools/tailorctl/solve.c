@@ -99,6 +99,7 @@ typedef struct inputs {
     size_t npdbs, cap_pdbs;
     Tailor__V1__NodeClaim **claims;
     size_t nclaims, cap_claims;
+    strvec pool_class_names;          /* "NodePool/default", ... as read */
     size_t skipped;
 } inputs;
 
@@ -379,6 +380,21 @@ static bool is_kind(const char *k, const char *want)
     return k != NULL && !strcmp(k, want);
 }
 
+/* A cluster holds one object of a kind and name: a second one (the same
+ * pool in two files) would be planned twice.  TLR_E_INVAL, err set. */
+static int defined_once(inputs *in, const char *kind, const char *name, char *err, size_t errlen)
+{
+    char key[320];
+    snprintf(key, sizeof(key), "%s/%s", kind, name);
+    for (size_t i = 0; i < in->pool_class_names.n; i++)
+        if (!strcmp(in->pool_class_names.v[i], key)) {
+            snprintf(err, errlen, "%s %s is defined twice", kind, name);
+            return TLR_E_INVAL;
+        }
+    strvec_add(&in->pool_class_names, key);
+    return TLR_OK;
+}
+
 /* Route one object by kind into in.  Errors name file and object. */
 static int take_object(const solve_cfg *cfg, const char *file, json_object *o, inputs *in)
 {
@@ -388,31 +404,18 @@ static int take_object(const solve_cfg *cfg, const char *file, json_object *o, i
 
     if (is_kind(kind, "NodePool")) {
         Tailor__V1__NodePool *p = NULL;
-        if ((rc = tlr_kubeobj_nodepool(o, NULL, &p, err, sizeof(err))) == TLR_OK) {
-            /* A cluster has one object of a name: two would be planned twice. */
-            for (size_t i = 0; i < in->npools && rc == TLR_OK; i++)
-                if (!strcmp(in->pools[i]->name, p->name)) {
-                    snprintf(err, sizeof(err), "NodePool %s is defined twice", p->name);
-                    rc = TLR_E_INVAL;
-                }
-            if (rc == TLR_OK)
-                PUSH(in->pools, in->npools, in->cap_pools, p);
-            else
-                tlr_kubeobj_free(p);
-        }
+        if ((rc = tlr_kubeobj_nodepool(o, NULL, &p, err, sizeof(err))) == TLR_OK &&
+            (rc = defined_once(in, "NodePool", p->name, err, sizeof(err))) == TLR_OK)
+            PUSH(in->pools, in->npools, in->cap_pools, p);
+        else
+            tlr_kubeobj_free(p);
     } else if (is_kind(kind, "EC2NodeClass")) {
         Tailor__V1__NodeClass *c = NULL;
-        if ((rc = tlr_kubeobj_nodeclass(o, NULL, &c, err, sizeof(err))) == TLR_OK) {
-            for (size_t i = 0; i < in->nclasses && rc == TLR_OK; i++)
-                if (!strcmp(in->classes[i]->name, c->name)) {
-                    snprintf(err, sizeof(err), "EC2NodeClass %s is defined twice", c->name);
-                    rc = TLR_E_INVAL;
-                }
-            if (rc == TLR_OK)
-                PUSH(in->classes, in->nclasses, in->cap_classes, c);
-            else
-                tlr_kubeobj_free(c);
-        }
+        if ((rc = tlr_kubeobj_nodeclass(o, NULL, &c, err, sizeof(err))) == TLR_OK &&
+            (rc = defined_once(in, "EC2NodeClass", c->name, err, sizeof(err))) == TLR_OK)
+            PUSH(in->classes, in->nclasses, in->cap_classes, c);
+        else
+            tlr_kubeobj_free(c);
     } else if (is_kind(kind, "Node")) {
         Tailor__V1__Node *n = NULL;
         if ((rc = tlr_kubeobj_node(o, NULL, &n, err, sizeof(err))) == TLR_OK)
@@ -517,6 +520,7 @@ static void free_inputs(inputs *in)
     FREE_ALL(in->pdbs, in->npdbs);
     FREE_ALL(in->claims, in->nclaims);
 #undef FREE_ALL
+    strvec_free(&in->pool_class_names);
 }
 
 /* ---- the plan, summarised ------------------------------------------------ */
