@@ -6,7 +6,8 @@
  * test can assert both what the client sent and how it handled the
  * answer.  One request per connection ("Connection: close").  A response
  * with status 0 closes the connection without answering (a transport
- * error for the client).
+ * error for the client).  A response may add header lines ("Retry-After:
+ * 1\r\n") and wait delay_ms before answering (a slow endpoint).
  */
 #ifndef AWS_TESTSRV_H
 #define AWS_TESTSRV_H
@@ -25,6 +26,8 @@
 typedef struct testsrv_resp {
     int status;
     const char *body;
+    const char *headers;   /* extra header lines, each ending "\r\n"; NULL = none */
+    int delay_ms;          /* wait this long before answering */
 } testsrv_resp;
 
 typedef struct testsrv {
@@ -72,18 +75,23 @@ static void *testsrv_main(void *arg)
     while (s->served < s->nresp) {
         int c = accept(s->fd, NULL, NULL);
         const testsrv_resp *r;
-        char head[256];
+        char head[512];
 
         if (c < 0)
             break;
         r = &s->resp[s->served];
         s->req[s->served] = testsrv_read_request(c);
         s->served++;
+        if (r->delay_ms > 0)
+            usleep((useconds_t)r->delay_ms * 1000);
         if (r->status != 0) {
             snprintf(head, sizeof(head),
                      "HTTP/1.1 %d X\r\nContent-Type: text/xml\r\nContent-Length: %zu\r\n"
-                     "Connection: close\r\n\r\n", r->status, strlen(r->body));
-            if (write(c, head, strlen(head)) < 0 || write(c, r->body, strlen(r->body)) < 0)
+                     "%sConnection: close\r\n\r\n", r->status, strlen(r->body),
+                     r->headers != NULL ? r->headers : "");
+            /* MSG_NOSIGNAL: a client that gave up has closed its end. */
+            if (send(c, head, strlen(head), MSG_NOSIGNAL) < 0 ||
+                send(c, r->body, strlen(r->body), MSG_NOSIGNAL) < 0)
                 perror("testsrv write");
         }
         close(c);

@@ -21,8 +21,10 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "aws_retry.h"
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
+#include "tlr_cancel.h"
 #include "tlr_err.h"
 #include "tlr_sigv4.h"
 #include "tlr_time.h"
@@ -203,6 +205,7 @@ typedef struct sink {
     tlr_buf body;
     bool toobig;
     char type_header[128];
+    int64_t retry_after_ms;   /* -1 = no Retry-After header */
 } sink;
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -220,6 +223,9 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     sink *s = ud;
     size_t n = size * nmemb;
     static const char name[] = "x-amzn-errortype:";
+    int64_t ms;
+    if (aws_retry_after_header(ptr, n, &ms))
+        s->retry_after_ms = ms;
     if (n > sizeof(name) - 1 && strncasecmp(ptr, name, sizeof(name) - 1) == 0) {
         const char *v = ptr + sizeof(name) - 1;
         size_t vl = n - (sizeof(name) - 1);
@@ -252,9 +258,10 @@ typedef struct request {
     const char *body;     /* NULL = none */
 } request;
 
-/* One exchange; TLR_OK when an answer arrived (*status set). */
-static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credentials *cr, sink *s,
-                    long *status, char *curlerr)
+/* One exchange bounded by timeout_ms; TLR_OK when an answer arrived
+ * (*status set). */
+static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credentials *cr,
+                    long timeout_ms, sink *s, long *status, char *curlerr)
 {
     const char *ctype = rq->target != NULL ? "application/x-amz-json-1.1"
                         : rq->body != NULL ? "application/json"
@@ -317,8 +324,8 @@ static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credential
     curl_easy_setopt(j->curl, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(j->curl, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(j->curl, CURLOPT_HEADERDATA, s);
-    curl_easy_setopt(j->curl, CURLOPT_TIMEOUT_MS, (long)j->timeout_ms);
-    curl_easy_setopt(j->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(j->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(j->curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
     curl_easy_setopt(j->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(j->curl, CURLOPT_ERRORBUFFER, curlerr);
     curl_easy_setopt(j->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -343,39 +350,33 @@ static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credential
     return rc;
 }
 
-static uint64_t next_rand(tlr_aws_json *j)
-{
-    j->rng ^= j->rng << 13;
-    j->rng ^= j->rng >> 7;
-    j->rng ^= j->rng << 17;
-    return j->rng;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* Send rq until it succeeds, fails for good or runs out of attempts. */
 static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
                         tlr_aws_error *err)
 {
     tlr_aws_error e = { 0 };
+    char what[160];   /* "ssm GetParameter", for messages */
     int rc = TLR_OK;
+    snprintf(what, sizeof(what), "%s %s", j->service, rq->op);
     for (int attempt = 0; attempt < j->max_attempts; attempt++) {
         tlr_aws_credentials cr = { 0 };
         char curlerr[CURL_ERROR_SIZE];
-        sink s = { .toobig = false };
-        long status = 0;
+        sink s = { .toobig = false, .retry_after_ms = -1 };
+        long status = 0, timeout_ms;
+        int cut;
         memset(&e, 0, sizeof(e));
+        if (aws_attempt_timeout(j->timeout_ms, &timeout_ms, &cut) != TLR_OK) {
+            rc = TLR_E_TIMEOUT;
+            aws_deadline_message(e.message, sizeof(e.message), what,
+                                 attempt == 0 ? "before the call" : "before a retry");
+            break;
+        }
         if ((rc = tlr_aws_creds_get(j->creds, &cr)) != TLR_OK) {
             snprintf(e.message, sizeof(e.message), "no credentials: %s", tlr_strerror(rc));
             break;
         }
         tlr_buf_init(&s.body, j->max_response);
-        rc = exchange(j, rq, &cr, &s, &status, curlerr);
+        rc = exchange(j, rq, &cr, timeout_ms, &s, &status, curlerr);
         tlr_aws_credentials_clear(&cr);
         if (rc == TLR_OK) {
             e.http_status = (int)status;
@@ -405,6 +406,10 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
         } else if (rc == TLR_E_TOOBIG) {
             snprintf(e.message, sizeof(e.message), "%s %s: answer larger than %zu bytes",
                      j->service, rq->op, j->max_response);
+        } else if (rc == TLR_E_TIMEOUT && cut) {
+            aws_deadline_message(e.message, sizeof(e.message), what, curlerr);
+            tlr_buf_free(&s.body);
+            break;
         } else {
             snprintf(e.message, sizeof(e.message), "%s %s: %s", j->service, rq->op, curlerr);
         }
@@ -419,15 +424,25 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
             tlr_aws_creds_invalidate(j->creds);
         if (!retry || attempt + 1 >= j->max_attempts)
             break;
-        int64_t ceiling = (int64_t)j->backoff_base_ms << (attempt < 20 ? attempt : 20);
-        if (ceiling > j->backoff_cap_ms)
-            ceiling = j->backoff_cap_ms;
-        int64_t delay = (int64_t)(next_rand(j) % (uint64_t)(ceiling + 1));
+        int64_t delay = aws_backoff_ms(&j->rng, attempt, j->backoff_base_ms, j->backoff_cap_ms);
+        int64_t ra = e.http_status == 429 || e.http_status == 503 ? s.retry_after_ms : -1;
+        if (ra > AWS_RETRY_AFTER_CAP_MS)
+            ra = AWS_RETRY_AFTER_CAP_MS;
         TLR_WARN(j->log, "aws call retried", TLR_S("service", j->service),
                  TLR_S("action", rq->op), TLR_S("aws_code", e.code), TLR_ERR(rc),
                  TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
-                 TLR_I("delay_ms", delay));
-        sleep_ms(delay);
+                 TLR_I("delay_ms", delay > ra ? delay : ra));
+        int src = aws_retry_sleep(delay, ra, NULL);
+        if (src != TLR_OK) {
+            char last[sizeof(e.message)];
+            snprintf(last, sizeof(last), "%s", e.message);
+            if (src == TLR_E_TIMEOUT)
+                aws_deadline_message(e.message, sizeof(e.message), what, last);
+            else
+                snprintf(e.message, sizeof(e.message), "%s: shutting down (%.300s)", what, last);
+            rc = src;
+            break;
+        }
     }
     if (rc != TLR_OK && err != NULL)
         *err = e;

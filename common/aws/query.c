@@ -21,9 +21,11 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "aws_retry.h"
 #include "tlr_alloc.h"
 #include "tlr_awsquery.h"
 #include "tlr_buf.h"
+#include "tlr_cancel.h"
 #include "tlr_err.h"
 #include "tlr_sigv4.h"
 #include "tlr_time.h"
@@ -335,25 +337,10 @@ const char *tlr_aws_query_region(const tlr_aws_query *q)
     return q->region;
 }
 
-static uint64_t next_rand(tlr_aws_query *q)
-{
-    q->rng ^= q->rng << 13;
-    q->rng ^= q->rng >> 7;
-    q->rng ^= q->rng << 17;
-    return q->rng;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 typedef struct sink {
     tlr_buf body;
     bool toobig;
+    int64_t retry_after_ms;   /* -1 = no Retry-After header */
 } sink;
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -364,6 +351,16 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
         s->toobig = true;
         return 0;   /* aborts the transfer with CURLE_WRITE_ERROR */
     }
+    return size * nmemb;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    sink *s = ud;
+    int64_t ms;
+
+    if (aws_retry_after_header(ptr, size * nmemb, &ms))
+        s->retry_after_ms = ms;
     return size * nmemb;
 }
 
@@ -410,10 +407,10 @@ static int build_body(const tlr_aws_query *q, const char *action, const tlr_aws_
     return rc;
 }
 
-/* One HTTP exchange.  Returns TLR_OK when an answer arrived (any status;
- * *status set), or the transport error. */
+/* One HTTP exchange bounded by timeout_ms.  Returns TLR_OK when an answer
+ * arrived (any status; *status set), or the transport error. */
 static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credentials *cr,
-                    sink *s, long *status, char *curlerr)
+                    long timeout_ms, sink *s, long *status, char *curlerr)
 {
     char amz_date[17], hdr_date[64], hdr_host[600], *hdr_auth = NULL, *hdr_token = NULL;
     const char *ctype = "application/x-www-form-urlencoded; charset=utf-8";
@@ -468,8 +465,11 @@ static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credent
     curl_easy_setopt(q->curl, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(q->curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(q->curl, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(q->curl, CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
-    curl_easy_setopt(q->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)q->connect_timeout_ms);
+    curl_easy_setopt(q->curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(q->curl, CURLOPT_HEADERDATA, s);
+    curl_easy_setopt(q->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(q->curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     q->connect_timeout_ms < timeout_ms ? (long)q->connect_timeout_ms : timeout_ms);
     curl_easy_setopt(q->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(q->curl, CURLOPT_ERRORBUFFER, curlerr);
     curl_easy_setopt(q->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -506,10 +506,12 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
     tlr_buf body;
     tlr_aws_error e = { 0 };
     tlr_xml_doc *doc = NULL;
+    char what[160];   /* "ec2 RunInstances", for messages */
     int rc = TLR_OK;
 
     if (q == NULL || action == NULL || out == NULL)
         return TLR_E_INVAL;
+    snprintf(what, sizeof(what), "%s %s", q->service, action);
     tlr_buf_init(&body, QUERY_MAX_BODY);
     if ((rc = build_body(q, action, params, &body)) != TLR_OK)
         goto out;
@@ -517,17 +519,25 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
     for (int attempt = 0; attempt < q->max_attempts; attempt++) {
         tlr_aws_credentials cr = { 0 };
         char curlerr[CURL_ERROR_SIZE], xerr[160];
-        sink s = { .toobig = false };
-        long status = 0;
+        sink s = { .toobig = false, .retry_after_ms = -1 };
+        long status = 0, timeout_ms;
+        int cut;
         bool retry;
 
         memset(&e, 0, sizeof(e));
+        if (aws_attempt_timeout(q->timeout_ms, &timeout_ms, &cut) != TLR_OK) {
+            rc = TLR_E_TIMEOUT;
+            aws_deadline_message(e.message, sizeof(e.message), what,
+                                 attempt == 0 ? "before the call" : "before a retry");
+            goto out;
+        }
         if (q->creds != NULL && (rc = tlr_aws_creds_get(q->creds, &cr)) != TLR_OK) {
             snprintf(e.message, sizeof(e.message), "no credentials: %s", tlr_strerror(rc));
             goto out;
         }
         tlr_buf_init(&s.body, q->max_response);
-        rc = exchange(q, &body, q->creds != NULL ? &cr : NULL, &s, &status, curlerr);
+        rc = exchange(q, &body, q->creds != NULL ? &cr : NULL, timeout_ms, &s, &status,
+                      curlerr);
         tlr_aws_credentials_clear(&cr);
         if (rc == TLR_OK) {
             e.http_status = (int)status;
@@ -554,6 +564,10 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
         } else if (rc == TLR_E_TOOBIG) {
             snprintf(e.message, sizeof(e.message), "%s %s: response larger than %zu bytes",
                      q->service, action, q->max_response);
+        } else if (rc == TLR_E_TIMEOUT && cut) {
+            aws_deadline_message(e.message, sizeof(e.message), what, curlerr);
+            tlr_buf_free(&s.body);
+            goto out;
         } else {
             snprintf(e.message, sizeof(e.message), "%s %s: %s", q->service, action, curlerr);
         }
@@ -571,17 +585,30 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
         if (!retry || attempt + 1 >= q->max_attempts)
             break;
         {
-            int64_t ceiling = (int64_t)q->backoff_base_ms << (attempt < 20 ? attempt : 20);
-            int64_t delay;
+            int64_t delay = aws_backoff_ms(&q->rng, attempt, q->backoff_base_ms,
+                                           q->backoff_cap_ms);
+            int64_t ra = e.http_status == 429 || e.http_status == 503 ? s.retry_after_ms : -1;
+            int src;
 
-            if (ceiling > q->backoff_cap_ms)
-                ceiling = q->backoff_cap_ms;
-            delay = (int64_t)(next_rand(q) % (uint64_t)(ceiling + 1));
+            if (ra > AWS_RETRY_AFTER_CAP_MS)
+                ra = AWS_RETRY_AFTER_CAP_MS;
+
             TLR_WARN(q->log, "aws call retried", TLR_S("service", q->service),
                      TLR_S("action", action), TLR_S("aws_code", e.code), TLR_ERR(rc),
                      TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
-                     TLR_I("delay_ms", delay));
-            sleep_ms(delay);
+                     TLR_I("delay_ms", delay > ra ? delay : ra));
+            if ((src = aws_retry_sleep(delay, ra, NULL)) != TLR_OK) {
+                char last[sizeof(e.message)];
+
+                snprintf(last, sizeof(last), "%s", e.message);
+                if (src == TLR_E_TIMEOUT)
+                    aws_deadline_message(e.message, sizeof(e.message), what, last);
+                else
+                    snprintf(e.message, sizeof(e.message), "%s: shutting down (%.300s)", what,
+                             last);
+                rc = src;
+                break;
+            }
         }
     }
 out:

@@ -21,8 +21,11 @@
  * except that over REST, where the path names a resource, a 404 without
  * an error code is ResourceNotFoundException (TLR_E_NOTFOUND).
  * Throttling, 5xx and transport failures are retried as in
- * tlr_awsquery.h (full-jitter exponential backoff).  One curl handle per
- * client: not thread-safe.
+ * tlr_awsquery.h (full-jitter exponential backoff, Retry-After on 429/503),
+ * and calls are bounded the same way: the calling thread's deadline
+ * (tlr_deadline_set, tlr_cancel.h) cuts attempts and retry sleeps and
+ * yields TLR_E_TIMEOUT "deadline passed"; shutdown ends a retry sleep with
+ * TLR_E_CANCELED.  One curl handle per client: not thread-safe.
  */
 #ifndef TLR_AWSJSON_H
 #define TLR_AWSJSON_H

@@ -21,7 +21,24 @@
  *   REMOTE     anything else
  * Throttling, 5xx and connection failures are retried up to max_attempts
  * with full-jitter exponential backoff (delay = random(0, min(cap,
- * base * 2^attempt))).
+ * base * 2^attempt))); a 429 or 503 carrying Retry-After (seconds or an
+ * HTTP-date) waits at least that long, at most 60 s.
+ *
+ * Bounding a call (tlr_cancel.h; both this client and tlr_awsjson.h):
+ *   - Deadline.  tlr_deadline_set(mono_ms) on the calling thread bounds
+ *     every call it makes until tlr_deadline_clear(): no attempt starts
+ *     after the deadline, each attempt's curl timeout (and connect
+ *     timeout) is cut at it, and a retry whose sleep would end at or after
+ *     it is not slept at all.  A call cut short returns TLR_E_TIMEOUT and
+ *     err->message says "<service> <Action>: deadline passed (...)" with
+ *     the last failure in the parentheses.  The deadline is per thread, so
+ *     callers on several threads each set their own (the launcher's
+ *     lc_par_run copies the caller's into its workers).
+ *   - Shutdown.  A retry sleep ends within milliseconds of SIGTERM/SIGINT
+ *     (tlr_service calls tlr_shutdown_request()) and the call returns
+ *     TLR_E_CANCELED, err->message "<service> <Action>: shutting down
+ *     (...)".  An attempt already on the wire is not interrupted: it ends
+ *     by its own timeout.
  *
  * TLS peer and host verification are on unless the options turn them
  * off.  A client owns one curl handle and is not thread-safe: use one

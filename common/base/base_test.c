@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tlr_arena.h"
@@ -157,6 +158,42 @@ static void test_time(void **state)
     assert_int_equal(tlr_time_parse("2025-12-02T15:04:05", &ms), TLR_E_PARSE);
 }
 
+static void test_retry_after(void **state)
+{
+    (void)state;
+    /* now = Sun, 06 Nov 1994 08:49:37 GMT */
+    const int64_t now = 784111777000;
+    static const struct {
+        const char *in;
+        int rc;
+        int64_t ms;
+    } t[] = {
+        { "120", TLR_OK, 120000 },
+        { " 0 ", TLR_OK, 0 },
+        { "Sun, 06 Nov 1994 08:49:47 GMT", TLR_OK, 10000 },
+        { "Sun, 06 Nov 1994 08:00:00 GMT", TLR_OK, 0 },   /* in the past */
+        { "Mon, 07 Nov 1994 08:49:37 GMT", TLR_OK, 86400000 },
+        { "-5", TLR_E_PARSE, 0 },
+        { "1.5", TLR_E_PARSE, 0 },
+        { "soon", TLR_E_PARSE, 0 },
+        { "", TLR_E_PARSE, 0 },
+        { "Sunday, 06-Nov-94 08:49:37 GMT", TLR_E_PARSE, 0 },   /* obsolete RFC 850 */
+        { "Sun, 06 Nov 1994 08:49:37 PST", TLR_E_PARSE, 0 },
+        { "Sun, 06 Xyz 1994 08:49:37 GMT", TLR_E_PARSE, 0 },
+    };
+    int failures = 0;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        int64_t ms = -1;
+        int rc = tlr_retry_after_parse(t[i].in, now, &ms);
+        if (rc != t[i].rc || (rc == TLR_OK && ms != t[i].ms)) {
+            printf("FAIL retry-after \"%s\": got %s %lld, want %s %lld\n", t[i].in,
+                   tlr_errname(rc), (long long)ms, tlr_errname(t[i].rc), (long long)t[i].ms);
+            failures++;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_duration),
         cmocka_unit_test(test_time),
+        cmocka_unit_test(test_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,3 +167,51 @@ void tlr_duration_format(int64_t ms, char *buf, size_t len)
     else
         snprintf(buf, len, "%s%s", sign, sec);
 }
+
+int tlr_retry_after_parse(const char *v, int64_t now_wall_ms, int64_t *delay_ms)
+{
+    static const char *const months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                          "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+    if (v == NULL)
+        return TLR_E_PARSE;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    if (isdigit((unsigned char)*v)) {
+        int64_t s = 0;
+        for (; isdigit((unsigned char)*v); v++) {
+            if (s > INT64_MAX / 10000)   /* absurd: saturate, the caller caps it */
+                s = INT64_MAX / 10000;
+            else
+                s = s * 10 + (*v - '0');
+        }
+        while (*v == ' ' || *v == '\t')
+            v++;
+        if (*v != '\0')
+            return TLR_E_PARSE;
+        *delay_ms = s * 1000;
+        return TLR_OK;
+    }
+    /* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
+    char wd[4], mon[4], zone[4];
+    struct tm tm = { 0 };
+    int n = 0;
+    if (sscanf(v, "%3[A-Za-z], %2d %3s %4d %2d:%2d:%2d %3s%n", wd, &tm.tm_mday, mon,
+               &tm.tm_year, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, zone, &n) != 8 ||
+        strlen(wd) != 3 || strcmp(zone, "GMT") != 0)
+        return TLR_E_PARSE;
+    for (v += n; *v == ' ' || *v == '\t'; v++)
+        ;
+    if (*v != '\0')
+        return TLR_E_PARSE;
+    tm.tm_mon = -1;
+    for (int i = 0; i < 12; i++)
+        if (strcmp(mon, months[i]) == 0)
+            tm.tm_mon = i;
+    if (tm.tm_mon < 0 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+        tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_year < 1970)
+        return TLR_E_PARSE;
+    tm.tm_year -= 1900;
+    int64_t at = (int64_t)timegm(&tm) * 1000;
+    *delay_ms = at > now_wall_ms ? at - now_wall_ms : 0;
+    return TLR_OK;
+}

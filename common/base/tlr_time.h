@@ -37,4 +37,10 @@ int  tlr_duration_parse(const char *s, int64_t *ms);
 /* Format ms as a Go-style duration ("1m30s"); buf >= 32 bytes. */
 void tlr_duration_format(int64_t ms, char *buf, size_t len);
 
+/* An HTTP Retry-After value (RFC 9110 10.2.3): delay-seconds ("120") or
+ * an IMF-fixdate ("Wed, 21 Oct 2015 07:28:00 GMT"), taken relative to
+ * now_wall_ms.  On TLR_OK *delay_ms is >= 0 (a date in the past is 0);
+ * TLR_E_PARSE for anything else, including the obsolete date forms. */
+int  tlr_retry_after_parse(const char *value, int64_t now_wall_ms, int64_t *delay_ms);
+
 #endif

@@ -19,6 +19,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
+#include "tlr_cancel.h"
 #include "tlr_err.h"
 #include "tlr_http.h"
 #include "tlr_time.h"
@@ -52,6 +53,7 @@ void tlr_service_set_ready(tlr_service *svc, bool ready, const char *reason)
 
 void tlr_service_shutdown(tlr_service *svc)
 {
+    tlr_shutdown_request();   /* wakes retry sleeps on every thread */
     tlr_loop_stop(svc->loop);
 }
 
@@ -64,6 +66,7 @@ static void on_signal(tlr_loop *loop, int signo, void *arg)
     }
     TLR_INFO(svc->log, "shutting down", TLR_S("signal", signo == SIGTERM ? "SIGTERM" : "SIGINT"));
     tlr_service_set_ready(svc, false, "shutting down");
+    tlr_shutdown_request();   /* wakes retry sleeps on every thread */
     tlr_loop_stop(loop);
 }
 

@@ -5,11 +5,14 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "tlr_cancel.h"
+
 typedef struct job {
     size_t n;
     atomic_size_t next;
     lc_par_fn fn;
     void *arg;
+    int64_t deadline;   /* the caller's (tlr_cancel.h), for every worker */
 } job;
 
 typedef struct worker {
@@ -30,13 +33,14 @@ static void drain(job *j, int id)
 static void *thread_main(void *arg)
 {
     worker *w = arg;
+    tlr_deadline_set(w->j->deadline);
     drain(w->j, w->id);
     return NULL;
 }
 
 void lc_par_run(size_t n, int threads, lc_par_fn fn, void *arg)
 {
-    job j = { .n = n, .fn = fn, .arg = arg };
+    job j = { .n = n, .fn = fn, .arg = arg, .deadline = tlr_deadline_get() };
     atomic_init(&j.next, 0);
     if (threads > LC_PAR_MAX)
         threads = LC_PAR_MAX;

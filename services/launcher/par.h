@@ -7,7 +7,10 @@
  * the sum of them.  fn(arg, i, worker) is called once for every i in
  * [0, n), on some thread; worker in [0, threads) identifies the thread so
  * a caller can keep one non-thread-safe client per worker (worker 0 runs
- * on the calling thread).  Returns when every call has returned.
+ * on the calling thread).  Every worker thread runs with the caller's
+ * deadline (tlr_deadline_get(), tlr_cancel.h), so AWS calls fanned out
+ * here are bounded like the caller's own.  Returns when every call has
+ * returned.
  */
 #ifndef LC_PAR_H
 #define LC_PAR_H
