@@ -4,10 +4,18 @@
  * straight into the body of a new nng message.  Unpacking checks, in this
  * order: size ceiling, protobuf decode, contract version, type present --
  * so a receiver can answer each kind of bad input with its own code.
+ *
+ * Every unpack goes through a counting ProtobufCAllocator (see "Bounded
+ * decoding" in tlr_envelope.h).  It hands out plain malloc() blocks, so
+ * what it decoded is freed as usual with the NULL (system) allocator; it
+ * only refuses a block that would take the live total past the budget,
+ * which protobuf-c turns into a failed unpack, freeing what it had built.
  */
 #include "tlr_envelope.h"
 
+#include <malloc.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +58,63 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+}
+
+typedef struct alloc_budget {
+    size_t limit, live, peak;
+    bool exceeded;
+} alloc_budget;
+
+static void *budget_alloc(void *arg, size_t size)
+{
+    alloc_budget *b = arg;
+    if (size > b->limit - b->live) {
+        b->exceeded = true;
+        return NULL;
+    }
+    void *p = malloc(size ? size : 1);
+    if (p == NULL)
+        return NULL;
+    b->live += malloc_usable_size(p);
+    if (b->live > b->peak)
+        b->peak = b->live;
+    if (b->live > b->limit) {   /* malloc rounded it past the limit */
+        b->exceeded = true;
+        b->live -= malloc_usable_size(p);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void budget_free(void *arg, void *p)
+{
+    alloc_budget *b = arg;
+    if (p == NULL)
+        return;
+    b->live -= malloc_usable_size(p);
+    free(p);
+}
+
+size_t tlr_decode_budget(size_t wire)
+{
+    if (wire > (SIZE_MAX - TLR_DECODE_SLACK) / TLR_DECODE_RATIO)
+        return SIZE_MAX;
+    return wire * TLR_DECODE_RATIO + TLR_DECODE_SLACK;
+}
+
+int tlr_unpack_bounded(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len,
+                       size_t limit, ProtobufCMessage **out, size_t *peak)
+{
+    alloc_budget b = { .limit = limit };
+    ProtobufCAllocator a = { budget_alloc, budget_free, &b };
+    ProtobufCMessage *m = protobuf_c_message_unpack(desc, &a, len, buf);
+    if (peak != NULL)
+        *peak = b.peak;
+    if (m == NULL)
+        return b.exceeded ? TLR_E_TOOBIG : TLR_E_DECODE;
+    *out = m;
+    return TLR_OK;
 }
 
 /* protobuf-c packs a const message; its string fields are plain char *. */
@@ -146,13 +211,21 @@ int tlr_envelope_unpack(const void *buf, size_t len, size_t max_size,
         return TLR_E_INVAL;
     }
 
-    Tailor__V1__Envelope *env =
-        tailor__v1__envelope__unpack(NULL, len, (const uint8_t *)buf);
-    if (env == NULL) {
+    ProtobufCMessage *m = NULL;
+    size_t budget = tlr_decode_budget(len), peak = 0;
+    int rc = tlr_unpack_bounded(&tailor__v1__envelope__descriptor, buf, len, budget, &m,
+                                &peak);
+    if (rc == TLR_E_TOOBIG) {
+        set_err(err, errlen, "message of %zu bytes needs more than %zu bytes to decode "
+                "the envelope (the decode budget)", len, budget);
+        return rc;
+    }
+    if (rc != TLR_OK) {
         set_err(err, errlen, "message of %zu bytes is not a valid "
                 "tailor.v1.Envelope (malformed or truncated protobuf)", len);
         return TLR_E_DECODE;
     }
+    Tailor__V1__Envelope *env = (Tailor__V1__Envelope *)m;
     if (env->contract_version != TLR_CONTRACT_VERSION) {
         set_err(err, errlen, "envelope contract_version %u, want %u",
                 env->contract_version, TLR_CONTRACT_VERSION);
@@ -187,10 +260,16 @@ int tlr_envelope_payload(const Tailor__V1__Envelope *env,
                 want->name);
         return TLR_E_UNKNOWN_TYPE;
     }
-    ProtobufCMessage *m = protobuf_c_message_unpack(want, NULL,
-                                                    env->payload.len,
-                                                    env->payload.data);
-    if (m == NULL) {
+    ProtobufCMessage *m = NULL;
+    size_t budget = tlr_decode_budget(env->payload.len), peak = 0;
+    int rc = tlr_unpack_bounded(want, env->payload.data, env->payload.len, budget, &m, &peak);
+    if (rc == TLR_E_TOOBIG) {
+        set_err(err, errlen, "%s of %zu bytes needs more than %zu bytes to decode (the "
+                "decode budget: %d x its size + %zu KiB); refused", want->name,
+                env->payload.len, budget, TLR_DECODE_RATIO, TLR_DECODE_SLACK >> 10);
+        return rc;
+    }
+    if (rc != TLR_OK) {
         set_err(err, errlen, "payload of %zu bytes is not a valid %s",
                 env->payload.len, want->name);
         return TLR_E_DECODE;

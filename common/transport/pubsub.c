@@ -9,6 +9,7 @@
  */
 #include "tlr_pubsub.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,19 @@ struct tlr_sub {
     void *arg;
     tlr_peers peers;
     tlr_sub_stats stats;
+    char (*topics)[TLR_TOPIC_MAX + 1];   /* subscribed topics */
+    size_t *topic_max;                  /* their limits (never 0) */
+    size_t ntopics;
 };
+
+/* The envelope limit for topic: its own, else max_msg. */
+static size_t topic_limit(const tlr_sub *s, const char *topic)
+{
+    for (size_t i = 0; i < s->ntopics; i++)
+        if (strcmp(s->topics[i], topic) == 0)
+            return s->topic_max[i];
+    return s->max_msg;
+}
 
 static bool topic_ok(const char *topic)
 {
@@ -217,7 +230,7 @@ static void sub_handle(tlr_sub *s, nng_msg *m)
     memcpy(topic, body, tlen);
     topic[tlen] = '\0';
 
-    int rc = tlr_envelope_unpack(nul + 1, len - tlen - 1, s->max_msg, &env,
+    int rc = tlr_envelope_unpack(nul + 1, len - tlen - 1, topic_limit(s, topic), &env,
                                  err, sizeof(err));
     if (rc != TLR_OK) {
         s->stats.dropped++;
@@ -271,6 +284,14 @@ int tlr_sub_create(tlr_loop *loop, const tlr_sub_opts *o, tlr_sub **out)
     s->log = o->log;
     s->fn = o->fn;
     s->arg = o->arg;
+    s->ntopics = o->ntopics;
+    s->topics = tlr_calloc(o->ntopics, sizeof(*s->topics));
+    s->topic_max = tlr_calloc(o->ntopics, sizeof(*s->topic_max));
+    for (size_t i = 0; i < o->ntopics; i++) {
+        snprintf(s->topics[i], sizeof(s->topics[i]), "%s", o->topics[i]);
+        size_t m = o->topic_max != NULL ? o->topic_max[i] : 0;
+        s->topic_max[i] = m > 0 && m < s->max_msg ? m : s->max_msg;
+    }
 
     if ((rv = nng_sub0_open(&s->sock)) != 0)
         goto nng_fail;
@@ -327,6 +348,8 @@ void tlr_sub_free(tlr_sub *s)
         tlr_loop_remove_fd(s->loop, s->fd);
     if (nng_socket_id(s->sock) > 0)
         nng_close(s->sock);
+    free(s->topics);
+    free(s->topic_max);
     free(s);
 }
 

@@ -124,6 +124,20 @@ static void reply_error(tlr_rep_server *s, const tlr_status *st,
     send_reply(s, m, request_id);
 }
 
+/* Refuse a request longer than its route allows, before its payload is
+ * decoded.  TLR_OK, or TLR_E_TOOBIG with st filled. */
+static int check_request_size(const tlr_rep_server *s, const tlr_rep_route *r,
+                              size_t len, tlr_status *st)
+{
+    size_t max = r->max_request > 0 && r->max_request < s->max_msg ? r->max_request
+                                                                   : s->max_msg;
+    if (len <= max)
+        return TLR_OK;
+    tlr_status_set(st, TLR_E_TOOBIG, NULL, "%s of %zu bytes exceeds the limit of %zu "
+                   "bytes for this request type", r->request->name, len, max);
+    return TLR_E_TOOBIG;
+}
+
 /* Call the route's handler on req (borrowed) and pack its reply.  On
  * TLR_OK *out is the packed reply, new and owned by the caller; otherwise
  * st says why. */
@@ -205,6 +219,10 @@ static void handle_one(tlr_rep_server *s, nng_msg *msg)
         reply_error(s, &st, &s->stats.unknown_type, type, request_id);
         goto out;
     }
+    if ((rc = check_request_size(s, r, nng_msg_len(msg), &st)) != TLR_OK) {
+        reply_error(s, &st, &s->stats.toobig, type, request_id);
+        goto out;
+    }
     rc = tlr_envelope_payload(env, r->request, &req, err, sizeof(err));
     if (rc == TLR_E_REMOTE) {
         rc = TLR_E_DECODE;
@@ -214,7 +232,8 @@ static void handle_one(tlr_rep_server *s, nng_msg *msg)
         tlr_status_set(&st, rc, NULL, "%s", err);
     }
     if (rc != TLR_OK) {
-        reply_error(s, &st, &s->stats.decode, type, request_id);
+        reply_error(s, &st, rc == TLR_E_TOOBIG ? &s->stats.toobig : &s->stats.decode, type,
+                    request_id);
         goto out;
     }
     nng_msg *reply = NULL;
@@ -305,6 +324,7 @@ int tlr_rep_server_create(tlr_loop *loop, const tlr_rep_opts *o,
             .request = &tailor__v1__ping_request__descriptor,
             .handle = ping_handle,
             .arg = s,
+            .max_request = TLR_REQ_MAX_PING,
         };
     }
 

@@ -32,6 +32,29 @@
 /* The default ceiling on one message (envelope included): 64 MiB. */
 #define TLR_MSG_MAX_DEFAULT ((size_t)64 << 20)
 
+/* Bounded decoding.  protobuf-c allocates as it decodes, and a small wire
+ * can ask for a lot: an empty repeated message is 2 bytes on the wire and
+ * a few hundred decoded (a Pod struct alone is 384 bytes), so 8 MiB of
+ * them would need over a GiB.  Every unpack here -- the envelope, a
+ * payload, a subscriber's message -- runs with a budget of
+ *     TLR_DECODE_RATIO * wire bytes + TLR_DECODE_SLACK
+ * of memory live at once (malloc's usable sizes, protobuf-c's scratch
+ * included).  Real messages need a few times their wire size (a fully
+ * populated one about 2x; one of mostly empty pods up to ~10x); past the
+ * budget the unpack stops and the caller gets TLR_E_TOOBIG. */
+#define TLR_DECODE_RATIO 16
+#define TLR_DECODE_SLACK ((size_t)1 << 20)
+
+/* TLR_DECODE_RATIO * wire + TLR_DECODE_SLACK, saturating. */
+size_t tlr_decode_budget(size_t wire);
+
+/* Unpack buf[0..len) (borrowed) as desc with at most budget bytes live.
+ * On TLR_OK *out is new and owned: protobuf_c_message_free_unpacked(*out,
+ * NULL).  *peak (may be NULL) is the most memory it held, also on failure.
+ * Errors: TLR_E_TOOBIG (the budget ran out), TLR_E_DECODE (malformed). */
+int tlr_unpack_bounded(const ProtobufCMessageDescriptor *desc, const void *buf, size_t len,
+                       size_t budget, ProtobufCMessage **out, size_t *peak);
+
 /* An outcome carried across the transport: a TLR_E_* code plus the words a
  * person needs.  Mirrors tailor.v1.Status. */
 typedef struct tlr_status {
@@ -73,7 +96,7 @@ int tlr_envelope_pack_error(const tlr_status *st, const char *request_id,
  * On TLR_OK *out is new and owned by the caller: free it with
  * tailor__v1__envelope__free_unpacked(*out, NULL).
  * Errors (err, errlen >= 1, gets a one-line reason; err may be NULL):
- *   TLR_E_TOOBIG   len > max_size
+ *   TLR_E_TOOBIG   len > max_size, or decoding needs more than the budget
  *   TLR_E_DECODE   the bytes are not a protobuf Envelope, or it has no type
  *   TLR_E_VERSION  contract_version is not TLR_CONTRACT_VERSION */
 int tlr_envelope_unpack(const void *buf, size_t len, size_t max_size,
@@ -86,6 +109,8 @@ int tlr_envelope_unpack(const void *buf, size_t len, size_t max_size,
  *   TLR_E_REMOTE        env carries a non-zero status; err = its message
  *                       (read env->status->code for the remote code)
  *   TLR_E_UNKNOWN_TYPE  env->type is not want->name
+ *   TLR_E_TOOBIG        decoding needs more memory than the budget
+ *                       (tlr_decode_budget of the payload size)
  *   TLR_E_DECODE        the payload bytes do not decode */
 int tlr_envelope_payload(const Tailor__V1__Envelope *env,
                          const ProtobufCMessageDescriptor *want,

@@ -13,8 +13,9 @@
  * must not rely on seeing every message.
  *
  * A subscriber checks each message like a REP server checks a request
- * (size, decode, contract version); what fails is logged at warn, counted
- * and dropped, and the subscriber carries on.
+ * (size -- the topic's own limit when it has one --, decode within the
+ * decode budget of tlr_envelope.h, contract version); what fails is logged
+ * at warn, counted and dropped, and the subscriber carries on.
  */
 #ifndef TLR_PUBSUB_H
 #define TLR_PUBSUB_H
@@ -31,6 +32,11 @@
 
 /* The longest topic name. */
 #define TLR_TOPIC_MAX 64
+
+/* Per-topic envelope limits (tlr_sub_opts.topic_max).  "pending" and
+ * "cluster" carry whole cluster states and keep max_msg; "decisions" is
+ * one short record per pending pod (~200 bytes): 16 MiB is 80k pods. */
+#define TLR_TOPIC_MAX_DECISIONS ((size_t)16 << 20)
 
 typedef struct tlr_pub tlr_pub;
 typedef struct tlr_sub tlr_sub;
@@ -80,6 +86,8 @@ typedef struct tlr_sub_opts {
     void *arg;                  /* borrowed, passed to fn */
     bool listen;                /* listen on urls for dialing publishers
                                    (tlr_pub_dial) instead of dialing them */
+    const size_t *topic_max;    /* borrowed; NULL or ntopics entries: the
+                                   largest envelope of each topic, 0 = max_msg */
 } tlr_sub_opts;
 
 typedef struct tlr_sub_stats {

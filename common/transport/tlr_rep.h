@@ -11,6 +11,10 @@
  *   payload that does not decode            Status DECODE
  *   a request carrying an error status      Status DECODE
  *   envelope bigger than max_msg            Status TOOBIG (see below)
+ *   request bigger than its route's         Status TOOBIG (names the type
+ *     max_request                             and both sizes)
+ *   payload needing more memory to decode   Status TOOBIG ("decode budget",
+ *     than its budget                         tlr_envelope.h)
  *   handler error                           Status {handler's code, msg}
  *   reply bigger than max_msg               Status TOOBIG
  *
@@ -72,7 +76,19 @@ typedef struct tlr_rep_route {
                   tlr_status *st);
     void (*reply_done)(void *arg, ProtobufCMessage *reply);   /* may be NULL */
     void *arg;                                       /* borrowed */
+    /* The largest request of this type, envelope included, checked before
+     * the payload is decoded (whose memory is then bounded by
+     * tlr_decode_budget of it); 0 = the server's max_msg.  Set it to what
+     * the type can legitimately need: a Launch is kilobytes, a Solve may
+     * be the whole cluster. */
+    size_t max_request;
 } tlr_rep_route;
+
+/* Per-type request ceilings the services use (see max_request). */
+#define TLR_REQ_MAX_PING   ((size_t)4 << 10)     /* PingRequest: empty */
+#define TLR_REQ_MAX_SMALL  ((size_t)64 << 10)    /* Snapshot, Explain, Catalog */
+#define TLR_REQ_MAX_CLAIMS ((size_t)1 << 20)     /* Launch, Terminate: a burst of
+                                                  * claims, each a few KiB */
 
 /* Called after every request (answered or rejected), e.g. for metrics.
  * type: the envelope type or "" when it did not decode (borrowed for the
@@ -101,7 +117,8 @@ typedef struct tlr_rep_stats {
     uint64_t requests;        /* messages taken off the socket */
     uint64_t replies_ok;      /* answered by a route */
     uint64_t replies_error;   /* answered with a Status (all rows below) */
-    uint64_t toobig;          /* ...because the request was too big */
+    uint64_t toobig;          /* ...because the request was too big (for
+                               * max_msg, its type, or its decode budget) */
     uint64_t decode;          /* ...because it (or its payload) was garbage,
                                * or a request carried an error status */
     uint64_t version;         /* ...because of the contract version */

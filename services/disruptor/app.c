@@ -413,7 +413,8 @@ int ds_app_start(tlr_service *svc, void *arg)
         TLR_ERROR(a->log, "disruptor not configured: not disrupting", TLR_S("why", a->why),
                   TLR_ERR(rc));
     const tlr_rep_route routes[] = {
-        { &tailor__v1__explain_request__descriptor, handle_explain, free_reply, a },
+        { &tailor__v1__explain_request__descriptor, handle_explain, free_reply, a,
+          .max_request = TLR_REQ_MAX_SMALL },
     };
     if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 1, &a->rep)))
         return rc;

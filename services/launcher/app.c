@@ -525,9 +525,12 @@ int lc_app_start(tlr_service *svc, void *arg)
                   TLR_ERR(rc));
 
     const tlr_rep_route routes[] = {
-        { &tailor__v1__launch_request__descriptor, handle_launch, free_reply, a },
-        { &tailor__v1__terminate_request__descriptor, handle_terminate, free_reply, a },
-        { &tailor__v1__catalog_request__descriptor, handle_catalog, free_catalog_reply, a },
+        { &tailor__v1__launch_request__descriptor, handle_launch, free_reply, a,
+          .max_request = TLR_REQ_MAX_CLAIMS },
+        { &tailor__v1__terminate_request__descriptor, handle_terminate, free_reply, a,
+          .max_request = TLR_REQ_MAX_CLAIMS },
+        { &tailor__v1__catalog_request__descriptor, handle_catalog, free_catalog_reply, a,
+          .max_request = TLR_REQ_MAX_SMALL },
     };
     if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 3, &a->rep)))
         return rc;

@@ -342,7 +342,8 @@ static int start(tlr_service *svc, void *arg)
                                       .source = "tailor-watcher", .reporting = "tailor-watcher" };
     tlr_kube_writeq_create(&wo, &app->writes);
     const tlr_rep_route routes[] = {
-        { &tailor__v1__snapshot_request__descriptor, handle_snapshot, snapshot_done, app },
+        { &tailor__v1__snapshot_request__descriptor, handle_snapshot, snapshot_done, app,
+          .max_request = TLR_REQ_MAX_SMALL },
     };
     if ((rc = tlr_service_listen(svc, app->cfg.listen, max_msg, routes, 1, &app->rep)) ||
         (rc = tlr_service_publish(svc, app->cfg.publish, max_msg, &app->pub)))
@@ -350,9 +351,10 @@ static int start(tlr_service *svc, void *arg)
     if (app->cfg.decisions && app->cfg.decisions[0]) {
         const char *urls[] = { app->cfg.decisions };
         const char *topics[] = { "decisions" };
+        const size_t topic_max[] = { TLR_TOPIC_MAX_DECISIONS };
         const tlr_sub_opts so = { .urls = urls, .nurls = 1, .topics = topics, .ntopics = 1,
                                   .max_msg = max_msg, .log = app->log, .fn = on_decisions,
-                                  .arg = app, .listen = true };
+                                  .arg = app, .listen = true, .topic_max = topic_max };
         if ((rc = tlr_sub_create(app->loop, &so, &app->decisions)))
             return rc;
     }
