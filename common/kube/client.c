@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
+#include "tlr_cancel.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "kube_int.h"
@@ -49,6 +51,12 @@
 #define KUBE_FILE_RECHECK_MS 60000
 #define KUBE_EXEC_MAX_OUT    (1u << 20)
 #define KUBE_EXEC_TIMEOUT_MS 60000
+/* A 429 or 503 with Retry-After (API Priority and Fairness says "1") is
+ * retried after that long, like client-go, but at most this often and
+ * never waiting longer than the cap: the caller may be a controller that
+ * should get on with its pass. */
+#define KUBE_RETRY_AFTER_MAX     5
+#define KUBE_RETRY_AFTER_CAP_MS  10000
 
 extern char **environ;
 
@@ -398,7 +406,28 @@ typedef struct xfer {
     bool (*cancel)(void *);
     void *cancel_arg;
     bool canceled;
+    int64_t retry_after_ms;     /* the answer's Retry-After; -1 = none */
 } xfer;
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+    static const char name[] = "retry-after:";
+    xfer *x = arg;
+    size_t len = size * n;
+    char v[64];
+    if (len > sizeof(name) - 1 && len - (sizeof(name) - 1) < sizeof(v) &&
+        strncasecmp(p, name, sizeof(name) - 1) == 0) {
+        size_t vl = len - (sizeof(name) - 1);
+        memcpy(v, p + sizeof(name) - 1, vl);
+        while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n'))
+            vl--;
+        v[vl] = '\0';
+        int64_t ms;
+        if (tlr_retry_after_parse(v, tlr_wall_ms(), &ms) == TLR_OK)
+            x->retry_after_ms = ms;
+    }
+    return len;
+}
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
@@ -497,6 +526,8 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
     curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);   /* paths are sent as built */
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
@@ -591,17 +622,50 @@ out:
     return rc;
 }
 
-/* perform(), retried once with fresh credentials after a 401. */
+/* Wait out a 429/503 that carries Retry-After, as the API server asks:
+ * true when the request should be sent again.  Not past the calling
+ * thread's deadline (tlr_cancel.h), and *rc becomes TLR_E_CANCELED when
+ * shutdown ends the wait. */
+static bool wait_retry_after(tlr_kube *kc, const req *r, xfer *x, const tlr_kube_status *st,
+                             int attempt, int *rc)
+{
+    if ((st->http != 429 && st->http != 503) || x->retry_after_ms < 0 ||
+        attempt >= KUBE_RETRY_AFTER_MAX)
+        return false;
+    int64_t ms = x->retry_after_ms < KUBE_RETRY_AFTER_CAP_MS ? x->retry_after_ms
+                                                             : KUBE_RETRY_AFTER_CAP_MS;
+    if (tlr_deadline_left_ms() <= ms)
+        return false;
+    TLR_LOG(kc->log, TLR_LOG_INFO, "kube request retried after Retry-After",
+            TLR_S("method", r->method), TLR_S("path", r->path), TLR_I("http", st->http),
+            TLR_I("delay_ms", ms), TLR_I("attempt", attempt + 1));
+    if (tlr_sleep_until(tlr_mono_ms() + ms) != TLR_OK) {
+        *rc = TLR_E_CANCELED;
+        return false;
+    }
+    return true;
+}
+
+/* perform(), retried once with fresh credentials after a 401, and after
+ * the wait a 429/503 asks for (wait_retry_after). */
 static int exchange(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st)
 {
     tlr_kube_status local;
     if (st == NULL)
         st = &local;
-    int rc = perform(kc, r, x, st, false);
     bool refreshable = kc->cfg->exec != NULL || kc->cfg->token_file != NULL;
-    if (rc == TLR_E_AUTH && st->http == 401 && refreshable) {
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        x->retry_after_ms = -1;
+        rc = perform(kc, r, x, st, false);
+        if (rc == TLR_E_AUTH && st->http == 401 && refreshable) {
+            tlr_buf_reset(&x->body);
+            x->retry_after_ms = -1;
+            rc = perform(kc, r, x, st, true);
+        }
+        if (rc == TLR_OK || !wait_retry_after(kc, r, x, st, attempt, &rc))
+            break;
         tlr_buf_reset(&x->body);
-        rc = perform(kc, r, x, st, true);
     }
     if (rc != TLR_OK && rc != TLR_E_CANCELED)
         TLR_LOG(kc->log, TLR_LOG_DEBUG, "kube request failed", TLR_S("method", r->method),

@@ -37,6 +37,13 @@
  * TOOBIG, an unparseable body PARSE.  When st is not NULL it receives the
  * HTTP code and the Kubernetes Status reason/message for the log.
  *
+ * Retry-After: a 429 or 503 carrying Retry-After (API Priority and
+ * Fairness sends "Retry-After: 1"; seconds or an HTTP-date) is sent again
+ * after that long, as client-go does -- each wait capped at 10 s, at most 5
+ * times, never past the calling thread's deadline (tlr_cancel.h), and a
+ * shutdown ends the wait with TLR_E_CANCELED.  Without Retry-After, or
+ * once those run out, the 429/503 is the caller's (THROTTLED/UNAVAILABLE).
+ *
  * Ownership: json_object pointers passed in are borrowed; those returned
  * through an out-parameter are new and owned by the caller (json_object_put
  * them); those passed to callbacks are borrowed for the duration of the
