@@ -7,7 +7,10 @@
  * answer.  One request per connection ("Connection: close").  A response
  * with status 0 closes the connection without answering (a transport
  * error for the client).  A response may add header lines ("Retry-After:
- * 1\r\n") and wait delay_ms before answering (a slow endpoint).
+ * 1\r\n") and wait delay_ms before answering (a slow endpoint).  A
+ * response with hold set is a stream: no Content-Length, and the
+ * connection stays open after the body -- silent -- until the client
+ * closes it or testsrv_stop(); the next connection is served meanwhile.
  */
 #ifndef AWS_TESTSRV_H
 #define AWS_TESTSRV_H
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TESTSRV_MAX 16
@@ -28,6 +32,7 @@ typedef struct testsrv_resp {
     const char *body;
     const char *headers;   /* extra header lines, each ending "\r\n"; NULL = none */
     int delay_ms;          /* wait this long before answering */
+    int hold;              /* a stream left open and silent after the body */
 } testsrv_resp;
 
 typedef struct testsrv {
@@ -38,6 +43,9 @@ typedef struct testsrv {
     int nresp;
     int served;              /* connections answered so far */
     char *req[TESTSRV_MAX];  /* raw requests received (head + body), owned */
+    struct timespec at[TESTSRV_MAX];   /* when each was accepted (CLOCK_MONOTONIC) */
+    int held[TESTSRV_MAX];   /* fds of held streams, closed by testsrv_stop */
+    int nheld;
 } testsrv;
 
 static char *testsrv_read_request(int c)
@@ -80,21 +88,29 @@ static void *testsrv_main(void *arg)
         if (c < 0)
             break;
         r = &s->resp[s->served];
+        clock_gettime(CLOCK_MONOTONIC, &s->at[s->served]);
         s->req[s->served] = testsrv_read_request(c);
         s->served++;
         if (r->delay_ms > 0)
             usleep((useconds_t)r->delay_ms * 1000);
-        if (r->status != 0) {
+        if (r->status != 0 && r->hold) {
+            snprintf(head, sizeof(head), "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+                     "%sConnection: close\r\n\r\n", r->status,
+                     r->headers != NULL ? r->headers : "");
+        } else if (r->status != 0) {
             snprintf(head, sizeof(head),
                      "HTTP/1.1 %d X\r\nContent-Type: text/xml\r\nContent-Length: %zu\r\n"
                      "%sConnection: close\r\n\r\n", r->status, strlen(r->body),
                      r->headers != NULL ? r->headers : "");
-            /* MSG_NOSIGNAL: a client that gave up has closed its end. */
-            if (send(c, head, strlen(head), MSG_NOSIGNAL) < 0 ||
-                send(c, r->body, strlen(r->body), MSG_NOSIGNAL) < 0)
-                perror("testsrv write");
         }
-        close(c);
+        /* MSG_NOSIGNAL: a client that gave up has closed its end. */
+        if (r->status != 0 && (send(c, head, strlen(head), MSG_NOSIGNAL) < 0 ||
+                               send(c, r->body, strlen(r->body), MSG_NOSIGNAL) < 0))
+            perror("testsrv write");
+        if (r->status != 0 && r->hold)
+            s->held[s->nheld++] = c;
+        else
+            close(c);
     }
     return NULL;
 }
@@ -125,6 +141,8 @@ static void testsrv_stop(testsrv *s)
     shutdown(s->fd, SHUT_RDWR);
     close(s->fd);
     pthread_join(s->th, NULL);
+    for (int i = 0; i < s->nheld; i++)
+        close(s->held[i]);
 }
 
 static void testsrv_free(testsrv *s)

@@ -406,6 +406,7 @@ typedef struct xfer {
     bool (*cancel)(void *);
     void *cancel_arg;
     bool canceled;
+    bool silent;                /* a watch ended by the low-speed limit */
     int64_t retry_after_ms;     /* the answer's Retry-After; -1 = none */
 } xfer;
 
@@ -485,7 +486,8 @@ static void status_from_body(const tlr_buf *b, tlr_kube_status *st,
 
 typedef struct req {
     const char *method, *path, *ctype, *body;
-    long timeout_ms;           /* 0: none (watches use low-speed limits) */
+    long timeout_ms;           /* 0: none */
+    long idle_s;               /* watches: no byte for this long ends it; 0: none */
 } req;
 
 static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
@@ -522,6 +524,14 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
     if (r->timeout_ms > 0)
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout_ms);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
+    if (r->idle_s > 0) {
+        /* Below 1 byte/s for idle_s: curl measures the speed over its
+         * last ~6 s, so this is "nothing at all" for idle_s + up to 6 s. */
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, r->idle_s);
+    }
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
     curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);   /* paths are sent as built */
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
@@ -598,7 +608,8 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
         if (st != NULL)
             snprintf(st->message, sizeof(st->message), "%s", curl_easy_strerror(cc));
     } else if (cc == CURLE_OPERATION_TIMEDOUT && x->dec != NULL) {
-        rc = TLR_OK;    /* a watch past its deadline simply ends */
+        rc = TLR_OK;    /* a watch past its deadline or silent too long simply ends */
+        x->silent = true;
     } else if (cc != CURLE_OK && code >= 200 && code < 300 && x->dec == NULL) {
         rc = TLR_E_IO;
         if (st != NULL)
@@ -860,6 +871,7 @@ int tlr_kube_watch(tlr_kube *kc, const tlr_kube_res *res, const char *ns,
     if (rc != TLR_OK)
         return rc;
     int timeout_s = wo && wo->timeout_s > 0 ? wo->timeout_s : 300;
+    int idle_s = wo && wo->idle_s > 0 ? wo->idle_s : TLR_KUBE_WATCH_IDLE_S;
     tlr_buf q;
     tlr_buf_init(&q, 1u << 16);
     tlr_buf_printf(&q, "%s?watch=1", path);
@@ -878,9 +890,12 @@ int tlr_kube_watch(tlr_kube *kc, const tlr_kube_res *res, const char *ns,
     tlr_buf_init(&x.body, 1u << 20);
     tlr_kube_wdec_create(kc->max_response, &x.dec);
     /* The server ends the watch after timeoutSeconds; our own deadline is
-     * later and only catches a connection that went silent. */
-    req r = { "GET", tlr_buf_str(&q), NULL, NULL, (long)(timeout_s + 30) * 1000 };
+     * later.  A connection gone silent is caught after idle_s. */
+    req r = { "GET", tlr_buf_str(&q), NULL, NULL, (long)(timeout_s + 30) * 1000, idle_s };
     rc = exchange(kc, &r, &x, st);
+    if (rc == TLR_OK && x.silent)
+        TLR_LOG(kc->log, TLR_LOG_INFO, "kube watch went silent; resuming",
+                TLR_S("path", path), TLR_I("idle_s", idle_s));
     tlr_kube_wdec_free(x.dec);
     tlr_buf_free(&x.body);
     tlr_buf_free(&q);

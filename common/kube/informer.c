@@ -205,6 +205,7 @@ static void *run(void *arg)
                                    .resource_version = rv,
                                    .allow_bookmarks = true,
                                    .timeout_s = inf->o.watch_timeout_s,
+                                   .idle_s = inf->o.watch_idle_s,
                                    .cancel = stopping, .cancel_arg = inf };
         char *last = NULL;
         rc = tlr_kube_watch(inf->kc, &inf->o.res, inf->ns, &wo, on_event, inf, &last, &st);

@@ -260,12 +260,25 @@ const char *tlr_kube_event_name(tlr_kube_event_type t);  /* "ADDED" */
 typedef int (*tlr_kube_event_cb)(void *arg, tlr_kube_event_type type,
                                  json_object *obj);
 
+/* A watch with allowWatchBookmarks hears from the API server at least
+ * once a minute (kube-apiserver sends a BOOKMARK about every 60 s), so 90 s
+ * of silence means the connection is dead, however quiet the kind.  TCP
+ * keepalive (idle 30 s, then every 10 s) also catches a peer that
+ * vanished. */
+#define TLR_KUBE_WATCH_IDLE_S 90
+
 typedef struct tlr_kube_watch_opts {
     const char *label_selector;     /* borrowed */
     const char *field_selector;     /* borrowed */
     const char *resource_version;   /* borrowed; resume point */
     bool        allow_bookmarks;
     int         timeout_s;          /* server-side timeoutSeconds; 0: 300 */
+    /* A stream that delivers no byte for this long (plus up to 6 s: curl
+     * averages its speed over a few seconds) is given up (curl's
+     * low-speed limit) and tlr_kube_watch returns TLR_OK, to be resumed
+     * from last_rv like one the server ended.  0: TLR_KUBE_WATCH_IDLE_S.
+     * Keep it above the bookmark interval when allow_bookmarks is set. */
+    int         idle_s;
     /* Polled about once a second; when it returns true the watch ends with
      * TLR_E_CANCELED.  NULL: never. */
     bool (*cancel)(void *arg);
@@ -366,6 +379,8 @@ typedef struct tlr_kube_informer_opts {
     int          backoff_min_ms;   /* 0: 200 */
     int          backoff_max_ms;   /* 0: 30000 */
     int          watch_timeout_s;  /* 0: 300 */
+    int          watch_idle_s;     /* silence that ends a watch; 0:
+                                    * TLR_KUBE_WATCH_IDLE_S */
     /* Runs on the loop thread, in order: RELIST_START, ADDED for every
      * object listed, RELIST_DONE (the handler drops objects it holds that
      * were not listed), then ADDED/MODIFIED/DELETED/BOOKMARK as the watch
