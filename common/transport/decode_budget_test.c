@@ -273,6 +273,21 @@ static void test_envelope_payload_refused(void **state)
         fail_msg("error message: got \"%s\"", err);
     tailor__v1__envelope__free_unpacked(got, NULL);
 
+    /* An envelope of one string field repeated (the type, 2 bytes each
+     * time): protobuf-c's scratch alone would be 16x; refused by the
+     * envelope's own, tighter budget. */
+    uint8_t *rep = malloc(2 << 20);
+    for (size_t i = 0; i < (1 << 20); i++) {
+        rep[2 * i] = 0x12;   /* type = 2, length-delimited */
+        rep[2 * i + 1] = 0;
+    }
+    got = NULL;
+    assert_int_equal(tlr_envelope_unpack(rep, 2 << 20, 0, &got, err, sizeof(err)),
+                     TLR_E_TOOBIG);
+    assert_null(got);
+    assert_non_null(strstr(err, "the decode budget"));
+    free(rep);
+
     /* Garbage is still DECODE, not TOOBIG. */
     static const uint8_t junk[] = { 0x0a, 0x7f, 0x01 };
     assert_int_equal(tlr_unpack_bounded(&tailor__v1__launch_request__descriptor, junk,

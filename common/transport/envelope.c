@@ -212,7 +212,7 @@ int tlr_envelope_unpack(const void *buf, size_t len, size_t max_size,
     }
 
     ProtobufCMessage *m = NULL;
-    size_t budget = tlr_decode_budget(len), peak = 0;
+    size_t budget = TLR_ENVELOPE_BUDGET(len), peak = 0;
     int rc = tlr_unpack_bounded(&tailor__v1__envelope__descriptor, buf, len, budget, &m,
                                 &peak);
     if (rc == TLR_E_TOOBIG) {

@@ -48,6 +48,14 @@
 /* TLR_DECODE_RATIO * wire + TLR_DECODE_SLACK, saturating. */
 size_t tlr_decode_budget(size_t wire);
 
+/* The envelope itself is a handful of scalars and strings around the
+ * payload bytes: it decodes to about its wire size, so its budget is
+ * tighter -- 2 * wire + 64 KiB.  Otherwise a 64 MiB envelope made of one
+ * field repeated millions of times would hold ~1 GiB of protobuf-c's
+ * per-field scratch before the per-type limits (tlr_rep.h) could look at
+ * its type. */
+#define TLR_ENVELOPE_BUDGET(wire) ((wire) * 2 + ((size_t)64 << 10))
+
 /* Unpack buf[0..len) (borrowed) as desc with at most budget bytes live.
  * On TLR_OK *out is new and owned: protobuf_c_message_free_unpacked(*out,
  * NULL).  *peak (may be NULL) is the most memory it held, also on failure.
