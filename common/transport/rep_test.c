@@ -231,6 +231,31 @@ static void test_codes(void **state)
 }
 
 /* A table's own Ping route replaces the built-in one. */
+/* A route's own max_request, below the server's max_msg. */
+static void test_route_limit(void **state)
+{
+    (void)state;
+    fixture f = { 0 };
+    const tlr_rep_route routes[] = {
+        { .request = &tailor__v1__solve_request__descriptor, .handle = solve,
+          .reply_done = solve_done, .arg = &f, .max_request = 1024 },
+    };
+    start(&f, "inproc://rep_test_route_limit", routes, 1);
+    tlr_status st;
+    assert_int_equal(call_solve(&f, NULL, 2000, &st), TLR_E_REMOTE);
+    assert_int_equal(st.code, TLR_E_TOOBIG);
+    if (strstr(st.message, "tailor.v1.SolveRequest of ") == NULL ||
+        strstr(st.message, "exceeds the limit of 1024 bytes for this request type") == NULL)
+        fail_msg("got \"%s\"", st.message);
+    assert_int_equal(call_solve(&f, "ok", 0, &st), TLR_OK);   /* still serving */
+    stop(&f);
+    tlr_rep_stats stats;
+    tlr_rep_server_stats(f.srv, &stats);
+    assert_int_equal(stats.toobig, 1);
+    assert_int_equal(stats.replies_ok, 1);
+    finish(&f);
+}
+
 static void test_ping_override(void **state)
 {
     fixture f = { 0 };
@@ -300,6 +325,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codes),
+        cmocka_unit_test(test_route_limit),
         cmocka_unit_test(test_ping_override),
         cmocka_unit_test(test_bad_opts),
     };
