@@ -36,6 +36,7 @@ struct tlr_aws_json {
     int timeout_ms, max_attempts, backoff_base_ms, backoff_cap_ms;
     size_t max_response;
     bool insecure;
+    const tlr_fence *fence;   /* NULL: unfenced */
     uint64_t rng;
     CURL *curl;
 };
@@ -131,6 +132,7 @@ int tlr_aws_json_create(const tlr_aws_json_opts *o, tlr_aws_json **out)
     j->backoff_cap_ms = o->backoff_cap_ms > 0 ? o->backoff_cap_ms : 20000;
     j->max_response = o->max_response > 0 ? o->max_response : (size_t)64 << 20;
     j->insecure = o->insecure;
+    j->fence = o->fence;
     j->rng = (uint64_t)tlr_mono_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)j;
     if (j->rng == 0)
         j->rng = 0x9e3779b97f4a7c15ull;
@@ -253,8 +255,8 @@ typedef struct request {
 } request;
 
 /* One exchange; TLR_OK when an answer arrived (*status set). */
-static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credentials *cr, sink *s,
-                    long *status, char *curlerr)
+static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credentials *cr,
+                    long timeout_ms, sink *s, long *status, char *curlerr)
 {
     const char *ctype = rq->target != NULL ? "application/x-amz-json-1.1"
                         : rq->body != NULL ? "application/json"
@@ -317,8 +319,8 @@ static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credential
     curl_easy_setopt(j->curl, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(j->curl, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(j->curl, CURLOPT_HEADERDATA, s);
-    curl_easy_setopt(j->curl, CURLOPT_TIMEOUT_MS, (long)j->timeout_ms);
-    curl_easy_setopt(j->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(j->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(j->curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
     curl_easy_setopt(j->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(j->curl, CURLOPT_ERRORBUFFER, curlerr);
     curl_easy_setopt(j->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -370,12 +372,23 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
         sink s = { .toobig = false };
         long status = 0;
         memset(&e, 0, sizeof(e));
+        /* Fenced: no attempt once the lease is gone, none outliving it. */
+        int64_t left = tlr_fence_left_ms(j->fence, tlr_mono_ms());
+        long timeout = j->timeout_ms;
+        if (left <= 0) {
+            rc = TLR_E_CANCELED;
+            snprintf(e.message, sizeof(e.message), "%s %s not sent: this replica's Lease is not "
+                     "valid", j->service, rq->op);
+            break;
+        }
+        if (left < timeout)
+            timeout = (long)left;
         if ((rc = tlr_aws_creds_get(j->creds, &cr)) != TLR_OK) {
             snprintf(e.message, sizeof(e.message), "no credentials: %s", tlr_strerror(rc));
             break;
         }
         tlr_buf_init(&s.body, j->max_response);
-        rc = exchange(j, rq, &cr, &s, &status, curlerr);
+        rc = exchange(j, rq, &cr, timeout, &s, &status, curlerr);
         tlr_aws_credentials_clear(&cr);
         if (rc == TLR_OK) {
             e.http_status = (int)status;
@@ -423,6 +436,12 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
         if (ceiling > j->backoff_cap_ms)
             ceiling = j->backoff_cap_ms;
         int64_t delay = (int64_t)(next_rand(j) % (uint64_t)(ceiling + 1));
+        if (delay >= tlr_fence_left_ms(j->fence, tlr_mono_ms())) {
+            TLR_WARN(j->log, "aws call not retried: this replica's Lease ends first",
+                     TLR_S("service", j->service), TLR_S("action", rq->op),
+                     TLR_S("aws_code", e.code), TLR_ERR(rc));
+            break;
+        }
         TLR_WARN(j->log, "aws call retried", TLR_S("service", j->service),
                  TLR_S("action", rq->op), TLR_S("aws_code", e.code), TLR_ERR(rc),
                  TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),

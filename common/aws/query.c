@@ -195,6 +195,7 @@ struct tlr_aws_query {
     char *ca_file;
     CURL *curl;
     uint64_t rng;         /* xorshift state for jitter */
+    const tlr_fence *fence;   /* NULL: unfenced */
 };
 
 static const char *env_nonempty(const char *name)
@@ -298,6 +299,7 @@ int tlr_aws_query_create(const tlr_aws_query_opts *o, tlr_aws_query **out)
     q->max_response = o->max_response > 0 ? o->max_response : (size_t)32 << 20;
     q->insecure = o->insecure;
     q->ca_file = tlr_strdup(o->ca_file);
+    q->fence = o->fence;
     q->rng = (uint64_t)tlr_mono_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)q;
     if (q->rng == 0)
         q->rng = 0x9e3779b97f4a7c15ull;
@@ -413,7 +415,7 @@ static int build_body(const tlr_aws_query *q, const char *action, const tlr_aws_
 /* One HTTP exchange.  Returns TLR_OK when an answer arrived (any status;
  * *status set), or the transport error. */
 static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credentials *cr,
-                    sink *s, long *status, char *curlerr)
+                    long timeout_ms, sink *s, long *status, char *curlerr)
 {
     char amz_date[17], hdr_date[64], hdr_host[600], *hdr_auth = NULL, *hdr_token = NULL;
     const char *ctype = "application/x-www-form-urlencoded; charset=utf-8";
@@ -468,8 +470,9 @@ static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credent
     curl_easy_setopt(q->curl, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(q->curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(q->curl, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(q->curl, CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
-    curl_easy_setopt(q->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)q->connect_timeout_ms);
+    curl_easy_setopt(q->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(q->curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     timeout_ms < q->connect_timeout_ms ? timeout_ms : (long)q->connect_timeout_ms);
     curl_easy_setopt(q->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(q->curl, CURLOPT_ERRORBUFFER, curlerr);
     curl_easy_setopt(q->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -522,12 +525,23 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
         bool retry;
 
         memset(&e, 0, sizeof(e));
+        /* Fenced: no attempt once the lease is gone, none outliving it. */
+        int64_t left = tlr_fence_left_ms(q->fence, tlr_mono_ms());
+        long timeout = q->timeout_ms;
+        if (left <= 0) {
+            rc = TLR_E_CANCELED;
+            snprintf(e.message, sizeof(e.message), "%s %s not sent: this replica's Lease is not "
+                     "valid", q->service, action);
+            goto out;
+        }
+        if (left < timeout)
+            timeout = (long)left;
         if (q->creds != NULL && (rc = tlr_aws_creds_get(q->creds, &cr)) != TLR_OK) {
             snprintf(e.message, sizeof(e.message), "no credentials: %s", tlr_strerror(rc));
             goto out;
         }
         tlr_buf_init(&s.body, q->max_response);
-        rc = exchange(q, &body, q->creds != NULL ? &cr : NULL, &s, &status, curlerr);
+        rc = exchange(q, &body, q->creds != NULL ? &cr : NULL, timeout, &s, &status, curlerr);
         tlr_aws_credentials_clear(&cr);
         if (rc == TLR_OK) {
             e.http_status = (int)status;
@@ -577,6 +591,13 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
             if (ceiling > q->backoff_cap_ms)
                 ceiling = q->backoff_cap_ms;
             delay = (int64_t)(next_rand(q) % (uint64_t)(ceiling + 1));
+            if (delay >= tlr_fence_left_ms(q->fence, tlr_mono_ms())) {
+                /* The retry would start after the lease ends: stop now. */
+                TLR_WARN(q->log, "aws call not retried: this replica's Lease ends first",
+                         TLR_S("service", q->service), TLR_S("action", action),
+                         TLR_S("aws_code", e.code), TLR_ERR(rc));
+                break;
+            }
             TLR_WARN(q->log, "aws call retried", TLR_S("service", q->service),
                      TLR_S("action", action), TLR_S("aws_code", e.code), TLR_ERR(rc),
                      TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
