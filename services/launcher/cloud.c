@@ -42,6 +42,7 @@ int lc_cloud_create(const lc_cloud_opts *o, lc_cloud **out)
     qo.creds = o->creds;
     qo.log = o->log;
     qo.timeout_ms = o->timeout_ms;
+    qo.fence = o->fence;
     c->parallel = o->parallel > 0 ? o->parallel : 8;
     if (c->parallel > LC_PAR_MAX)
         c->parallel = LC_PAR_MAX;
@@ -55,7 +56,7 @@ int lc_cloud_create(const lc_cloud_opts *o, lc_cloud **out)
         tlr_aws_json_opts jo = { .service = "ssm", .target_prefix = "AmazonSSM",
                                  .region = tlr_aws_query_region(tlr_ec2_query(c->ec2[0])),
                                  .endpoint = ep, .creds = o->creds, .log = o->log,
-                                 .timeout_ms = o->timeout_ms };
+                                 .timeout_ms = o->timeout_ms, .fence = o->fence };
         rc = tlr_aws_json_create(&jo, &c->ssm);
     }
     if (rc) {
