@@ -1486,7 +1486,8 @@ void lc_prov_lifecycle(lc_prov *p)
     lc_nodes_free(&nodes);
 }
 
-void lc_prov_gc(lc_prov *p)
+/* Read instances and claims and decide.  TLR_OK with *plan filled. */
+static int gc_plan(lc_prov *p, lc_gc_plan *plan)
 {
     tlr_ec2_instances inst = { 0 };
     lc_kclaims claims = { 0 };
@@ -1494,12 +1495,12 @@ void lc_prov_gc(lc_prov *p)
     int rc = p->o.cloud.instances(p->o.cloud.arg, NULL, &inst, &err);
     if (rc) {
         TLR_WARN(p->o.log, "gc: instances not listed", TLR_S("code", err.code), TLR_ERR(rc));
-        return;
+        return rc;
     }
     if ((rc = p->o.kube.claims_list(p->o.kube.arg, &claims))) {
         TLR_WARN(p->o.log, "gc: nodeclaims not listed", TLR_ERR(rc));
         tlr_ec2_instances_free(&inst);
-        return;
+        return rc;
     }
     /* Our own launches whose status may not be written yet are not leaks. */
     size_t nown = lc_claims_count(p->claims), nk = 0;
@@ -1509,9 +1510,56 @@ void lc_prov_gc(lc_prov *p)
         if (st && st->instance_id[0])
             known[nk++] = st->instance_id;
     }
-    lc_gc_plan plan;
-    lc_gc_decide(&inst, &claims, known, nk, lc_prov_now(p), &plan);
+    lc_gc_decide(&inst, &claims, known, nk, lc_prov_now(p), plan);
     free(known);
+    lc_kclaims_free(&claims);
+    tlr_ec2_instances_free(&inst);
+    return TLR_OK;
+}
+
+static bool in_list(char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* Keep in a only what b decided too. */
+static void gc_intersect(lc_gc_plan *a, const lc_gc_plan *b)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < a->nterminate; i++)
+        if (in_list(b->terminate, b->nterminate, a->terminate[i]))
+            a->terminate[k++] = a->terminate[i];
+        else
+            free(a->terminate[i]);
+    a->nterminate = k;
+    k = 0;
+    for (size_t i = 0; i < a->ndelete; i++)
+        if (in_list(b->delete_claims, b->ndelete, a->delete_claims[i]))
+            a->delete_claims[k++] = a->delete_claims[i];
+        else
+            free(a->delete_claims[i]);
+    a->ndelete = k;
+}
+
+/* GC acts only on what two reads in a row agree on: a launch or a
+ * NodeClaim written between the first read and the act (by this replica's
+ * own fan-out, or by a replica that led a moment ago) takes the instance
+ * or the claim out of the plan instead of having it collected. */
+void lc_prov_gc(lc_prov *p)
+{
+    lc_gc_plan plan, again;
+    if (gc_plan(p, &plan))
+        return;
+    if ((plan.nterminate || plan.ndelete) && gc_plan(p, &again) == TLR_OK) {
+        gc_intersect(&plan, &again);
+        lc_gc_plan_clear(&again);
+    } else if (plan.nterminate || plan.ndelete) {
+        lc_gc_plan_clear(&plan);
+        return;
+    }
     for (size_t i = 0; i < plan.nterminate; i++) {
         TLR_INFO(p->o.log, "gc: terminating leaked instance", TLR_S("instance", plan.terminate[i]));
         if (terminate_one(p, NULL, plan.terminate[i], "garbage-collected") == TLR_OK)
@@ -1526,6 +1574,4 @@ void lc_prov_gc(lc_prov *p)
                             NULL, 0, plan.delete_claims[i]);
     }
     lc_gc_plan_clear(&plan);
-    lc_kclaims_free(&claims);
-    tlr_ec2_instances_free(&inst);
 }
