@@ -734,27 +734,38 @@ static void pool_usage(lc_prov *p, Tailor__V1__ClusterState *cs, Tailor__V1__Nod
     }
 }
 
-static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
+/* The NodeClaims as a Solve sees them: the watcher's, with our in-flight
+ * claims replacing its copies of the same name (an adopted claim, with no
+ * planned pods known, keeps the watcher's).  Returns how many; *out is a
+ * new array (owned; free()) of borrowed claims. */
+static size_t claims_in_view(lc_prov *p, const Tailor__V1__ClusterState *cs,
+                             Tailor__V1__NodeClaim ***out)
 {
-    Tailor__V1__PendingBatch *b = p->batch;
-    Tailor__V1__ClusterState cs = TAILOR__V1__CLUSTER_STATE__INIT;
-    if (b->cluster)
-        cs = *b->cluster;
-    /* Our in-flight claims replace the watcher's copies of the same name
-     * (an adopted claim, with no planned pods known, keeps the watcher's). */
     size_t nown = lc_claims_count(p->claims);
-    Tailor__V1__NodeClaim **ncs = tlr_calloc(cs.n_nodeclaims + nown + 1, sizeof(*ncs));
+    Tailor__V1__NodeClaim **ncs = tlr_calloc(cs->n_nodeclaims + nown + 1, sizeof(*ncs));
     size_t n = 0;
-    for (size_t i = 0; i < cs.n_nodeclaims; i++) {
-        lc_claim *own = lc_claims_find(p->claims, cs.nodeclaims[i]->name);
+    for (size_t i = 0; i < cs->n_nodeclaims; i++) {
+        lc_claim *own = lc_claims_find(p->claims, cs->nodeclaims[i]->name);
         if (!own || own->adopted)
-            ncs[n++] = cs.nodeclaims[i];
+            ncs[n++] = cs->nodeclaims[i];
     }
     for (size_t i = 0; i < nown; i++) {
         lc_claim *own = lc_claims_at(p->claims, i);
         if (!own->adopted)
             ncs[n++] = own->nc;
     }
+    *out = ncs;
+    return n;
+}
+
+static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
+{
+    Tailor__V1__PendingBatch *b = p->batch;
+    Tailor__V1__ClusterState cs = TAILOR__V1__CLUSTER_STATE__INIT;
+    if (b->cluster)
+        cs = *b->cluster;
+    Tailor__V1__NodeClaim **ncs = NULL;
+    size_t n = claims_in_view(p, &cs, &ncs);
     cs.nodeclaims = ncs;
     cs.n_nodeclaims = n;
     pool_usage(p, &cs, ncs, n);
