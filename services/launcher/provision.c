@@ -1181,6 +1181,55 @@ static Tailor__V1__Status *new_status(int code, const char *reason, const char *
     return s;
 }
 
+/* One dimension of a limit: used + add against limit. */
+static bool over(bool has, int64_t limit, int64_t used, int64_t add, const char *what,
+                 const char *unit, const char *pool, char *why, size_t len)
+{
+    if (!has || used + add <= limit)
+        return false;
+    snprintf(why, len, "NodePool %s limit %s %lld%s: %lld%s in use or in flight, this NodeClaim "
+             "adds %lld%s", pool, what, (long long)limit, unit, (long long)used, unit,
+             (long long)add, unit);
+    return true;
+}
+
+/* Whether launching claim in keeps its NodePool within spec.limits, with
+ * the pool's Nodes and every claim in flight (ours included) counted as a
+ * Solve counts them.  The limits and Nodes are those of the last batch; a
+ * pool no batch has shown is not checked.  false with why filled when the
+ * claim would pass a limit. */
+static bool within_limits(lc_prov *p, const Tailor__V1__NodeClaim *in, char *why, size_t len)
+{
+    Tailor__V1__ClusterState *b = p->batch ? p->batch->cluster : NULL;
+    Tailor__V1__NodePool *np = NULL;
+    for (size_t i = 0; b && i < b->n_nodepools && !np; i++)
+        if (strcmp(b->nodepools[i]->name, in->nodepool) == 0)
+            np = b->nodepools[i];
+    if (!np || !np->limits)
+        return true;
+    Tailor__V1__ClusterState cs = *b;
+    Tailor__V1__NodeClaim **ncs = NULL;
+    size_t n = claims_in_view(p, &cs, &ncs);
+    pool_usage(p, &cs, ncs, n);
+    free(ncs);
+    const Tailor__V1__NodePoolLimits *l = np->limits;
+    const Tailor__V1__ResourceList *u = np->status->usage;
+    const Tailor__V1__ResourceList *add = claim_capacity(p, in);
+    Tailor__V1__ResourceList none = TAILOR__V1__RESOURCE_LIST__INIT;
+    if (!add)
+        add = &none;
+    return !(over(l->has_cpu, l->cpu_millis, u->cpu_millis, add->cpu_millis, "cpu", "m",
+                  np->name, why, len) ||
+             over(l->has_memory, l->memory_bytes, u->memory_bytes, add->memory_bytes, "memory",
+                  "B", np->name, why, len) ||
+             over(l->has_pods, l->pods, u->pods, add->pods, "pods", "", np->name, why, len) ||
+             over(l->has_ephemeral_storage, l->ephemeral_storage_bytes,
+                  u->ephemeral_storage_bytes, add->ephemeral_storage_bytes, "ephemeral-storage",
+                  "B", np->name, why, len) ||
+             over(l->has_nodes, l->nodes, np->status->nodes, 1, "nodes", "", np->name, why,
+                  len));
+}
+
 void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
                     Tailor__V1__LaunchResponse **out)
 {
@@ -1219,6 +1268,15 @@ void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
         if (c) {   /* idempotent: the second request describes the first launch */
             fill_result(r, c);
             r->status = new_status(TLR_OK, "", "");
+            continue;
+        }
+        /* Nothing is bought past the pool's limits, whatever the caller
+         * simulated: the cluster may have grown since. */
+        char lim[512];
+        if (!within_limits(p, in, lim, sizeof(lim))) {
+            TLR_WARN(p->o.log, "launch refused: NodePool limit", TLR_S("nodeclaim", in->name),
+                     TLR_S("why", lim));
+            r->status = new_status(TLR_E_CAPACITY, "NodePoolLimitExceeded", lim);
             continue;
         }
         /* Not ours in memory: after a restart the instance may exist. */

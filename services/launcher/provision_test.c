@@ -282,6 +282,65 @@ static void test_launch_request_idempotent(void **state)
     protobuf_c_message_free_unpacked(&nc->base, NULL);
 }
 
+/* A LaunchRequest (the disruptor's replacement) re-checks its NodePool's
+ * limits with what runs and what is in flight before buying: the first
+ * replacement fits exactly, the second would pass the cpu limit and is
+ * refused, naming the pool and the limit, with nothing bought or written. */
+static void test_launch_request_limits(void **state)
+{
+    fixture *fx = *state;
+    for (size_t i = 0; i < fx->cat->n_instance_types; i++) {
+        Tailor__V1__InstanceType *it = fx->cat->instance_types[i];
+        it->capacity = tlr_malloc(sizeof(*it->capacity));
+        tailor__v1__resource_list__init(it->capacity);
+        it->capacity->cpu_millis = 2000;
+    }
+    /* The batch that shows the pool: limit 10 cpu, one Node of 8 up. */
+    Tailor__V1__PendingBatch *b = tk_batch(1);
+    Tailor__V1__NodePool *np = b->cluster->nodepools[0];
+    np->limits = tlr_malloc(sizeof(*np->limits));
+    tailor__v1__node_pool_limits__init(np->limits);
+    np->limits->has_cpu = true;
+    np->limits->cpu_millis = 10000;
+    Tailor__V1__Node *n = tlr_malloc(sizeof(*n));
+    tailor__v1__node__init(n);
+    n->name = tlr_strdup("old");
+    n->nodepool = tlr_strdup("default");
+    n->capacity = tlr_malloc(sizeof(*n->capacity));
+    tailor__v1__resource_list__init(n->capacity);
+    n->capacity->cpu_millis = 8000;
+    TK_PUSH(b->cluster->nodes, b->cluster->n_nodes, n);
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(NULL);
+    assert_int_equal(lc_prov_batch(fx->p, b, NULL), TLR_OK);
+
+    const char *names[2] = { "repl-1", "repl-2" };
+    const int want[2] = { TLR_OK, TLR_E_CAPACITY };
+    for (int i = 0; i < 2; i++) {
+        Tailor__V1__NodeClaim *nc = tk_claim(names[i], 1, "c5.large", NULL, NULL);
+        Tailor__V1__LaunchRequest req = TAILOR__V1__LAUNCH_REQUEST__INIT;
+        req.nodeclaims = &nc;
+        req.n_nodeclaims = 1;
+        req.reason = "consolidation-replace:d1";
+        Tailor__V1__LaunchResponse *resp;
+        lc_prov_launch(fx->p, &req, &resp);
+        assert_int_equal(resp->n_results, 1);
+        const Tailor__V1__Status *st = resp->results[0]->status;
+        if ((int)st->code != want[i])
+            fail_msg("%s: got %d %s (%s), want %d", names[i], (int)st->code, st->reason, st->message,
+                     want[i]);
+        if (i == 1) {
+            assert_string_equal(st->reason, "NodePoolLimitExceeded");
+            assert_non_null(strstr(st->message, "NodePool default limit cpu 10000m"));
+            assert_non_null(strstr(st->message, "10000m in use or in flight"));
+        }
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+        protobuf_c_message_free_unpacked(&nc->base, NULL);
+    }
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create repl-2"), 0);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create repl-1"), 1);
+}
+
 static void test_terminate(void **state)
 {
     fixture *fx = *state;
@@ -938,6 +997,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_policies_sent_with_solve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate_only_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_pass, setup, teardown),
