@@ -9,6 +9,7 @@
  * GetProducts, EKS DescribeCluster) are reads, so a retry is always safe.
  */
 #include "tlr_awsjson.h"
+#include "tlr_awsfence.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct tlr_aws_json {
     size_t max_response;
     bool insecure;
     const tlr_fence *fence;   /* NULL: unfenced */
+    CURLM *multi;             /* fenced transfers run on it (tlr_awsfence.h) */
     uint64_t rng;
     CURL *curl;
 };
@@ -149,6 +151,8 @@ void tlr_aws_json_free(tlr_aws_json *j)
         return;
     if (j->curl != NULL)
         curl_easy_cleanup(j->curl);
+    if (j->multi)
+        curl_multi_cleanup(j->multi);
     free(j->service);
     free(j->target_prefix);
     free(j->region);
@@ -255,8 +259,8 @@ typedef struct request {
 } request;
 
 /* One exchange; TLR_OK when an answer arrived (*status set). */
-static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credentials *cr,
-                    long timeout_ms, sink *s, long *status, char *curlerr)
+static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credentials *cr, sink *s,
+                    long *status, char *curlerr)
 {
     const char *ctype = rq->target != NULL ? "application/x-amz-json-1.1"
                         : rq->body != NULL ? "application/json"
@@ -319,17 +323,21 @@ static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credential
     curl_easy_setopt(j->curl, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(j->curl, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(j->curl, CURLOPT_HEADERDATA, s);
-    curl_easy_setopt(j->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(j->curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
+    curl_easy_setopt(j->curl, CURLOPT_TIMEOUT_MS, (long)j->timeout_ms);
+    curl_easy_setopt(j->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(j->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(j->curl, CURLOPT_ERRORBUFFER, curlerr);
     curl_easy_setopt(j->curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(j->curl, CURLOPT_SSL_VERIFYPEER, j->insecure ? 0L : 1L);
     curl_easy_setopt(j->curl, CURLOPT_SSL_VERIFYHOST, j->insecure ? 0L : 2L);
     curlerr[0] = '\0';
-    CURLcode cc = curl_easy_perform(j->curl);
+    bool cut;
+    CURLcode cc = tlr_aws_perform_fenced(j->curl, &j->multi, j->fence, &cut);
     if (cc == CURLE_OK) {
         curl_easy_getinfo(j->curl, CURLINFO_RESPONSE_CODE, status);
+    } else if (cut) {
+        snprintf(curlerr, CURL_ERROR_SIZE, "cut: this replica's Lease ended");
+        rc = TLR_E_CANCELED;
     } else if (s->toobig) {
         rc = TLR_E_TOOBIG;
     } else {
@@ -353,13 +361,6 @@ static uint64_t next_rand(tlr_aws_json *j)
     return j->rng;
 }
 
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* Send rq until it succeeds, fails for good or runs out of attempts. */
 static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
                         tlr_aws_error *err)
@@ -372,23 +373,20 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
         sink s = { .toobig = false };
         long status = 0;
         memset(&e, 0, sizeof(e));
-        /* Fenced: no attempt once the lease is gone, none outliving it. */
-        int64_t left = tlr_fence_left_ms(j->fence, tlr_mono_ms());
-        long timeout = j->timeout_ms;
-        if (left <= 0) {
+        /* Fenced: no attempt once the Lease is gone (and none outlives
+         * it: exchange cuts the transfer). */
+        if (!tlr_fence_valid(j->fence, tlr_mono_ms())) {
             rc = TLR_E_CANCELED;
             snprintf(e.message, sizeof(e.message), "%s %s not sent: this replica's Lease is not "
                      "valid", j->service, rq->op);
             break;
         }
-        if (left < timeout)
-            timeout = (long)left;
         if ((rc = tlr_aws_creds_get(j->creds, &cr)) != TLR_OK) {
             snprintf(e.message, sizeof(e.message), "no credentials: %s", tlr_strerror(rc));
             break;
         }
         tlr_buf_init(&s.body, j->max_response);
-        rc = exchange(j, rq, &cr, timeout, &s, &status, curlerr);
+        rc = exchange(j, rq, &cr, &s, &status, curlerr);
         tlr_aws_credentials_clear(&cr);
         if (rc == TLR_OK) {
             e.http_status = (int)status;
@@ -436,17 +434,17 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
         if (ceiling > j->backoff_cap_ms)
             ceiling = j->backoff_cap_ms;
         int64_t delay = (int64_t)(next_rand(j) % (uint64_t)(ceiling + 1));
-        if (delay >= tlr_fence_left_ms(j->fence, tlr_mono_ms())) {
-            TLR_WARN(j->log, "aws call not retried: this replica's Lease ends first",
-                     TLR_S("service", j->service), TLR_S("action", rq->op),
-                     TLR_S("aws_code", e.code), TLR_ERR(rc));
-            break;
-        }
         TLR_WARN(j->log, "aws call retried", TLR_S("service", j->service),
                  TLR_S("action", rq->op), TLR_S("aws_code", e.code), TLR_ERR(rc),
                  TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
                  TLR_I("delay_ms", delay));
-        sleep_ms(delay);
+        if (!tlr_aws_sleep_fenced(j->fence, delay)) {
+            /* The Lease ended while waiting: no retry. */
+            rc = TLR_E_CANCELED;
+            snprintf(e.message, sizeof(e.message), "%s %s not retried: this replica's Lease "
+                     "ended", j->service, rq->op);
+            break;
+        }
     }
     if (rc != TLR_OK && err != NULL)
         *err = e;

@@ -22,6 +22,7 @@
 #include <openssl/crypto.h>
 
 #include "tlr_alloc.h"
+#include "tlr_awsfence.h"
 #include "tlr_awsquery.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
@@ -196,6 +197,7 @@ struct tlr_aws_query {
     CURL *curl;
     uint64_t rng;         /* xorshift state for jitter */
     const tlr_fence *fence;   /* NULL: unfenced */
+    CURLM *multi;             /* fenced transfers run on it (tlr_awsfence.h) */
 };
 
 static const char *env_nonempty(const char *name)
@@ -316,6 +318,8 @@ void tlr_aws_query_free(tlr_aws_query *q)
         return;
     if (q->curl != NULL)
         curl_easy_cleanup(q->curl);
+    if (q->multi != NULL)
+        curl_multi_cleanup(q->multi);
     free(q->service);
     free(q->version);
     free(q->region);
@@ -343,14 +347,6 @@ static uint64_t next_rand(tlr_aws_query *q)
     q->rng ^= q->rng >> 7;
     q->rng ^= q->rng << 17;
     return q->rng;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-    while (nanosleep(&ts, &ts) != 0)
-        ;
 }
 
 typedef struct sink {
@@ -415,7 +411,7 @@ static int build_body(const tlr_aws_query *q, const char *action, const tlr_aws_
 /* One HTTP exchange.  Returns TLR_OK when an answer arrived (any status;
  * *status set), or the transport error. */
 static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credentials *cr,
-                    long timeout_ms, sink *s, long *status, char *curlerr)
+                    sink *s, long *status, char *curlerr)
 {
     char amz_date[17], hdr_date[64], hdr_host[600], *hdr_auth = NULL, *hdr_token = NULL;
     const char *ctype = "application/x-www-form-urlencoded; charset=utf-8";
@@ -470,9 +466,8 @@ static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credent
     curl_easy_setopt(q->curl, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(q->curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(q->curl, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt(q->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(q->curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     timeout_ms < q->connect_timeout_ms ? timeout_ms : (long)q->connect_timeout_ms);
+    curl_easy_setopt(q->curl, CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
+    curl_easy_setopt(q->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)q->connect_timeout_ms);
     curl_easy_setopt(q->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(q->curl, CURLOPT_ERRORBUFFER, curlerr);
     curl_easy_setopt(q->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -481,9 +476,13 @@ static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credent
     if (q->ca_file != NULL)
         curl_easy_setopt(q->curl, CURLOPT_CAINFO, q->ca_file);
     curlerr[0] = '\0';
-    cc = curl_easy_perform(q->curl);
+    bool cut;
+    cc = tlr_aws_perform_fenced(q->curl, &q->multi, q->fence, &cut);
     if (cc == CURLE_OK) {
         curl_easy_getinfo(q->curl, CURLINFO_RESPONSE_CODE, status);
+    } else if (cut) {
+        snprintf(curlerr, CURL_ERROR_SIZE, "cut: this replica's Lease ended");
+        rc = TLR_E_CANCELED;
     } else if (s->toobig) {
         rc = TLR_E_TOOBIG;
     } else {
@@ -525,23 +524,20 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
         bool retry;
 
         memset(&e, 0, sizeof(e));
-        /* Fenced: no attempt once the lease is gone, none outliving it. */
-        int64_t left = tlr_fence_left_ms(q->fence, tlr_mono_ms());
-        long timeout = q->timeout_ms;
-        if (left <= 0) {
+        /* Fenced: no attempt once the Lease is gone (and none outlives
+         * it: exchange cuts the transfer). */
+        if (!tlr_fence_valid(q->fence, tlr_mono_ms())) {
             rc = TLR_E_CANCELED;
             snprintf(e.message, sizeof(e.message), "%s %s not sent: this replica's Lease is not "
                      "valid", q->service, action);
             goto out;
         }
-        if (left < timeout)
-            timeout = (long)left;
         if (q->creds != NULL && (rc = tlr_aws_creds_get(q->creds, &cr)) != TLR_OK) {
             snprintf(e.message, sizeof(e.message), "no credentials: %s", tlr_strerror(rc));
             goto out;
         }
         tlr_buf_init(&s.body, q->max_response);
-        rc = exchange(q, &body, q->creds != NULL ? &cr : NULL, timeout, &s, &status, curlerr);
+        rc = exchange(q, &body, q->creds != NULL ? &cr : NULL, &s, &status, curlerr);
         tlr_aws_credentials_clear(&cr);
         if (rc == TLR_OK) {
             e.http_status = (int)status;
@@ -591,18 +587,17 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
             if (ceiling > q->backoff_cap_ms)
                 ceiling = q->backoff_cap_ms;
             delay = (int64_t)(next_rand(q) % (uint64_t)(ceiling + 1));
-            if (delay >= tlr_fence_left_ms(q->fence, tlr_mono_ms())) {
-                /* The retry would start after the lease ends: stop now. */
-                TLR_WARN(q->log, "aws call not retried: this replica's Lease ends first",
-                         TLR_S("service", q->service), TLR_S("action", action),
-                         TLR_S("aws_code", e.code), TLR_ERR(rc));
-                break;
-            }
             TLR_WARN(q->log, "aws call retried", TLR_S("service", q->service),
                      TLR_S("action", action), TLR_S("aws_code", e.code), TLR_ERR(rc),
                      TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
                      TLR_I("delay_ms", delay));
-            sleep_ms(delay);
+            if (!tlr_aws_sleep_fenced(q->fence, delay)) {
+                /* The Lease ended while waiting: no retry. */
+                rc = TLR_E_CANCELED;
+                snprintf(e.message, sizeof(e.message), "%s %s not retried: this replica's Lease "
+                         "ended", q->service, action);
+                break;
+            }
         }
     }
 out:

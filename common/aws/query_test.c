@@ -210,6 +210,20 @@ static void test_ceiling_and_refused(void **state)
                      TLR_E_INVAL);
 }
 
+typedef struct extend_arg {
+    tlr_fence *f;
+    int64_t to;
+} extend_arg;
+
+/* A renewal 150 ms from now. */
+static void *extend_later(void *arg)
+{
+    extend_arg *x = arg;
+    usleep(150 * 1000);
+    tlr_fence_set(x->f, x->to);
+    return NULL;
+}
+
 /* A fenced client: nothing is sent once the lease is gone, and a call
  * that hangs is cut when the lease ends, not after 5 x 30 s. */
 static void test_fence(void **state)
@@ -252,10 +266,23 @@ static void test_fence(void **state)
                          .fence = &f, .timeout_ms = 30000, .max_attempts = 5 }, &q), TLR_OK);
     int64_t t0 = tlr_mono_ms();
     tlr_fence_set(&f, t0 + 300);
-    assert_int_equal(tlr_aws_query_call(q, "CreateFleet", NULL, &doc, &err), TLR_E_TIMEOUT);
+    assert_int_equal(tlr_aws_query_call(q, "CreateFleet", NULL, &doc, &err), TLR_E_CANCELED);
     int64_t took = tlr_mono_ms() - t0;
-    if (took < 250 || took > 1000)
+    if (took < 290 || took > 400)
         fail_msg("call took %lld ms with 300 ms of lease left", (long long)took);
+    assert_non_null(strstr(err.message, "Lease ended"));
+    /* Renewed while the call runs: it goes on to the new valid-until. */
+    pthread_t th;
+    extend_arg xa = { &f, 0 };
+    t0 = tlr_mono_ms();
+    tlr_fence_set(&f, t0 + 300);
+    xa.to = t0 + 900;
+    pthread_create(&th, NULL, extend_later, &xa);
+    assert_int_equal(tlr_aws_query_call(q, "CreateFleet", NULL, &doc, &err), TLR_E_CANCELED);
+    took = tlr_mono_ms() - t0;
+    pthread_join(th, NULL);
+    if (took < 890 || took > 1000)
+        fail_msg("call took %lld ms, want cut at the renewed 900", (long long)took);
     tlr_aws_query_free(q);
     close(fd);
 }

@@ -78,10 +78,11 @@ typedef struct tlr_aws_query_opts {
     const char *ca_file;        /* extra CA bundle; NULL = system */
     const tlr_fence *fence;     /* borrowed; NULL = unfenced.  A call is
                                  * refused unsent (TLR_E_CANCELED) once the
-                                 * fence has run out; each attempt's timeout
-                                 * is cut to what is left, and a retry that
-                                 * would start after it is not made
-                                 * (tlr_fence.h, tlr_lease.h) */
+                                 * fence has run out; a transfer or a retry
+                                 * sleep still going when it runs out is
+                                 * cut there (TLR_E_CANCELED), one the
+                                 * Lease's renewals keep valid goes on
+                                 * (tlr_awsfence.h, tlr_lease.h) */
 } tlr_aws_query_opts;
 
 /* On TLR_OK *out is new and owned: tlr_aws_query_free().  TLR_E_INVAL on
