@@ -103,6 +103,46 @@ static void test_durations_checked(void **state)
     assert_null(l);
 }
 
+/* A fenced Kubernetes client: no write once the fence has run out (not
+ * even a connection attempt: nothing listens on the port, and the write
+ * fails NotLeader, not with a transport error); reads are not fenced. */
+static void test_kube_fence(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof(a);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    close(fd);   /* a port nobody listens on */
+    char yaml[512], err[256];
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+             "clusters: [{name: t, cluster: {server: 'http://127.0.0.1:%d'}}]\n"
+             "users: [{name: t, user: {}}]\n"
+             "contexts: [{name: t, context: {cluster: t, user: t}}]\n", ntohs(a.sin_port));
+    tlr_kube_config *cfg = NULL;
+    assert_int_equal(tlr_kube_config_parse(yaml, strlen(yaml), NULL, NULL, &cfg, err,
+                                           sizeof(err)), TLR_OK);
+    tlr_fence f;
+    tlr_fence_init(&f);
+    tlr_kube *kc = NULL;
+    tlr_kube_opts ko = { .fence = &f };
+    assert_int_equal(tlr_kube_create(cfg, &ko, &kc), TLR_OK);
+    tlr_kube_status st = { 0 };
+    assert_int_equal(tlr_kube_delete(kc, &TLR_KUBE_RES_NODECLAIMS, NULL, "c1", NULL, &st),
+                     TLR_E_CANCELED);
+    assert_string_equal(st.reason, "NotLeader");
+    assert_int_equal(tlr_kube_evict(kc, "default", "p1", &st), TLR_E_CANCELED);
+    json_object *o = NULL;
+    assert_int_equal(tlr_kube_get(kc, &TLR_KUBE_RES_NODECLAIMS, NULL, "c1", &o, &st), TLR_E_IO);
+    /* Valid: the write is attempted (and meets the closed port). */
+    tlr_fence_set(&f, tlr_mono_ms() + 5000);
+    assert_int_equal(tlr_kube_delete(kc, &TLR_KUBE_RES_NODECLAIMS, NULL, "c1", NULL, &st),
+                     TLR_E_IO);
+    tlr_kube_free(kc);
+}
+
 /* --- a renew thread that stalls ------------------------------------------ */
 
 /* An API server that answers the Lease GET with 404 and the create with
@@ -238,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_observed_time),
         cmocka_unit_test(test_valid_until),
         cmocka_unit_test(test_durations_checked),
+        cmocka_unit_test(test_kube_fence),
         cmocka_unit_test(test_stalled_renewal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

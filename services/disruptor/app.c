@@ -7,8 +7,9 @@
  * follower answers Explain from the watcher's state and acts on nothing.
  * The Lease is renewed by a thread of its own (tlr_lease.h), which
  * publishes "valid until" in a->fence; every Kubernetes write (taint,
- * eviction, NodeClaim delete, status) and SQS delete checks it and is cut
+ * eviction, NodeClaim delete, status) and SQS call checks it and is cut
  * at it, so a pass that is slow stops acting when the Lease does.
+ * Terminations go through the launcher, whose own Lease fences them.
  *
  * Without its dependencies (no Kubernetes configuration, say) the
  * disruptor still serves -- Ping, metrics, Explain answering UNAVAILABLE
