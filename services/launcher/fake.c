@@ -701,6 +701,8 @@ static int fake_claims_list(void *arg, lc_kclaims *out)
 {
     lc_fake *f = arg;
     record(f, "claims_list");
+    if (f->on_claims_list)
+        f->on_claims_list(f, ++f->nclaims_list);
     lc_kclaims l = { tlr_calloc(f->claims.n + 1, sizeof(lc_kclaim)), f->claims.n };
     for (size_t i = 0; i < f->claims.n; i++) {
         l.v[i] = f->claims.v[i];

@@ -443,6 +443,28 @@ static void test_liveness_and_gc(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "terminate i-leak"), 1);
 }
 
+/* Between GC's two reads a NodeClaim recording the "leaked" instance is
+ * written (a launch that finished meanwhile, or a replica that led a
+ * moment ago): the two reads disagree, nothing is terminated. */
+static void written_meanwhile(lc_fake *f, int nth)
+{
+    if (nth == 2)
+        lc_fake_add_claim(f, "late", "i-late", f->now_ms, false);
+}
+
+static void test_gc_rechecks(void **state)
+{
+    fixture *fx = *state;
+    lc_fake_add_instance(&fx->f, "i-late", "late", fx->f.now_ms - 31000);
+    fx->f.on_claims_list = written_meanwhile;
+    lc_prov_gc(fx->p);
+    assert_int_equal(lc_fake_count(&fx->f, "claims_list"), 2);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate"), 0);
+    /* The next pass sees the claim both times: still nothing to collect. */
+    lc_prov_gc(fx->p);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate"), 0);
+}
+
 /* A plan of three c5.large claims alike (pods p1, p2, p3) and one
  * m5.large claim, which differs. */
 static Tailor__V1__SolveResponse *three_alike(void)
@@ -998,6 +1020,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc_rechecks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate_only_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_pass, setup, teardown),
