@@ -1077,6 +1077,11 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
 
 void lc_prov_forget_adoption(lc_prov *p)
 {
+    /* Another replica may have led in between and deleted, launched or
+     * adopted what this one remembers in flight: a new term starts from
+     * what Kubernetes and EC2 hold (adoption), not from memory. */
+    while (lc_claims_count(p->claims))
+        lc_claims_remove(p->claims, lc_claims_at(p->claims, 0)->nc->name);
     p->adopted = false;
 }
 

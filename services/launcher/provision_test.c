@@ -465,6 +465,34 @@ static void test_gc_rechecks(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "terminate"), 0);
 }
 
+/* A replica that lost the Lease and got it back does not trust its memory:
+ * the other leader deleted its claim and terminated the instance in
+ * between, so the claim is no longer in flight -- its pod is planned
+ * again instead of being taken as covered. */
+static void test_new_term_forgets(void **state)
+{
+    fixture *fx = *state;
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_claims_count(lc_prov_claims(fx->p)), 1);
+    char name[64];
+    snprintf(name, sizeof(name), "%s", lc_claims_at(lc_prov_claims(fx->p), 0)->nc->name);
+    lc_prov_forget_adoption(fx->p);   /* lost the Lease */
+    /* The other leader's work. */
+    lc_kube_ops k = lc_fake_kube(&fx->f);
+    lc_cloud_ops c = lc_fake_cloud(&fx->f);
+    const char *ids[1] = { "i-00001" };
+    tlr_aws_error err;
+    assert_int_equal(k.claim_delete(k.arg, name), TLR_OK);
+    assert_int_equal(c.terminate(c.arg, ids, 1, &err), TLR_OK);
+    lc_prov_forget_adoption(fx->p);   /* leading again */
+    assert_int_equal(lc_claims_count(lc_prov_claims(fx->p)), 0);
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(fx->f.last_solve->cluster->n_nodeclaims, 0);   /* nothing stale in flight */
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 2);
+}
+
 /* A plan of three c5.large claims alike (pods p1, p2, p3) and one
  * m5.large claim, which differs. */
 static Tailor__V1__SolveResponse *three_alike(void)
@@ -1021,6 +1049,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_rechecks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_term_forgets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate_only_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_pass, setup, teardown),
