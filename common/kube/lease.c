@@ -160,13 +160,20 @@ static void revoke(tlr_lease *l, const char *why, const char *holder)
         tlr_counter_inc(l->m_lost);
 }
 
+/* A failed round: a warning while leading (the fence is running out), a
+ * debug line for a follower, which tries again every retry period. */
 static void renew_failed(tlr_lease *l, const char *what, int rc, const tlr_kube_status *st)
 {
-    if (l->m_renew_fail && l->leading)
+    if (!l->leading) {
+        TLR_DEBUG(l->log, "lease round failed", TLR_S("lease", l->name), TLR_S("op", what),
+                  TLR_ERR(rc), TLR_S("reason", st->reason), TLR_S("message", st->message));
+        return;
+    }
+    if (l->m_renew_fail)
         tlr_counter_inc(l->m_renew_fail);
-    TLR_WARN(l->log, "lease write failed", TLR_S("lease", l->name), TLR_S("op", what),
+    TLR_WARN(l->log, "lease renewal failed", TLR_S("lease", l->name), TLR_S("op", what),
              TLR_ERR(rc), TLR_S("reason", st->reason), TLR_S("message", st->message),
-             TLR_I("valid_for_ms", l->leading ? tlr_fence_left_ms(l->fence, tlr_mono_ms()) : 0));
+             TLR_I("valid_for_ms", tlr_fence_left_ms(l->fence, tlr_mono_ms())));
 }
 
 /* One round: read, decide, write. */
