@@ -272,6 +272,19 @@ static int cloud_instance(void *arg, const char *id, tlr_ec2_instances *out, tlr
     return rc;
 }
 
+static int cloud_instance_any(void *arg, const char *id, tlr_ec2_instances *out,
+                              tlr_aws_error *err)
+{
+    lc_cloud *c = arg;
+    const char *keys[1] = { c->cluster_tag };
+    const char *ids[1] = { id };
+    tlr_ec2_filter f[1] = { { "tag-key", keys, 1 } };
+    int rc = tlr_ec2_describe_instances(c->ec2[0], f, 1, ids, 1, 0, out, err);
+    if (rc == TLR_E_NOTFOUND || (rc && !strncmp(err->code, "InvalidInstanceID.", 18)))
+        return TLR_OK;   /* no such instance: nothing of ours */
+    return rc;
+}
+
 static int cloud_terminate(void *arg, const char *const *ids, size_t n, tlr_aws_error *err)
 {
     lc_cloud *c = arg;
@@ -306,6 +319,7 @@ lc_cloud_ops lc_cloud_ops_of(lc_cloud *c)
     o.create_fleet = cloud_fleet;
     o.instances = cloud_instances;
     o.instance = cloud_instance;
+    o.instance_any = cloud_instance_any;
     o.terminate = cloud_terminate;
     o.create_fleets = cloud_fleets;
     o.tag_instances = cloud_tag;

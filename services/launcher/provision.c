@@ -1361,6 +1361,28 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
  * for the cluster and carrying a karpenter.sh/nodeclaim or
  * karpenter.sh/nodepool tag (GC's rule)?  TLR_OK with *ours set; an EC2
  * error otherwise. */
+/* Whether instance id is one of this cluster's NodeClaim instances that
+ * is already shutting down or gone (terminated by another leader, say):
+ * *state ("shutting-down", "terminated") new and owned when so. */
+static bool already_terminated(lc_prov *p, const char *id, char **state)
+{
+    tlr_ec2_instances l = { 0 };
+    tlr_aws_error err = { 0 };
+    bool done = false;
+    if (p->o.cloud.instance_any && p->o.cloud.instance_any(p->o.cloud.arg, id, &l, &err) == TLR_OK)
+        for (size_t i = 0; i < l.n && !done; i++) {
+            const tlr_ec2_instance *in = &l.v[i];
+            done = !strcmp(in->id, id) &&
+                   (tlr_ec2_instance_tag(in, TLR_TAG_NODECLAIM) ||
+                    tlr_ec2_instance_tag(in, TLR_LABEL_NODEPOOL)) &&
+                   (!strcmp(in->state, "shutting-down") || !strcmp(in->state, "terminated"));
+            if (done)
+                *state = tlr_strdup(in->state);
+        }
+    tlr_ec2_instances_free(&l);
+    return done;
+}
+
 static int instance_is_ours(lc_prov *p, const char *id, bool *ours)
 {
     tlr_ec2_instances l = { 0 };
@@ -1412,6 +1434,14 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
         } else if (it->instance_id[0]) {
             bool ours = false;
             int rc = instance_is_ours(p, it->instance_id, &ours);
+            char *gone = NULL;
+            if (!rc && !ours && already_terminated(p, it->instance_id, &gone)) {
+                /* Idempotent: terminated already (by another leader). */
+                r->instance_id = tlr_strdup(it->instance_id);
+                r->status = new_status(TLR_OK, "", "");
+                r->instance_state = gone;
+                continue;
+            }
             if (rc || !ours) {
                 r->instance_id = tlr_strdup(it->instance_id);
                 r->status = rc ? new_status(rc, "TerminateFailed", tlr_strerror(rc))

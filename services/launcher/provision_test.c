@@ -493,6 +493,38 @@ static void test_new_term_forgets(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 2);
 }
 
+/* Two leaders (or a retry) terminating the same bare instance: the
+ * second finds it shutting down and answers success without another
+ * TerminateInstances; a stranger's instance that is shutting down is
+ * still not ours. */
+static void test_terminate_twice(void **state)
+{
+    fixture *fx = *state;
+    lc_fake_add_instance(&fx->f, "i-orphan", "gone-claim", fx->f.now_ms - 60000);
+    lc_fake_add_instance(&fx->f, "i-stranger", NULL, fx->f.now_ms - 60000);
+    lc_cloud_ops c = lc_fake_cloud(&fx->f);
+    const char *ids[1] = { "i-stranger" };
+    tlr_aws_error err;
+    assert_int_equal(c.terminate(c.arg, ids, 1, &err), TLR_OK);   /* its owner's doing */
+    Tailor__V1__TerminateItem a = TAILOR__V1__TERMINATE_ITEM__INIT, b = a;
+    a.instance_id = "i-orphan";
+    b.instance_id = "i-stranger";
+    Tailor__V1__TerminateItem *items[2] = { &a, &b };
+    Tailor__V1__TerminateRequest req = TAILOR__V1__TERMINATE_REQUEST__INIT;
+    req.items = items;
+    req.n_items = 2;
+    for (int round = 0; round < 2; round++) {
+        Tailor__V1__TerminateResponse *resp;
+        lc_prov_terminate(fx->p, &req, &resp);
+        assert_int_equal(resp->results[0]->status->code, TLR_OK);
+        assert_string_equal(resp->results[0]->instance_state, "shutting-down");
+        assert_int_equal(resp->results[1]->status->code, TLR_E_AUTH);
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    }
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-orphan"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-stranger"), 1);   /* only the owner's */
+}
+
 /* A plan of three c5.large claims alike (pods p1, p2, p3) and one
  * m5.large claim, which differs. */
 static Tailor__V1__SolveResponse *three_alike(void)
@@ -1050,6 +1082,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_rechecks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_term_forgets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_terminate_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate_only_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_pass, setup, teardown),
