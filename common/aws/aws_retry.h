@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tlr_fence.h"
+
 /* The longest Retry-After we obey; a longer one is cut to this (the
  * caller's deadline may cut it further). */
 #define AWS_RETRY_AFTER_CAP_MS 60000
@@ -25,9 +27,12 @@ int aws_attempt_timeout(int timeout_ms, long *ms, int *cut);
 /* Sleep before a retry: delay_ms, or retry_after_ms when that is longer
  * (-1 = none; capped at AWS_RETRY_AFTER_CAP_MS).  TLR_OK when the retry may
  * go ahead; TLR_E_TIMEOUT at once when it would start at or after the
- * deadline; TLR_E_CANCELED when shutdown is requested.  *slept_ms (may be
- * NULL) is the delay chosen. */
-int aws_retry_sleep(int64_t delay_ms, int64_t retry_after_ms, int64_t *slept_ms);
+ * thread's deadline; TLR_E_CANCELED when shutdown is requested or when the
+ * fence (borrowed; NULL = unfenced) runs out while sleeping -- a Lease
+ * renewed meanwhile moves the fence on and the sleep goes on.  *slept_ms
+ * (may be NULL) is the delay chosen. */
+int aws_retry_sleep(int64_t delay_ms, int64_t retry_after_ms, const tlr_fence *fence,
+                    int64_t *slept_ms);
 
 /* Fill msg with "<what>: deadline passed (<detail>)" for a call cut short. */
 void aws_deadline_message(char *msg, size_t n, const char *what, const char *detail);

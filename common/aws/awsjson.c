@@ -9,6 +9,7 @@
  * GetProducts, EKS DescribeCluster) are reads, so a retry is always safe.
  */
 #include "tlr_awsjson.h"
+#include "tlr_awsfence.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@ struct tlr_aws_json {
     int timeout_ms, max_attempts, backoff_base_ms, backoff_cap_ms;
     size_t max_response;
     bool insecure;
+    const tlr_fence *fence;   /* NULL: unfenced */
+    CURLM *multi;             /* fenced transfers run on it (tlr_awsfence.h) */
     uint64_t rng;
     CURL *curl;
 };
@@ -133,6 +136,7 @@ int tlr_aws_json_create(const tlr_aws_json_opts *o, tlr_aws_json **out)
     j->backoff_cap_ms = o->backoff_cap_ms > 0 ? o->backoff_cap_ms : 20000;
     j->max_response = o->max_response > 0 ? o->max_response : (size_t)64 << 20;
     j->insecure = o->insecure;
+    j->fence = o->fence;
     j->rng = (uint64_t)tlr_mono_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)j;
     if (j->rng == 0)
         j->rng = 0x9e3779b97f4a7c15ull;
@@ -149,6 +153,8 @@ void tlr_aws_json_free(tlr_aws_json *j)
         return;
     if (j->curl != NULL)
         curl_easy_cleanup(j->curl);
+    if (j->multi)
+        curl_multi_cleanup(j->multi);
     free(j->service);
     free(j->target_prefix);
     free(j->region);
@@ -332,9 +338,13 @@ static int exchange(tlr_aws_json *j, const request *rq, const tlr_aws_credential
     curl_easy_setopt(j->curl, CURLOPT_SSL_VERIFYPEER, j->insecure ? 0L : 1L);
     curl_easy_setopt(j->curl, CURLOPT_SSL_VERIFYHOST, j->insecure ? 0L : 2L);
     curlerr[0] = '\0';
-    CURLcode cc = curl_easy_perform(j->curl);
+    bool cut;
+    CURLcode cc = tlr_aws_perform_fenced(j->curl, &j->multi, j->fence, &cut);
     if (cc == CURLE_OK) {
         curl_easy_getinfo(j->curl, CURLINFO_RESPONSE_CODE, status);
+    } else if (cut) {
+        snprintf(curlerr, CURL_ERROR_SIZE, "cut: this replica's Lease ended");
+        rc = TLR_E_CANCELED;
     } else if (s->toobig) {
         rc = TLR_E_TOOBIG;
     } else {
@@ -365,6 +375,14 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
         long status = 0, timeout_ms;
         int cut;
         memset(&e, 0, sizeof(e));
+        /* Fenced: no attempt once the Lease is gone (and none outlives
+         * it: exchange cuts the transfer). */
+        if (!tlr_fence_valid(j->fence, tlr_mono_ms())) {
+            rc = TLR_E_CANCELED;
+            snprintf(e.message, sizeof(e.message), "%s %s not sent: this replica's Lease is not "
+                     "valid", j->service, rq->op);
+            break;
+        }
         if (aws_attempt_timeout(j->timeout_ms, &timeout_ms, &cut) != TLR_OK) {
             rc = TLR_E_TIMEOUT;
             aws_deadline_message(e.message, sizeof(e.message), what,
@@ -432,12 +450,15 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
                  TLR_S("action", rq->op), TLR_S("aws_code", e.code), TLR_ERR(rc),
                  TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
                  TLR_I("delay_ms", delay > ra ? delay : ra));
-        int src = aws_retry_sleep(delay, ra, NULL);
+        int src = aws_retry_sleep(delay, ra, j->fence, NULL);
         if (src != TLR_OK) {
             char last[sizeof(e.message)];
             snprintf(last, sizeof(last), "%s", e.message);
             if (src == TLR_E_TIMEOUT)
                 aws_deadline_message(e.message, sizeof(e.message), what, last);
+            else if (!tlr_fence_valid(j->fence, tlr_mono_ms()))
+                snprintf(e.message, sizeof(e.message), "%s not retried: this replica's Lease "
+                         "ended (%.300s)", what, last);
             else
                 snprintf(e.message, sizeof(e.message), "%s: shutting down (%.300s)", what, last);
             rc = src;

@@ -23,6 +23,7 @@
 
 #include "aws_retry.h"
 #include "tlr_alloc.h"
+#include "tlr_awsfence.h"
 #include "tlr_awsquery.h"
 #include "tlr_buf.h"
 #include "tlr_cancel.h"
@@ -197,6 +198,8 @@ struct tlr_aws_query {
     char *ca_file;
     CURL *curl;
     uint64_t rng;         /* xorshift state for jitter */
+    const tlr_fence *fence;   /* NULL: unfenced */
+    CURLM *multi;             /* fenced transfers run on it (tlr_awsfence.h) */
 };
 
 static const char *env_nonempty(const char *name)
@@ -300,6 +303,7 @@ int tlr_aws_query_create(const tlr_aws_query_opts *o, tlr_aws_query **out)
     q->max_response = o->max_response > 0 ? o->max_response : (size_t)32 << 20;
     q->insecure = o->insecure;
     q->ca_file = tlr_strdup(o->ca_file);
+    q->fence = o->fence;
     q->rng = (uint64_t)tlr_mono_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)q;
     if (q->rng == 0)
         q->rng = 0x9e3779b97f4a7c15ull;
@@ -316,6 +320,8 @@ void tlr_aws_query_free(tlr_aws_query *q)
         return;
     if (q->curl != NULL)
         curl_easy_cleanup(q->curl);
+    if (q->multi != NULL)
+        curl_multi_cleanup(q->multi);
     free(q->service);
     free(q->version);
     free(q->region);
@@ -478,9 +484,13 @@ static int exchange(tlr_aws_query *q, const tlr_buf *body, const tlr_aws_credent
     if (q->ca_file != NULL)
         curl_easy_setopt(q->curl, CURLOPT_CAINFO, q->ca_file);
     curlerr[0] = '\0';
-    cc = curl_easy_perform(q->curl);
+    bool cut;
+    cc = tlr_aws_perform_fenced(q->curl, &q->multi, q->fence, &cut);
     if (cc == CURLE_OK) {
         curl_easy_getinfo(q->curl, CURLINFO_RESPONSE_CODE, status);
+    } else if (cut) {
+        snprintf(curlerr, CURL_ERROR_SIZE, "cut: this replica's Lease ended");
+        rc = TLR_E_CANCELED;
     } else if (s->toobig) {
         rc = TLR_E_TOOBIG;
     } else {
@@ -525,6 +535,14 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
         bool retry;
 
         memset(&e, 0, sizeof(e));
+        /* Fenced: no attempt once the Lease is gone (and none outlives
+         * it: exchange cuts the transfer). */
+        if (!tlr_fence_valid(q->fence, tlr_mono_ms())) {
+            rc = TLR_E_CANCELED;
+            snprintf(e.message, sizeof(e.message), "%s %s not sent: this replica's Lease is not "
+                     "valid", q->service, action);
+            goto out;
+        }
         if (aws_attempt_timeout(q->timeout_ms, &timeout_ms, &cut) != TLR_OK) {
             rc = TLR_E_TIMEOUT;
             aws_deadline_message(e.message, sizeof(e.message), what,
@@ -597,12 +615,15 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
                      TLR_S("action", action), TLR_S("aws_code", e.code), TLR_ERR(rc),
                      TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
                      TLR_I("delay_ms", delay > ra ? delay : ra));
-            if ((src = aws_retry_sleep(delay, ra, NULL)) != TLR_OK) {
+            if ((src = aws_retry_sleep(delay, ra, q->fence, NULL)) != TLR_OK) {
                 char last[sizeof(e.message)];
 
                 snprintf(last, sizeof(last), "%s", e.message);
                 if (src == TLR_E_TIMEOUT)
                     aws_deadline_message(e.message, sizeof(e.message), what, last);
+                else if (!tlr_fence_valid(q->fence, tlr_mono_ms()))
+                    snprintf(e.message, sizeof(e.message), "%s not retried: this replica's "
+                             "Lease ended (%.300s)", what, last);
                 else
                     snprintf(e.message, sizeof(e.message), "%s: shutting down (%.300s)", what,
                              last);

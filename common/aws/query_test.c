@@ -15,6 +15,7 @@
 #include "aws_testsrv.h"
 #include "tlr_awsquery.h"
 #include "tlr_err.h"
+#include "tlr_time.h"
 
 static const char ok_body[] =
     "<DescribeRegionsResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">"
@@ -209,6 +210,83 @@ static void test_ceiling_and_refused(void **state)
                      TLR_E_INVAL);
 }
 
+typedef struct extend_arg {
+    tlr_fence *f;
+    int64_t to;
+} extend_arg;
+
+/* A renewal 150 ms from now. */
+static void *extend_later(void *arg)
+{
+    extend_arg *x = arg;
+    usleep(150 * 1000);
+    tlr_fence_set(x->f, x->to);
+    return NULL;
+}
+
+/* A fenced client: nothing is sent once the lease is gone, and a call
+ * that hangs is cut when the lease ends, not after 5 x 30 s. */
+static void test_fence(void **state)
+{
+    (void)state;
+    const testsrv_resp resp[] = { { 200, ok_body } };
+    testsrv s;
+    tlr_aws_query *q = NULL;
+    tlr_xml_doc *doc = NULL;
+    tlr_aws_error err = { 0 };
+    char url[64];
+    tlr_fence f;
+    tlr_fence_init(&f);
+    testsrv_start(&s, resp, 1);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s.port);
+    assert_int_equal(tlr_aws_query_create(&(tlr_aws_query_opts){
+                         .service = "ec2", .version = "2016-11-15", .endpoint = url,
+                         .fence = &f }, &q), TLR_OK);
+    assert_int_equal(tlr_aws_query_call(q, "TerminateInstances", NULL, &doc, &err),
+                     TLR_E_CANCELED);
+    assert_non_null(strstr(err.message, "not sent"));
+    tlr_fence_set(&f, tlr_mono_ms() + 5000);
+    assert_int_equal(tlr_aws_query_call(q, "DescribeRegions", NULL, &doc, &err), TLR_OK);
+    tlr_xml_free(doc);
+    testsrv_stop(&s);
+    assert_int_equal(s.served, 1);   /* only the call made while valid */
+    testsrv_free(&s);
+    tlr_aws_query_free(q);
+
+    /* A server that takes the request and never answers. */
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 8), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", ntohs(a.sin_port));
+    assert_int_equal(tlr_aws_query_create(&(tlr_aws_query_opts){
+                         .service = "ec2", .version = "2016-11-15", .endpoint = url,
+                         .fence = &f, .timeout_ms = 30000, .max_attempts = 5 }, &q), TLR_OK);
+    int64_t t0 = tlr_mono_ms();
+    tlr_fence_set(&f, t0 + 300);
+    assert_int_equal(tlr_aws_query_call(q, "CreateFleet", NULL, &doc, &err), TLR_E_CANCELED);
+    int64_t took = tlr_mono_ms() - t0;
+    if (took < 290 || took > 400)
+        fail_msg("call took %lld ms with 300 ms of lease left", (long long)took);
+    assert_non_null(strstr(err.message, "Lease ended"));
+    /* Renewed while the call runs: it goes on to the new valid-until. */
+    pthread_t th;
+    extend_arg xa = { &f, 0 };
+    t0 = tlr_mono_ms();
+    tlr_fence_set(&f, t0 + 300);
+    xa.to = t0 + 900;
+    pthread_create(&th, NULL, extend_later, &xa);
+    assert_int_equal(tlr_aws_query_call(q, "CreateFleet", NULL, &doc, &err), TLR_E_CANCELED);
+    took = tlr_mono_ms() - t0;
+    pthread_join(th, NULL);
+    if (took < 890 || took > 1000)
+        fail_msg("call took %lld ms, want cut at the renewed 900", (long long)took);
+    tlr_aws_query_free(q);
+    close(fd);
+}
+
 static void test_error_classes(void **state)
 {
     static const struct {
@@ -256,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_answers),
         cmocka_unit_test(test_request_shape),
         cmocka_unit_test(test_ceiling_and_refused),
+        cmocka_unit_test(test_fence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,8 @@ int aws_attempt_timeout(int timeout_ms, long *ms, int *cut)
     return TLR_OK;
 }
 
-int aws_retry_sleep(int64_t delay_ms, int64_t retry_after_ms, int64_t *slept_ms)
+int aws_retry_sleep(int64_t delay_ms, int64_t retry_after_ms, const tlr_fence *fence,
+                    int64_t *slept_ms)
 {
     if (retry_after_ms > AWS_RETRY_AFTER_CAP_MS)
         retry_after_ms = AWS_RETRY_AFTER_CAP_MS;
@@ -46,7 +47,18 @@ int aws_retry_sleep(int64_t delay_ms, int64_t retry_after_ms, int64_t *slept_ms)
     /* Sleeping up to the deadline only to give up then helps nobody. */
     if (tlr_deadline_left_ms() <= delay_ms)
         return TLR_E_TIMEOUT;
-    return tlr_sleep_until(tlr_mono_ms() + delay_ms);
+    int64_t end = tlr_mono_ms() + delay_ms;
+    for (;;) {
+        int64_t now = tlr_mono_ms();
+        if (now >= end)
+            return TLR_OK;
+        int64_t left = tlr_fence_left_ms(fence, now);
+        if (left <= 0)
+            return TLR_E_CANCELED;
+        int rc = tlr_sleep_until(end - now < left ? end : now + left);
+        if (rc != TLR_OK)
+            return rc;
+    }
 }
 
 void aws_deadline_message(char *msg, size_t n, const char *what, const char *detail)

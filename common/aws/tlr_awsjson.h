@@ -35,6 +35,7 @@
 #include <stddef.h>
 
 #include "tlr_awscreds.h"
+#include "tlr_fence.h"
 #include "tlr_awsquery.h"
 #include "tlr_log.h"
 
@@ -52,6 +53,8 @@ typedef struct tlr_aws_json_opts {
     int    backoff_cap_ms;      /* 0 = 20000 */
     size_t max_response;        /* 0 = 64 MiB */
     bool   insecure;            /* skip TLS verification (tests only) */
+    const tlr_fence *fence;     /* borrowed; NULL = unfenced: as
+                                 * tlr_aws_query_opts.fence */
 } tlr_aws_json_opts;
 
 typedef struct tlr_aws_json tlr_aws_json;

@@ -51,6 +51,7 @@
 #include <stddef.h>
 
 #include "tlr_awscreds.h"
+#include "tlr_fence.h"
 #include "tlr_log.h"
 #include "tlr_xml.h"
 
@@ -92,6 +93,13 @@ typedef struct tlr_aws_query_opts {
     size_t max_response;        /* body ceiling; 0 = 32 MiB */
     bool   insecure;            /* skip TLS verification (never in production) */
     const char *ca_file;        /* extra CA bundle; NULL = system */
+    const tlr_fence *fence;     /* borrowed; NULL = unfenced.  A call is
+                                 * refused unsent (TLR_E_CANCELED) once the
+                                 * fence has run out; a transfer or a retry
+                                 * sleep still going when it runs out is
+                                 * cut there (TLR_E_CANCELED), one the
+                                 * Lease's renewals keep valid goes on
+                                 * (tlr_awsfence.h, tlr_lease.h) */
 } tlr_aws_query_opts;
 
 /* On TLR_OK *out is new and owned: tlr_aws_query_free().  TLR_E_INVAL on

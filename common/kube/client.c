@@ -66,6 +66,7 @@ struct tlr_kube {
     size_t max_response;
     long timeout_ms, connect_timeout_ms;
     char *user_agent;
+    const tlr_fence *fence;      /* NULL: unfenced */
     pthread_mutex_t mu;          /* guards the token cache below */
     char *token;                 /* secret; current bearer token or NULL */
     int64_t token_expiry_ms;     /* wall; 0 = no expiry */
@@ -353,6 +354,7 @@ int tlr_kube_create(tlr_kube_config *cfg, const tlr_kube_opts *o, tlr_kube **out
     kc->timeout_ms = o && o->timeout_ms ? o->timeout_ms : 30000;
     kc->connect_timeout_ms = o && o->connect_timeout_ms ? o->connect_timeout_ms : 10000;
     kc->user_agent = tlr_strdup(o && o->user_agent ? o->user_agent : "tailor/1");
+    kc->fence = o ? o->fence : NULL;
     pthread_mutex_init(&kc->mu, NULL);
     if (cfg->insecure)
         TLR_LOG(kc->log, TLR_LOG_WARN,
@@ -717,6 +719,21 @@ int tlr_kube_request(tlr_kube *kc, const char *method, const char *path,
     if (kc == NULL || method == NULL || path == NULL)
         return TLR_E_INVAL;
     req r = { method, path, content_type, body, kc->timeout_ms };
+    if (kc->fence && strcmp(method, "GET") != 0) {
+        /* Fenced: a write only while this replica leads, and no longer. */
+        int64_t left = tlr_fence_left_ms(kc->fence, tlr_mono_ms());
+        if (left <= 0) {
+            if (st != NULL) {
+                memset(st, 0, sizeof(*st));
+                snprintf(st->reason, sizeof(st->reason), "NotLeader");
+                snprintf(st->message, sizeof(st->message),
+                         "%s %s not sent: this replica's Lease is not valid", method, path);
+            }
+            return TLR_E_CANCELED;
+        }
+        if (r.timeout_ms <= 0 || left < r.timeout_ms)
+            r.timeout_ms = (long)left;
+    }
     return request_json(kc, &r, out, st, NULL, NULL);
 }
 

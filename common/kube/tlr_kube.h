@@ -57,6 +57,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "tlr_fence.h"
 #include "tlr_log.h"
 #include "tlr_loop.h"
 
@@ -183,6 +184,11 @@ typedef struct tlr_kube_opts {
     int      timeout_ms;       /* per request (not watches); 0: 30 s */
     int      connect_timeout_ms; /* 0: 10 s */
     const char *user_agent;    /* borrowed; NULL: "tailor/1" */
+    const tlr_fence *fence;    /* borrowed; NULL: unfenced.  Every write (any
+                                  method but GET) is refused with
+                                  TLR_E_CANCELED, unsent, once the fence has
+                                  run out, and is cut when it runs out
+                                  (tlr_fence.h, tlr_lease.h) */
 } tlr_kube_opts;
 
 /* Create a client for cfg, which is handed over (the client owns and frees

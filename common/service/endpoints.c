@@ -27,6 +27,7 @@ static int ping_handle(void *arg, const ProtobufCMessage *req, const char *reque
     r->uptime_ms = tlr_mono_ms() - svc->started_ms;
     r->started_unix_ms = svc->started_wall_ms;
     r->ready = atomic_load(&svc->ready);
+    r->leader = atomic_load(&svc->leader);
     *reply = &r->base;    /* lives in svc; nothing to free */
     return TLR_OK;
 }

@@ -44,6 +44,11 @@ tlr_logger *tlr_service_log(tlr_service *svc) { return svc->log; }
 tlr_metrics *tlr_service_metrics(tlr_service *svc) { return svc->metrics; }
 const char *tlr_service_id(const tlr_service *svc) { return svc->id; }
 
+void tlr_service_set_leader(tlr_service *svc, bool leader)
+{
+    atomic_store(&svc->leader, leader);
+}
+
 void tlr_service_set_ready(tlr_service *svc, bool ready, const char *reason)
 {
     atomic_store(&svc->ready, ready);

@@ -72,6 +72,19 @@ typedef struct tlr_service_ops {
 #define TLR_SETTING_LEASE_NAMESPACE(type, field)                                        \
     { "lease-namespace", "TAILOR_LEASE_NAMESPACE", TLR_SET_STR, offsetof(type, field),  \
       NULL, "namespace of the Lease (default: the config's)" }
+/* The Lease's three durations (client-go's LeaseDuration, RenewDeadline,
+ * RetryPeriod; tlr_lease.h): three table entries. */
+#define TLR_SETTING_LEASE_TIMING(type, duration, deadline, retry)                       \
+    { "lease-duration", "TAILOR_LEASE_DURATION", TLR_SET_DURATION, offsetof(type, duration), \
+      "15s", "how long a silent leader keeps the Lease before another replica takes it", \
+      .min = 1000, .max = 600000 },                                                     \
+    { "lease-renew-deadline", "TAILOR_LEASE_RENEW_DEADLINE", TLR_SET_DURATION,          \
+      offsetof(type, deadline), "10s",                                                  \
+      "a leader acts only this long after sending its last acknowledged renewal "       \
+      "(less than --lease-duration)", .min = 500, .max = 600000 },                      \
+    { "lease-retry-period", "TAILOR_LEASE_RETRY_PERIOD", TLR_SET_DURATION,              \
+      offsetof(type, retry), "2s", "how often the Lease is renewed or tried "           \
+      "(less than --lease-renew-deadline)", .min = 100, .max = 600000 }
 /* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY (an enum field:
  * 0 Strict / Respect); help says what the service does with it. */
 #define TLR_SETTING_MIN_VALUES_POLICY(type, field, help)                                \
@@ -92,6 +105,9 @@ tlr_metrics *tlr_service_metrics(tlr_service *svc);
 const char  *tlr_service_id(const tlr_service *svc);
 /* Thread-safe.  reason (copied) is what /readyz says while not ready. */
 void tlr_service_set_ready(tlr_service *svc, bool ready, const char *reason);
+/* Thread-safe.  What Ping says in `leader`: this replica holds the Lease
+ * and may act (active/passive services). */
+void tlr_service_set_leader(tlr_service *svc, bool leader);
 /* Ask for a clean shutdown, as SIGTERM does. */
 void tlr_service_shutdown(tlr_service *svc);
 

@@ -22,6 +22,7 @@ struct tlr_service {
     int64_t started_ms;        /* monotonic */
     int64_t started_wall_ms;
     atomic_bool ready;
+    atomic_bool leader;          /* Ping's leader: this replica may act */
     Tailor__V1__PingResponse pong;   /* the Ping reply, refilled per request */
 };
 

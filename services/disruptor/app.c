@@ -5,6 +5,11 @@
  * loop, so the controllers need no locks; Kubernetes, AWS and req/rep
  * calls block the loop while they run.  Only the Lease holder acts; a
  * follower answers Explain from the watcher's state and acts on nothing.
+ * The Lease is renewed by a thread of its own (tlr_lease.h), which
+ * publishes "valid until" in a->fence; every Kubernetes write (taint,
+ * eviction, NodeClaim delete, status) and SQS call checks it and is cut
+ * at it, so a pass that is slow stops acting when the Lease does.
+ * Terminations go through the launcher, whose own Lease fences them.
  *
  * Without its dependencies (no Kubernetes configuration, say) the
  * disruptor still serves -- Ping, metrics, Explain answering UNAVAILABLE
@@ -55,8 +60,10 @@ struct ds_app {
     tlr_aws_creds *creds;
     ds_cloud *cloud;
     tlr_sub *sub;
+    tlr_fence fence;         /* valid-until, written by the Lease thread */
+    tlr_kube *lease_kube;    /* the Lease thread's own client */
     tlr_lease *lease;
-    bool leading;
+    bool leading;            /* as last seen by on_lead (transitions) */
     tlr_rep_server *rep;
     tlr_pub *pub;
     tlr_timer_id t_term, t_lead, t_disr, t_intr, t_cat;
@@ -71,6 +78,7 @@ ds_app *ds_app_new(ds_app_cfg *cfg)
 {
     ds_app *a = tlr_calloc(1, sizeof(*a));
     a->cfg = cfg;
+    tlr_fence_init(&a->fence);
     return a;
 }
 
@@ -96,13 +104,19 @@ static void publish_event(void *arg, const Tailor__V1__DisruptionEvent *ev)
  * as promptly as before.  Node status updates do not: at 5,000 nodes they
  * come many times a second.  Without the watcher's topic there is nothing to
  * bring a pass forward: never idle. */
+/* Whether this replica may act now: the Lease is valid (or not used). */
+static bool leading(const ds_app *a)
+{
+    return !a->cfg->leader_elect || tlr_lease_leading(a->lease);
+}
+
 static void on_term(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     ds_app *a = arg;
     (void)id;
     bool busy = true;
     a->term_at = tlr_mono_ms();
-    if (a->leading && !a->cfg->dry_run) {
+    if (leading(a) && !a->cfg->dry_run) {
         ds_term_stats st;
         int rc = ds_term_pass(a->term, &st);
         tlr_counter_inc(a->m_term_passes);
@@ -133,7 +147,7 @@ static void on_disr(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     ds_app *a = arg;
     (void)id;
-    if (a->leading) {
+    if (leading(a)) {
         ds_ctl_stats st;
         int rc = ds_ctl_pass(a->ctl, &st);
         if (rc && rc != TLR_E_NOTREADY)
@@ -148,7 +162,7 @@ static void on_intr(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     ds_app *a = arg;
     (void)id;
-    if (a->leading && !a->cfg->dry_run) {
+    if (leading(a) && !a->cfg->dry_run) {
         ds_intr_stats st;
         if (ds_intr_pass(a->intr, &st) == TLR_OK && st.received) {
             TLR_INFO(a->log, "interruption messages", TLR_I("received", st.received),
@@ -231,17 +245,46 @@ static void on_cluster(void *arg, const char *topic, const Tailor__V1__Envelope 
     protobuf_c_message_free_unpacked(m, NULL);
 }
 
+/* Ping's leader flag follows the Lease thread's verdict; acting itself is
+ * gated by the fence, not by this timer. */
 static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     ds_app *a = arg;
     (void)id;
-    bool was = a->leading;
-    a->leading = tlr_lease_tick(a->lease, tlr_wall_ms());
-    if (was != a->leading)
-        TLR_INFO(a->log, a->leading ? "became leader" : "lost leadership",
-                 TLR_S("identity", tlr_service_id(a->svc)));
-    int64_t every = a->cfg->lease_ms / 3;
-    a->t_lead = tlr_loop_add_timer(loop, every < 200 ? 200 : every, on_lead, a);
+    bool now = leading(a);
+    if (now != a->leading) {
+        tlr_service_set_leader(a->svc, now);
+        if (!now)
+            TLR_WARN(a->log, "not leading: evictions, terminations and disruption stop",
+                     TLR_S("identity", tlr_service_id(a->svc)));
+    }
+    a->leading = now;
+    a->t_lead = tlr_loop_add_timer(loop, 250, on_lead, a);
+}
+
+/* The Lease thread with a Kubernetes client of its own, whose requests
+ * time out well inside the renew deadline. */
+static int start_lease(ds_app *a, tlr_service *svc)
+{
+    ds_app_cfg *cfg = a->cfg;
+    char err[512];
+    const char *kc = cfg->kubeconfig && cfg->kubeconfig[0] ? cfg->kubeconfig : NULL;
+    tlr_kube_opts ko = { .log = a->log, .timeout_ms = (int)(cfg->lease_renew_deadline_ms / 2),
+                         .connect_timeout_ms = (int)(cfg->lease_renew_deadline_ms / 2),
+                         .user_agent = "tailor-disruptor/lease" };
+    int rc = tlr_kube_connect(kc, cfg->in_cluster, &ko, &a->lease_kube, err, sizeof(err));
+    if (rc) {
+        snprintf(a->why, sizeof(a->why), "lease client: %s", err);
+        return rc;
+    }
+    const char *ns = cfg->lease_namespace && cfg->lease_namespace[0]
+                         ? cfg->lease_namespace : tlr_kube_namespace(a->kube);
+    tlr_lease_opts lo = { a->lease_kube, ns, "tailor-disruptor", tlr_service_id(svc),
+                          cfg->lease_ms, cfg->lease_renew_deadline_ms, cfg->lease_retry_ms,
+                          &a->fence, a->log, tlr_service_metrics(svc) };
+    if ((rc = tlr_lease_start(&lo, &a->lease, err, sizeof(err))))
+        snprintf(a->why, sizeof(a->why), "%s", err);
+    return rc;
 }
 
 static int handle_explain(void *arg, const ProtobufCMessage *req, const char *rid,
@@ -287,7 +330,9 @@ static int connect_deps(ds_app *a, size_t max_msg)
     char err[512];
     int rc;
     const char *kc = cfg->kubeconfig && cfg->kubeconfig[0] ? cfg->kubeconfig : NULL;
-    tlr_kube_opts ko = { .log = a->log };
+    /* Every write to Kubernetes and SQS is fenced by the Lease. */
+    const tlr_fence *fence = cfg->leader_elect ? &a->fence : NULL;
+    tlr_kube_opts ko = { .log = a->log, .fence = fence };
     if ((rc = tlr_kube_connect(kc, cfg->in_cluster, &ko, &a->kube, err, sizeof(err)))) {
         snprintf(a->why, sizeof(a->why), "kubernetes config: %s", err);
         return rc;
@@ -341,7 +386,8 @@ static int connect_deps(ds_app *a, size_t max_msg)
      * credentials the disruptor works on without either. */
     tlr_aws_creds_opts cro = { .log = a->log, .region = cfg->region };
     if (tlr_aws_creds_create(&cro, &a->creds) == TLR_OK) {
-        ds_cloud_opts clo = { cfg->region, cfg->endpoint, cfg->queue, cfg->k8s_version, a->creds, a->log };
+        ds_cloud_opts clo = { cfg->region, cfg->endpoint, cfg->queue, cfg->k8s_version, a->creds,
+                              a->log, fence };
         if (ds_cloud_create(&clo, &a->cloud) != TLR_OK)
             a->cloud = NULL;
     }
@@ -424,13 +470,14 @@ int ds_app_start(tlr_service *svc, void *arg)
     if (!a->term)
         return TLR_OK;
     if (cfg->leader_elect) {
-        const char *ns = cfg->lease_namespace && cfg->lease_namespace[0] ? cfg->lease_namespace
-                                                                         : tlr_kube_namespace(a->kube);
-        tlr_lease_create(a->kube, ns, "tailor-disruptor", tlr_service_id(svc),
-                        (int)((cfg->lease_ms + 999) / 1000), &a->lease);
+        if ((rc = start_lease(a, svc))) {
+            TLR_ERROR(a->log, "leader election not started", TLR_S("why", a->why), TLR_ERR(rc));
+            return rc;
+        }
         on_lead(a->loop, 0, a);
     } else {
         a->leading = true;
+        tlr_service_set_leader(svc, true);
     }
     tlr_metric_family *tp = tlr_metrics_counter(tlr_service_metrics(svc),
                                                 "tailor_disruptor_termination_passes_total",
@@ -466,8 +513,9 @@ void ds_app_stop(tlr_service *svc, void *arg)
         tlr_loop_cancel_timer(a->loop, a->t_intr);
     if (a->t_cat)
         tlr_loop_cancel_timer(a->loop, a->t_cat);
+    tlr_lease_stop(a->lease);   /* stop acting first, then let the Lease go */
+    a->lease = NULL;
     tlr_sub_free(a->sub);
-    tlr_lease_release(a->lease, tlr_wall_ms());
     tlr_pub_free(a->pub);
     tlr_rep_server_free(a->rep);
     ds_term_free(a->term);
@@ -477,7 +525,7 @@ void ds_app_stop(tlr_service *svc, void *arg)
     ds_podevents_free(a->podevents);
     ds_cloud_free(a->cloud);
     tlr_aws_creds_free(a->creds);
-    tlr_lease_free(a->lease);
+    tlr_kube_free(a->lease_kube);
     tlr_req_client_free(a->r_launcher);
     ds_client_free(&a->c_solver);
     tlr_req_client_free(a->r_solver);

@@ -35,7 +35,7 @@ typedef struct ds_app_cfg {
     int preference_policy;      /* 0 Respect, 1 Ignore */
     bool leader_elect;
     char *lease_namespace;
-    int64_t lease_ms;
+    int64_t lease_ms, lease_renew_deadline_ms, lease_retry_ms;
     bool dry_run;
     int64_t rpc_timeout_ms;
     int64_t ami_refresh_ms;

@@ -26,9 +26,14 @@ int ds_cloud_create(const ds_cloud_opts *o, ds_cloud **out)
 {
     ds_cloud *c = tlr_calloc(1, sizeof(*c));
     c->log = o->log;
+    /* SQS (receiving moves a message out of sight, deleting drops it)
+     * only while leading; the EC2 and SSM reads serve Explain on a
+     * follower too, and change nothing. */
     tlr_aws_query_opts q = { .region = o->region, .endpoint = o->endpoint, .creds = o->creds,
-                             .log = o->log, .timeout_ms = 10000, .max_attempts = 2 };
+                             .log = o->log, .timeout_ms = 10000, .max_attempts = 2,
+                             .fence = o->fence };
     int rc = tlr_sqs_create(&q, &c->sqs);
+    q.fence = NULL;
     if (!rc)
         rc = tlr_ec2_create(&q, &c->ec2);
     tlr_aws_json_opts j = { .service = "ssm", .target_prefix = "AmazonSSM", .region = o->region,

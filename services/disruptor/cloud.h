@@ -8,6 +8,7 @@
 
 #include "ops.h"
 #include "tlr_awscreds.h"
+#include "tlr_fence.h"
 #include "tlr_log.h"
 
 typedef struct ds_cloud ds_cloud;
@@ -19,6 +20,7 @@ typedef struct ds_cloud_opts {
     const char *k8s_version;  /* copied; for AMI aliases */
     tlr_aws_creds *creds;     /* borrowed */
     tlr_logger *log;          /* borrowed */
+    const tlr_fence *fence;   /* borrowed; NULL = unfenced (tlr_fence.h): SQS */
 } ds_cloud_opts;
 
 int  ds_cloud_create(const ds_cloud_opts *o, ds_cloud **out);

@@ -10,6 +10,13 @@
  * eventfd and is swapped in there.  Only the Lease holder provisions; a
  * follower answers Launch/Terminate with UNAVAILABLE ("NotLeader") so the
  * disruptor retries on the leader.
+ *
+ * Fencing: the Lease is renewed by a thread of its own (tlr_lease.h) with
+ * its own Kubernetes client, so a CreateFleet that retries for minutes
+ * cannot hold a renewal up.  It publishes "valid until" in a->fence; the
+ * EC2, SSM, IAM and Kubernetes clients all check it before every write
+ * and cut a call at it, so whatever the loop is in the middle of stops
+ * when the leadership does -- not when the loop next looks at a flag.
  */
 #include "app.h"
 
@@ -61,8 +68,11 @@ struct lc_app {
     tlr_req_client *req;
     lc_solver_client solver;
     lc_prov *prov;
+    tlr_fence fence;                     /* valid-until, written by the Lease thread */
+    tlr_kube *lease_kube;                /* the Lease thread's own client */
     tlr_lease *leader;
-    bool leading;
+    bool leading;                        /* as last seen by on_lead (transitions) */
+    uint64_t term;
     tlr_rep_server *rep;
     tlr_pub *pub;
     tlr_pub *decisions;                  /* dials the watcher's listener; may be NULL */
@@ -82,6 +92,7 @@ lc_app *lc_app_new(lc_app_cfg *cfg)
     lc_app *a = tlr_calloc(1, sizeof(*a));
     a->cfg = cfg;
     a->fetch_fd = -1;
+    tlr_fence_init(&a->fence);
     return a;
 }
 
@@ -104,11 +115,17 @@ static void on_decisions(void *arg, const Tailor__V1__SchedulingDecisions *d)
         tlr_pub_send(a->decisions, "decisions", &d->base);
 }
 
+/* Whether this replica may act now: the Lease is valid (or not used). */
+static bool leading(const lc_app *a)
+{
+    return !a->cfg->leader_elect || tlr_lease_leading(a->leader);
+}
+
 static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope *env)
 {
     lc_app *a = arg;
     (void)topic;
-    if (!a->leading)
+    if (!leading(a))
         return;
     ProtobufCMessage *m = NULL;
     char err[256];
@@ -148,7 +165,7 @@ static int serving(const lc_app *a, tlr_status *st)
         tlr_status_set(st, TLR_E_UNAVAILABLE, "NotConfigured", "%s", a->why);
         return TLR_E_UNAVAILABLE;
     }
-    if (!a->leading) {
+    if (!leading(a)) {
         tlr_status_set(st, TLR_E_UNAVAILABLE, "NotLeader", "this launcher does not hold the Lease");
         return TLR_E_UNAVAILABLE;
     }
@@ -221,7 +238,7 @@ static void on_life(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     lc_app *a = arg;
     (void)id;
-    if (a->leading)
+    if (leading(a))
         lc_prov_lifecycle(a->prov);
     a->t_life = tlr_loop_add_timer(loop, a->cfg->lifecycle_every_ms, on_life, a);
 }
@@ -230,26 +247,58 @@ static void on_gc(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     lc_app *a = arg;
     (void)id;
-    if (a->leading) {
+    if (leading(a)) {
         lc_prov_adopt(a->prov);
         lc_prov_gc(a->prov);
     }
     a->t_gc = tlr_loop_add_timer(loop, a->cfg->gc_every_ms, on_gc, a);
 }
 
+/* Follows the Lease thread's verdict for what only the loop may touch:
+ * Ping's leader flag and the adoption state.  Acting itself is gated by
+ * the fence, not by this timer. */
 static void on_lead(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     lc_app *a = arg;
     (void)id;
-    bool was = a->leading;
-    a->leading = tlr_lease_tick(a->leader, tlr_wall_ms());
-    if (was != a->leading) {
-        TLR_INFO(a->log, a->leading ? "became leader" : "lost leadership",
-                 TLR_S("identity", tlr_service_id(a->svc)));
+    bool now = leading(a);
+    uint64_t term = tlr_lease_term(a->leader);
+    if (now != a->leading || term != a->term) {
         /* What the last leader left is ours to take over, once we lead. */
         lc_prov_forget_adoption(a->prov);
+        tlr_service_set_leader(a->svc, now);
+        if (!now)
+            TLR_WARN(a->log, "not leading: launches, terminations and GC stop",
+                     TLR_S("identity", tlr_service_id(a->svc)));
     }
-    a->t_lead = tlr_loop_add_timer(loop, 2000, on_lead, a);
+    a->leading = now;
+    a->term = term;
+    a->t_lead = tlr_loop_add_timer(loop, 250, on_lead, a);
+}
+
+/* The Lease thread with a Kubernetes client of its own, whose requests
+ * time out well inside the renew deadline. */
+static int start_lease(lc_app *a, tlr_service *svc)
+{
+    lc_app_cfg *cfg = a->cfg;
+    char err[512];
+    tlr_kube_opts ko = { .log = a->log, .timeout_ms = (int)(cfg->lease_renew_deadline_ms / 2),
+                         .connect_timeout_ms = (int)(cfg->lease_renew_deadline_ms / 2),
+                         .user_agent = "tailor-launcher/lease" };
+    int rc = tlr_kube_connect(cfg->kubeconfig, cfg->in_cluster, &ko, &a->lease_kube, err,
+                              sizeof(err));
+    if (rc) {
+        snprintf(a->why, sizeof(a->why), "lease client: %s", err);
+        return rc;
+    }
+    const char *ns = cfg->lease_namespace && cfg->lease_namespace[0]
+                         ? cfg->lease_namespace : tlr_kube_namespace(a->kube);
+    tlr_lease_opts lo = { a->lease_kube, ns, "tailor-launcher", tlr_service_id(svc),
+                          cfg->lease_ms, cfg->lease_renew_deadline_ms, cfg->lease_retry_ms,
+                          &a->fence, a->log, tlr_service_metrics(svc) };
+    if ((rc = tlr_lease_start(&lo, &a->leader, err, sizeof(err))))
+        snprintf(a->why, sizeof(a->why), "%s", err);
+    return rc;
 }
 
 /* ---- the cluster identity ------------------------------------------------ */
@@ -441,13 +490,15 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
                  TLR_S("price_source", live->price_source),
                  TLR_I("types", (int64_t)live->n_instance_types));
     }
+    /* Every write to EC2, IAM and Kubernetes is fenced by the Lease. */
+    const tlr_fence *fence = cfg->leader_elect ? &a->fence : NULL;
     lc_cloud_opts clo = { cfg->cluster, cfg->region, cfg->endpoint, a->creds, a->log, 0,
-                          cfg->parallel };
+                          cfg->parallel, fence };
     if ((rc = lc_cloud_create(&clo, &a->cloud))) {
         snprintf(a->why, sizeof(a->why), "ec2 client: %s", tlr_strerror(rc));
         return rc;
     }
-    tlr_kube_opts ko = { .log = a->log };
+    tlr_kube_opts ko = { .log = a->log, .fence = fence };
     if ((rc = tlr_kube_connect(cfg->kubeconfig, cfg->in_cluster, &ko, &a->kube, err,
                                sizeof(err)))) {
         snprintf(a->why, sizeof(a->why), "kubernetes config: %s", err);
@@ -465,7 +516,7 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
 
     tlr_aws_query_opts io = { .region = cfg->region, .endpoint = cfg->endpoint,
                               .creds = a->creds, .log = a->log, .timeout_ms = 10000,
-                              .max_attempts = 2 };
+                              .max_attempts = 2, .fence = fence };
     if ((rc = tlr_iam_create(&io, &a->iam))) {
         snprintf(a->why, sizeof(a->why), "iam client: %s", tlr_strerror(rc));
         return rc;
@@ -551,12 +602,14 @@ int lc_app_start(tlr_service *svc, void *arg)
         return rc;
     tlr_loop *loop = tlr_service_loop(svc);
     if (cfg->leader_elect) {
-        const char *ns = cfg->lease_namespace && cfg->lease_namespace[0]
-                             ? cfg->lease_namespace : tlr_kube_namespace(a->kube);
-        tlr_lease_create(a->kube, ns, "tailor-launcher", tlr_service_id(svc), 15, &a->leader);
+        if ((rc = start_lease(a, svc))) {
+            TLR_ERROR(a->log, "leader election not started", TLR_S("why", a->why), TLR_ERR(rc));
+            return rc;
+        }
         on_lead(loop, 0, a);
     } else {
         a->leading = true;
+        tlr_service_set_leader(svc, true);
     }
     a->t_life = tlr_loop_add_timer(loop, cfg->lifecycle_every_ms, on_life, a);
     a->t_gc = tlr_loop_add_timer(loop, cfg->gc_every_ms, on_gc, a);
@@ -594,13 +647,14 @@ void lc_app_stop(tlr_service *svc, void *arg)
         tlr_loop_remove_fd(loop, a->fetch_fd);
         close(a->fetch_fd);
     }
+    tlr_lease_stop(a->leader);   /* stop acting first, then let the Lease go */
+    a->leader = NULL;
     tlr_sub_free(a->sub);
     tlr_pub_free(a->decisions);
     tlr_pub_free(a->pub);
     tlr_rep_server_free(a->rep);
     lc_prov_free(a->prov);
-    tlr_lease_release(a->leader, tlr_wall_ms());
-    tlr_lease_free(a->leader);
+    tlr_kube_free(a->lease_kube);
     tlr_req_client_free(a->req);
     lc_kube_free(a->kops);
     tlr_kube_free(a->kube);

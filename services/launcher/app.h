@@ -36,6 +36,7 @@ typedef struct lc_app_cfg {
     bool fleet_batching;
     bool leader_elect;
     char *lease_namespace;
+    int64_t lease_ms, lease_renew_deadline_ms, lease_retry_ms;
     /* cluster identity (empty = discovered: EKS DescribeCluster, kube-dns) */
     char *cluster_endpoint, *cluster_ca, *cluster_cidr, *cluster_dns;
     int64_t registration_ttl_ms;

@@ -42,6 +42,7 @@ int lc_cloud_create(const lc_cloud_opts *o, lc_cloud **out)
     qo.creds = o->creds;
     qo.log = o->log;
     qo.timeout_ms = o->timeout_ms;
+    qo.fence = o->fence;
     c->parallel = o->parallel > 0 ? o->parallel : 8;
     if (c->parallel > LC_PAR_MAX)
         c->parallel = LC_PAR_MAX;
@@ -55,7 +56,7 @@ int lc_cloud_create(const lc_cloud_opts *o, lc_cloud **out)
         tlr_aws_json_opts jo = { .service = "ssm", .target_prefix = "AmazonSSM",
                                  .region = tlr_aws_query_region(tlr_ec2_query(c->ec2[0])),
                                  .endpoint = ep, .creds = o->creds, .log = o->log,
-                                 .timeout_ms = o->timeout_ms };
+                                 .timeout_ms = o->timeout_ms, .fence = o->fence };
         rc = tlr_aws_json_create(&jo, &c->ssm);
     }
     if (rc) {
@@ -271,6 +272,19 @@ static int cloud_instance(void *arg, const char *id, tlr_ec2_instances *out, tlr
     return rc;
 }
 
+static int cloud_instance_any(void *arg, const char *id, tlr_ec2_instances *out,
+                              tlr_aws_error *err)
+{
+    lc_cloud *c = arg;
+    const char *keys[1] = { c->cluster_tag };
+    const char *ids[1] = { id };
+    tlr_ec2_filter f[1] = { { "tag-key", keys, 1 } };
+    int rc = tlr_ec2_describe_instances(c->ec2[0], f, 1, ids, 1, 0, out, err);
+    if (rc == TLR_E_NOTFOUND || (rc && !strncmp(err->code, "InvalidInstanceID.", 18)))
+        return TLR_OK;   /* no such instance: nothing of ours */
+    return rc;
+}
+
 static int cloud_terminate(void *arg, const char *const *ids, size_t n, tlr_aws_error *err)
 {
     lc_cloud *c = arg;
@@ -305,6 +319,7 @@ lc_cloud_ops lc_cloud_ops_of(lc_cloud *c)
     o.create_fleet = cloud_fleet;
     o.instances = cloud_instances;
     o.instance = cloud_instance;
+    o.instance_any = cloud_instance_any;
     o.terminate = cloud_terminate;
     o.create_fleets = cloud_fleets;
     o.tag_instances = cloud_tag;

@@ -14,6 +14,7 @@
 
 #include "ops.h"
 #include "tlr_awscreds.h"
+#include "tlr_fence.h"
 #include "tlr_log.h"
 
 typedef struct lc_cloud_opts {
@@ -24,6 +25,8 @@ typedef struct lc_cloud_opts {
     tlr_logger *log;            /* borrowed */
     int timeout_ms;             /* per AWS call; 0 = 30000 */
     int parallel;               /* concurrent CreateFleet / CreateTags calls; 0 = 8 */
+    const tlr_fence *fence;     /* borrowed; NULL = unfenced: every EC2 / SSM
+                                 * call needs the Lease and ends with it */
 } lc_cloud_opts;
 
 typedef struct lc_cloud lc_cloud;

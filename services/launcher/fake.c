@@ -436,6 +436,16 @@ static int fake_instance(void *arg, const char *id, tlr_ec2_instances *out, tlr_
     return TLR_OK;
 }
 
+static int fake_instance_any(void *arg, const char *id, tlr_ec2_instances *out,
+                             tlr_aws_error *err)
+{
+    (void)err;
+    lc_fake *f = arg;
+    record(f, "instance_any %s", id);
+    *out = fake_list(f, NULL, id, false);
+    return TLR_OK;
+}
+
 static int fake_terminate(void *arg, const char *const *ids, size_t n, tlr_aws_error *err)
 {
     (void)err;
@@ -623,6 +633,7 @@ lc_cloud_ops lc_fake_cloud(lc_fake *f)
     o.create_fleet = fake_fleet;
     o.instances = fake_instances;
     o.instance = fake_instance;
+    o.instance_any = fake_instance_any;
     o.terminate = fake_terminate;
     o.tag_instances = fake_tag;
     o.subnets = fake_subnets;
@@ -701,6 +712,8 @@ static int fake_claims_list(void *arg, lc_kclaims *out)
 {
     lc_fake *f = arg;
     record(f, "claims_list");
+    if (f->on_claims_list)
+        f->on_claims_list(f, ++f->nclaims_list);
     lc_kclaims l = { tlr_calloc(f->claims.n + 1, sizeof(lc_kclaim)), f->claims.n };
     for (size_t i = 0; i < f->claims.n; i++) {
         l.v[i] = f->claims.v[i];

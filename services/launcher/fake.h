@@ -29,6 +29,10 @@ typedef struct lc_fake {
     int node_patch_rc;                       /* returned once by node_patch, then cleared */
     int terminate_rc;                        /* returned by terminate (nothing terminated) */
     const char *dns_ip;                      /* kube-system/kube-dns ClusterIP; NULL = none */
+    /* Called before claims_list answers (the nth call, from 1): a test
+     * changes the world between two reads (another writer). */
+    void (*on_claims_list)(struct lc_fake *f, int nth);
+    int nclaims_list;
     /* What EC2 holds for node-class resolution: subnets a, b, c (tag
      * karpenter.sh/discovery=demo, b with the most free IPs, plus a
      * second, fuller subnet in a), one security group, AMIs ami-x86

@@ -112,6 +112,7 @@ static const tlr_setting settings[] = {
       "a launched NodeClaim whose Node has not registered by then is deleted and its "
       "instance terminated", .min = 1000, .max = 24LL * 3600 * 1000 },
     TLR_SETTING_LEASE_NAMESPACE(lc_app_cfg, lease_namespace),
+    TLR_SETTING_LEASE_TIMING(lc_app_cfg, lease_ms, lease_renew_deadline_ms, lease_retry_ms),
 };
 
 int main(int argc, char **argv)

@@ -42,6 +42,10 @@ typedef struct lc_cloud_ops {
      * cluster: *out holds it, else nothing (an unknown or malformed id is
      * not an error).  *out owned. */
     int (*instance)(void *arg, const char *id, tlr_ec2_instances *out, tlr_aws_error *err);
+    /* The same in any state (shutting-down and terminated too), so a
+     * termination another leader already made is recognised as done.
+     * NULL = not available. */
+    int (*instance_any)(void *arg, const char *id, tlr_ec2_instances *out, tlr_aws_error *err);
     /* Terminate; an absent instance is success. */
     int (*terminate)(void *arg, const char *const *ids, size_t n, tlr_aws_error *err);
     /* Several CreateFleet calls at once (they may run in parallel): rcs[i],

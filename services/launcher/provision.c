@@ -734,27 +734,38 @@ static void pool_usage(lc_prov *p, Tailor__V1__ClusterState *cs, Tailor__V1__Nod
     }
 }
 
-static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
+/* The NodeClaims as a Solve sees them: the watcher's, with our in-flight
+ * claims replacing its copies of the same name (an adopted claim, with no
+ * planned pods known, keeps the watcher's).  Returns how many; *out is a
+ * new array (owned; free()) of borrowed claims. */
+static size_t claims_in_view(lc_prov *p, const Tailor__V1__ClusterState *cs,
+                             Tailor__V1__NodeClaim ***out)
 {
-    Tailor__V1__PendingBatch *b = p->batch;
-    Tailor__V1__ClusterState cs = TAILOR__V1__CLUSTER_STATE__INIT;
-    if (b->cluster)
-        cs = *b->cluster;
-    /* Our in-flight claims replace the watcher's copies of the same name
-     * (an adopted claim, with no planned pods known, keeps the watcher's). */
     size_t nown = lc_claims_count(p->claims);
-    Tailor__V1__NodeClaim **ncs = tlr_calloc(cs.n_nodeclaims + nown + 1, sizeof(*ncs));
+    Tailor__V1__NodeClaim **ncs = tlr_calloc(cs->n_nodeclaims + nown + 1, sizeof(*ncs));
     size_t n = 0;
-    for (size_t i = 0; i < cs.n_nodeclaims; i++) {
-        lc_claim *own = lc_claims_find(p->claims, cs.nodeclaims[i]->name);
+    for (size_t i = 0; i < cs->n_nodeclaims; i++) {
+        lc_claim *own = lc_claims_find(p->claims, cs->nodeclaims[i]->name);
         if (!own || own->adopted)
-            ncs[n++] = cs.nodeclaims[i];
+            ncs[n++] = cs->nodeclaims[i];
     }
     for (size_t i = 0; i < nown; i++) {
         lc_claim *own = lc_claims_at(p->claims, i);
         if (!own->adopted)
             ncs[n++] = own->nc;
     }
+    *out = ncs;
+    return n;
+}
+
+static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
+{
+    Tailor__V1__PendingBatch *b = p->batch;
+    Tailor__V1__ClusterState cs = TAILOR__V1__CLUSTER_STATE__INIT;
+    if (b->cluster)
+        cs = *b->cluster;
+    Tailor__V1__NodeClaim **ncs = NULL;
+    size_t n = claims_in_view(p, &cs, &ncs);
     cs.nodeclaims = ncs;
     cs.n_nodeclaims = n;
     pool_usage(p, &cs, ncs, n);
@@ -1066,6 +1077,11 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
 
 void lc_prov_forget_adoption(lc_prov *p)
 {
+    /* Another replica may have led in between and deleted, launched or
+     * adopted what this one remembers in flight: a new term starts from
+     * what Kubernetes and EC2 hold (adoption), not from memory. */
+    while (lc_claims_count(p->claims))
+        lc_claims_remove(p->claims, lc_claims_at(p->claims, 0)->nc->name);
     p->adopted = false;
 }
 
@@ -1170,6 +1186,55 @@ static Tailor__V1__Status *new_status(int code, const char *reason, const char *
     return s;
 }
 
+/* One dimension of a limit: used + add against limit. */
+static bool over(bool has, int64_t limit, int64_t used, int64_t add, const char *what,
+                 const char *unit, const char *pool, char *why, size_t len)
+{
+    if (!has || used + add <= limit)
+        return false;
+    snprintf(why, len, "NodePool %s limit %s %lld%s: %lld%s in use or in flight, this NodeClaim "
+             "adds %lld%s", pool, what, (long long)limit, unit, (long long)used, unit,
+             (long long)add, unit);
+    return true;
+}
+
+/* Whether launching claim in keeps its NodePool within spec.limits, with
+ * the pool's Nodes and every claim in flight (ours included) counted as a
+ * Solve counts them.  The limits and Nodes are those of the last batch; a
+ * pool no batch has shown is not checked.  false with why filled when the
+ * claim would pass a limit. */
+static bool within_limits(lc_prov *p, const Tailor__V1__NodeClaim *in, char *why, size_t len)
+{
+    Tailor__V1__ClusterState *b = p->batch ? p->batch->cluster : NULL;
+    Tailor__V1__NodePool *np = NULL;
+    for (size_t i = 0; b && i < b->n_nodepools && !np; i++)
+        if (strcmp(b->nodepools[i]->name, in->nodepool) == 0)
+            np = b->nodepools[i];
+    if (!np || !np->limits)
+        return true;
+    Tailor__V1__ClusterState cs = *b;
+    Tailor__V1__NodeClaim **ncs = NULL;
+    size_t n = claims_in_view(p, &cs, &ncs);
+    pool_usage(p, &cs, ncs, n);
+    free(ncs);
+    const Tailor__V1__NodePoolLimits *l = np->limits;
+    const Tailor__V1__ResourceList *u = np->status->usage;
+    const Tailor__V1__ResourceList *add = claim_capacity(p, in);
+    Tailor__V1__ResourceList none = TAILOR__V1__RESOURCE_LIST__INIT;
+    if (!add)
+        add = &none;
+    return !(over(l->has_cpu, l->cpu_millis, u->cpu_millis, add->cpu_millis, "cpu", "m",
+                  np->name, why, len) ||
+             over(l->has_memory, l->memory_bytes, u->memory_bytes, add->memory_bytes, "memory",
+                  "B", np->name, why, len) ||
+             over(l->has_pods, l->pods, u->pods, add->pods, "pods", "", np->name, why, len) ||
+             over(l->has_ephemeral_storage, l->ephemeral_storage_bytes,
+                  u->ephemeral_storage_bytes, add->ephemeral_storage_bytes, "ephemeral-storage",
+                  "B", np->name, why, len) ||
+             over(l->has_nodes, l->nodes, np->status->nodes, 1, "nodes", "", np->name, why,
+                  len));
+}
+
 void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
                     Tailor__V1__LaunchResponse **out)
 {
@@ -1208,6 +1273,15 @@ void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
         if (c) {   /* idempotent: the second request describes the first launch */
             fill_result(r, c);
             r->status = new_status(TLR_OK, "", "");
+            continue;
+        }
+        /* Nothing is bought past the pool's limits, whatever the caller
+         * simulated: the cluster may have grown since. */
+        char lim[512];
+        if (!within_limits(p, in, lim, sizeof(lim))) {
+            TLR_WARN(p->o.log, "launch refused: NodePool limit", TLR_S("nodeclaim", in->name),
+                     TLR_S("why", lim));
+            r->status = new_status(TLR_E_CAPACITY, "NodePoolLimitExceeded", lim);
             continue;
         }
         /* Not ours in memory: after a restart the instance may exist. */
@@ -1287,6 +1361,28 @@ static int terminate_one(lc_prov *p, const char *claim, const char *instance, co
  * for the cluster and carrying a karpenter.sh/nodeclaim or
  * karpenter.sh/nodepool tag (GC's rule)?  TLR_OK with *ours set; an EC2
  * error otherwise. */
+/* Whether instance id is one of this cluster's NodeClaim instances that
+ * is already shutting down or gone (terminated by another leader, say):
+ * *state ("shutting-down", "terminated") new and owned when so. */
+static bool already_terminated(lc_prov *p, const char *id, char **state)
+{
+    tlr_ec2_instances l = { 0 };
+    tlr_aws_error err = { 0 };
+    bool done = false;
+    if (p->o.cloud.instance_any && p->o.cloud.instance_any(p->o.cloud.arg, id, &l, &err) == TLR_OK)
+        for (size_t i = 0; i < l.n && !done; i++) {
+            const tlr_ec2_instance *in = &l.v[i];
+            done = !strcmp(in->id, id) &&
+                   (tlr_ec2_instance_tag(in, TLR_TAG_NODECLAIM) ||
+                    tlr_ec2_instance_tag(in, TLR_LABEL_NODEPOOL)) &&
+                   (!strcmp(in->state, "shutting-down") || !strcmp(in->state, "terminated"));
+            if (done)
+                *state = tlr_strdup(in->state);
+        }
+    tlr_ec2_instances_free(&l);
+    return done;
+}
+
 static int instance_is_ours(lc_prov *p, const char *id, bool *ours)
 {
     tlr_ec2_instances l = { 0 };
@@ -1338,6 +1434,14 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
         } else if (it->instance_id[0]) {
             bool ours = false;
             int rc = instance_is_ours(p, it->instance_id, &ours);
+            char *gone = NULL;
+            if (!rc && !ours && already_terminated(p, it->instance_id, &gone)) {
+                /* Idempotent: terminated already (by another leader). */
+                r->instance_id = tlr_strdup(it->instance_id);
+                r->status = new_status(TLR_OK, "", "");
+                r->instance_state = gone;
+                continue;
+            }
             if (rc || !ours) {
                 r->instance_id = tlr_strdup(it->instance_id);
                 r->status = rc ? new_status(rc, "TerminateFailed", tlr_strerror(rc))
@@ -1486,7 +1590,8 @@ void lc_prov_lifecycle(lc_prov *p)
     lc_nodes_free(&nodes);
 }
 
-void lc_prov_gc(lc_prov *p)
+/* Read instances and claims and decide.  TLR_OK with *plan filled. */
+static int gc_plan(lc_prov *p, lc_gc_plan *plan)
 {
     tlr_ec2_instances inst = { 0 };
     lc_kclaims claims = { 0 };
@@ -1494,12 +1599,12 @@ void lc_prov_gc(lc_prov *p)
     int rc = p->o.cloud.instances(p->o.cloud.arg, NULL, &inst, &err);
     if (rc) {
         TLR_WARN(p->o.log, "gc: instances not listed", TLR_S("code", err.code), TLR_ERR(rc));
-        return;
+        return rc;
     }
     if ((rc = p->o.kube.claims_list(p->o.kube.arg, &claims))) {
         TLR_WARN(p->o.log, "gc: nodeclaims not listed", TLR_ERR(rc));
         tlr_ec2_instances_free(&inst);
-        return;
+        return rc;
     }
     /* Our own launches whose status may not be written yet are not leaks. */
     size_t nown = lc_claims_count(p->claims), nk = 0;
@@ -1509,9 +1614,56 @@ void lc_prov_gc(lc_prov *p)
         if (st && st->instance_id[0])
             known[nk++] = st->instance_id;
     }
-    lc_gc_plan plan;
-    lc_gc_decide(&inst, &claims, known, nk, lc_prov_now(p), &plan);
+    lc_gc_decide(&inst, &claims, known, nk, lc_prov_now(p), plan);
     free(known);
+    lc_kclaims_free(&claims);
+    tlr_ec2_instances_free(&inst);
+    return TLR_OK;
+}
+
+static bool in_list(char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* Keep in a only what b decided too. */
+static void gc_intersect(lc_gc_plan *a, const lc_gc_plan *b)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < a->nterminate; i++)
+        if (in_list(b->terminate, b->nterminate, a->terminate[i]))
+            a->terminate[k++] = a->terminate[i];
+        else
+            free(a->terminate[i]);
+    a->nterminate = k;
+    k = 0;
+    for (size_t i = 0; i < a->ndelete; i++)
+        if (in_list(b->delete_claims, b->ndelete, a->delete_claims[i]))
+            a->delete_claims[k++] = a->delete_claims[i];
+        else
+            free(a->delete_claims[i]);
+    a->ndelete = k;
+}
+
+/* GC acts only on what two reads in a row agree on: a launch or a
+ * NodeClaim written between the first read and the act (by this replica's
+ * own fan-out, or by a replica that led a moment ago) takes the instance
+ * or the claim out of the plan instead of having it collected. */
+void lc_prov_gc(lc_prov *p)
+{
+    lc_gc_plan plan, again;
+    if (gc_plan(p, &plan))
+        return;
+    if ((plan.nterminate || plan.ndelete) && gc_plan(p, &again) == TLR_OK) {
+        gc_intersect(&plan, &again);
+        lc_gc_plan_clear(&again);
+    } else if (plan.nterminate || plan.ndelete) {
+        lc_gc_plan_clear(&plan);
+        return;
+    }
     for (size_t i = 0; i < plan.nterminate; i++) {
         TLR_INFO(p->o.log, "gc: terminating leaked instance", TLR_S("instance", plan.terminate[i]));
         if (terminate_one(p, NULL, plan.terminate[i], "garbage-collected") == TLR_OK)
@@ -1526,6 +1678,4 @@ void lc_prov_gc(lc_prov *p)
                             NULL, 0, plan.delete_claims[i]);
     }
     lc_gc_plan_clear(&plan);
-    lc_kclaims_free(&claims);
-    tlr_ec2_instances_free(&inst);
 }

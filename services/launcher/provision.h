@@ -142,7 +142,9 @@ void lc_prov_set_catalog(lc_prov *p, const Tailor__V1__Catalog *catalog);
  * CreateFleet -- are deleted so their pods are planned again.  Returns
  * TLR_OK, or the list error (it is then retried before the next batch). */
 int lc_prov_adopt(lc_prov *p);
-void lc_prov_forget_adoption(lc_prov *p);   /* lost the Lease: adopt again when it comes back */
+/* Lost or (re)gained the Lease: forget the claims in flight in memory and
+ * adopt again, from Kubernetes and EC2, when leading. */
+void lc_prov_forget_adoption(lc_prov *p);
 
 lc_ice    *lc_prov_ice(lc_prov *p);      /* borrowed */
 lc_classes *lc_prov_classes(lc_prov *p); /* borrowed */

@@ -282,6 +282,65 @@ static void test_launch_request_idempotent(void **state)
     protobuf_c_message_free_unpacked(&nc->base, NULL);
 }
 
+/* A LaunchRequest (the disruptor's replacement) re-checks its NodePool's
+ * limits with what runs and what is in flight before buying: the first
+ * replacement fits exactly, the second would pass the cpu limit and is
+ * refused, naming the pool and the limit, with nothing bought or written. */
+static void test_launch_request_limits(void **state)
+{
+    fixture *fx = *state;
+    for (size_t i = 0; i < fx->cat->n_instance_types; i++) {
+        Tailor__V1__InstanceType *it = fx->cat->instance_types[i];
+        it->capacity = tlr_malloc(sizeof(*it->capacity));
+        tailor__v1__resource_list__init(it->capacity);
+        it->capacity->cpu_millis = 2000;
+    }
+    /* The batch that shows the pool: limit 10 cpu, one Node of 8 up. */
+    Tailor__V1__PendingBatch *b = tk_batch(1);
+    Tailor__V1__NodePool *np = b->cluster->nodepools[0];
+    np->limits = tlr_malloc(sizeof(*np->limits));
+    tailor__v1__node_pool_limits__init(np->limits);
+    np->limits->has_cpu = true;
+    np->limits->cpu_millis = 10000;
+    Tailor__V1__Node *n = tlr_malloc(sizeof(*n));
+    tailor__v1__node__init(n);
+    n->name = tlr_strdup("old");
+    n->nodepool = tlr_strdup("default");
+    n->capacity = tlr_malloc(sizeof(*n->capacity));
+    tailor__v1__resource_list__init(n->capacity);
+    n->capacity->cpu_millis = 8000;
+    TK_PUSH(b->cluster->nodes, b->cluster->n_nodes, n);
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(NULL);
+    assert_int_equal(lc_prov_batch(fx->p, b, NULL), TLR_OK);
+
+    const char *names[2] = { "repl-1", "repl-2" };
+    const int want[2] = { TLR_OK, TLR_E_CAPACITY };
+    for (int i = 0; i < 2; i++) {
+        Tailor__V1__NodeClaim *nc = tk_claim(names[i], 1, "c5.large", NULL, NULL);
+        Tailor__V1__LaunchRequest req = TAILOR__V1__LAUNCH_REQUEST__INIT;
+        req.nodeclaims = &nc;
+        req.n_nodeclaims = 1;
+        req.reason = "consolidation-replace:d1";
+        Tailor__V1__LaunchResponse *resp;
+        lc_prov_launch(fx->p, &req, &resp);
+        assert_int_equal(resp->n_results, 1);
+        const Tailor__V1__Status *st = resp->results[0]->status;
+        if ((int)st->code != want[i])
+            fail_msg("%s: got %d %s (%s), want %d", names[i], (int)st->code, st->reason, st->message,
+                     want[i]);
+        if (i == 1) {
+            assert_string_equal(st->reason, "NodePoolLimitExceeded");
+            assert_non_null(strstr(st->message, "NodePool default limit cpu 10000m"));
+            assert_non_null(strstr(st->message, "10000m in use or in flight"));
+        }
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+        protobuf_c_message_free_unpacked(&nc->base, NULL);
+    }
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create repl-2"), 0);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create repl-1"), 1);
+}
+
 static void test_terminate(void **state)
 {
     fixture *fx = *state;
@@ -382,6 +441,88 @@ static void test_liveness_and_gc(void **state)
     lc_fake_add_instance(&fx->f, "i-leak", "ghost", fx->f.now_ms - 31000);
     lc_prov_gc(fx->p);
     assert_int_equal(lc_fake_count(&fx->f, "terminate i-leak"), 1);
+}
+
+/* Between GC's two reads a NodeClaim recording the "leaked" instance is
+ * written (a launch that finished meanwhile, or a replica that led a
+ * moment ago): the two reads disagree, nothing is terminated. */
+static void written_meanwhile(lc_fake *f, int nth)
+{
+    if (nth == 2)
+        lc_fake_add_claim(f, "late", "i-late", f->now_ms, false);
+}
+
+static void test_gc_rechecks(void **state)
+{
+    fixture *fx = *state;
+    lc_fake_add_instance(&fx->f, "i-late", "late", fx->f.now_ms - 31000);
+    fx->f.on_claims_list = written_meanwhile;
+    lc_prov_gc(fx->p);
+    assert_int_equal(lc_fake_count(&fx->f, "claims_list"), 2);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate"), 0);
+    /* The next pass sees the claim both times: still nothing to collect. */
+    lc_prov_gc(fx->p);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate"), 0);
+}
+
+/* A replica that lost the Lease and got it back does not trust its memory:
+ * the other leader deleted its claim and terminated the instance in
+ * between, so the claim is no longer in flight -- its pod is planned
+ * again instead of being taken as covered. */
+static void test_new_term_forgets(void **state)
+{
+    fixture *fx = *state;
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(lc_claims_count(lc_prov_claims(fx->p)), 1);
+    char name[64];
+    snprintf(name, sizeof(name), "%s", lc_claims_at(lc_prov_claims(fx->p), 0)->nc->name);
+    lc_prov_forget_adoption(fx->p);   /* lost the Lease */
+    /* The other leader's work. */
+    lc_kube_ops k = lc_fake_kube(&fx->f);
+    lc_cloud_ops c = lc_fake_cloud(&fx->f);
+    const char *ids[1] = { "i-00001" };
+    tlr_aws_error err;
+    assert_int_equal(k.claim_delete(k.arg, name), TLR_OK);
+    assert_int_equal(c.terminate(c.arg, ids, 1, &err), TLR_OK);
+    lc_prov_forget_adoption(fx->p);   /* leading again */
+    assert_int_equal(lc_claims_count(lc_prov_claims(fx->p)), 0);
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "c5.large", NULL, NULL));
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    assert_int_equal(fx->f.last_solve->cluster->n_nodeclaims, 0);   /* nothing stale in flight */
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 2);
+}
+
+/* Two leaders (or a retry) terminating the same bare instance: the
+ * second finds it shutting down and answers success without another
+ * TerminateInstances; a stranger's instance that is shutting down is
+ * still not ours. */
+static void test_terminate_twice(void **state)
+{
+    fixture *fx = *state;
+    lc_fake_add_instance(&fx->f, "i-orphan", "gone-claim", fx->f.now_ms - 60000);
+    lc_fake_add_instance(&fx->f, "i-stranger", NULL, fx->f.now_ms - 60000);
+    lc_cloud_ops c = lc_fake_cloud(&fx->f);
+    const char *ids[1] = { "i-stranger" };
+    tlr_aws_error err;
+    assert_int_equal(c.terminate(c.arg, ids, 1, &err), TLR_OK);   /* its owner's doing */
+    Tailor__V1__TerminateItem a = TAILOR__V1__TERMINATE_ITEM__INIT, b = a;
+    a.instance_id = "i-orphan";
+    b.instance_id = "i-stranger";
+    Tailor__V1__TerminateItem *items[2] = { &a, &b };
+    Tailor__V1__TerminateRequest req = TAILOR__V1__TERMINATE_REQUEST__INIT;
+    req.items = items;
+    req.n_items = 2;
+    for (int round = 0; round < 2; round++) {
+        Tailor__V1__TerminateResponse *resp;
+        lc_prov_terminate(fx->p, &req, &resp);
+        assert_int_equal(resp->results[0]->status->code, TLR_OK);
+        assert_string_equal(resp->results[0]->instance_state, "shutting-down");
+        assert_int_equal(resp->results[1]->status->code, TLR_E_AUTH);
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+    }
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-orphan"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-stranger"), 1);   /* only the owner's */
 }
 
 /* A plan of three c5.large claims alike (pods p1, p2, p3) and one
@@ -938,6 +1079,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_policies_sent_with_solve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc_rechecks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_term_forgets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_terminate_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate_only_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifecycle_pass, setup, teardown),
