@@ -23,6 +23,8 @@ struct tlr_service {
     int64_t started_wall_ms;
     atomic_bool ready;
     Tailor__V1__PingResponse pong;   /* the Ping reply, refilled per request */
+    tlr_tls *tls;              /* NULL without certificates */
+    tlr_timer_id tls_timer;
 };
 
 #endif
