@@ -300,8 +300,16 @@ static void conn_close(nng_tls_engine_conn *cn)
     ERR_clear_error();
 }
 
-/* Map an SSL call's failure to an nng code; clears the error queue. */
-static int ssl_fail(SSL *ssl, int ret)
+/* Map an SSL call's failure to an nng code; clears the error queue.
+ *
+ * The codes matter to nng 1.5.2's listener: when a connection fails while
+ * being set up, the listener re-arms its accept at once for ECONNRESET,
+ * ECONNABORTED and EPEERAUTH, after 100 ms for other codes, and NEVER for
+ * ECLOSED (src/core/listener.c listener_accept_cb).  A peer that closes
+ * (close_notify, or the TCP connection) is ECONNSHUT/ECONNRESET here, and
+ * a failed handshake EPEERAUTH -- never ECLOSED, or one client that hangs
+ * up during the handshake would leave the service deaf. */
+static int ssl_fail(SSL *ssl, int ret, int fatal)
 {
     int e = SSL_get_error(ssl, ret);
     ERR_clear_error();
@@ -310,9 +318,9 @@ static int ssl_fail(SSL *ssl, int ret)
     case SSL_ERROR_WANT_WRITE:
         return NNG_EAGAIN;
     case SSL_ERROR_ZERO_RETURN:
-        return NNG_ECLOSED;
+        return NNG_ECONNSHUT;
     default:
-        return NNG_ECRYPTO;
+        return fatal;
     }
 }
 
@@ -338,10 +346,7 @@ static int conn_handshake(nng_tls_engine_conn *cn)
         note_peer(cn);
         return 0;
     }
-    int rv = ssl_fail(cn->ssl, ret);
-    if (rv == NNG_ECRYPTO && SSL_get_verify_result(cn->ssl) != X509_V_OK)
-        rv = NNG_EPEERAUTH;
-    return rv;
+    return ssl_fail(cn->ssl, ret, NNG_EPEERAUTH);
 }
 
 static int conn_recv(nng_tls_engine_conn *cn, uint8_t *buf, size_t *szp)
@@ -349,7 +354,7 @@ static int conn_recv(nng_tls_engine_conn *cn, uint8_t *buf, size_t *szp)
     size_t got = 0;
     int ret = SSL_read_ex(cn->ssl, buf, *szp, &got);
     if (ret != 1)
-        return ssl_fail(cn->ssl, ret);
+        return ssl_fail(cn->ssl, ret, NNG_ECONNRESET);
     *szp = got;
     return 0;
 }
@@ -359,7 +364,7 @@ static int conn_send(nng_tls_engine_conn *cn, const uint8_t *buf, size_t *szp)
     size_t put = 0;
     int ret = SSL_write_ex(cn->ssl, buf, *szp, &put);
     if (ret != 1)
-        return ssl_fail(cn->ssl, ret);
+        return ssl_fail(cn->ssl, ret, NNG_ECONNRESET);
     *szp = put;
     return 0;
 }
