@@ -258,8 +258,7 @@ int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops)
         tlr_tls_opts to = { .ca_file = common->tls_ca, .cert_file = common->tls_cert,
                             .key_file = common->tls_key, .log = svc.log };
         if ((rc = tlr_tls_create(&to, &svc.tls, why, sizeof(why)))) {
-            fprintf(stderr, "%s: TLS: %s\n", prog, why);
-            exit_code = 2;
+            exit_code = 2;   /* a bad setting; tlr_tls_create logged why */
             goto out;
         }
         char want[80];
