@@ -87,10 +87,10 @@ out=$(call_as tailor-launcher "$(nng_url "$s_rep")" solve)
 check "Solve from tailor-launcher: served (got: $out)" bash -c "! grep -q '^AUTH' <<<'$out' && ! grep -q '^UNAVAILABLE\|^TIMEOUT' <<<'$out'"
 check "the solver logged the refusal" \
   grep -q '"msg":"request rejected".*"type":"tailor.v1.SolveRequest".*tailor-watcher' "$work/solver.log"
+out=$(call_as tailor-watcher "$(nng_url "$l_rep")" launch)
+check "Launch from tailor-watcher: AUTH (got: $out)" bash -c "grep -q '^AUTH: .*tailor-watcher.*LaunchRequest' <<<'$out'"
 out=$(call_as tailor-disruptor "$(nng_url "$l_rep")" launch)
-check "Launch from tailor-disruptor: AUTH (got: $out)" bash -c "grep -q '^AUTH: .*tailor-disruptor.*LaunchRequest' <<<'$out'"
-out=$(call_as tailorctl "$(nng_url "$l_rep")" launch)
-check "Launch from tailorctl: reaches the launcher (got: $out)" bash -c "! grep -q '^AUTH\|^SETUP\|^TIMEOUT' <<<'$out'"
+check "Launch from tailor-disruptor: reaches the launcher (got: $out)" bash -c "! grep -q '^AUTH\|^SETUP\|^TIMEOUT' <<<'$out'"
 out=$(call_as tailor-solver "$(nng_url "$l_rep")" terminate)
 check "Terminate from tailor-solver: AUTH (got: $out)" bash -c "grep -q '^AUTH: .*tailor-solver.*TerminateRequest' <<<'$out'"
 out=$(call_as tailor-disruptor "$(nng_url "$l_rep")" terminate)

@@ -90,8 +90,10 @@ void lc_app_delete(lc_app *a)
     free(a);
 }
 
-/* Transport authorization (docs/security.md).  Launch comes only from an
- * operator: the launcher's own provisioning loop calls it in-process. */
+/* Transport authorization (docs/security.md).  Launch comes from the
+ * disruptor (replacements before a drift, interruption or consolidation
+ * takes a node away) or an operator: the launcher's own provisioning loop
+ * calls it in-process. */
 static const char *const only_ctl[] = { TLR_ID_CTL, NULL };
 static const char *const disruptor_or_ctl[] = { TLR_ID_DISRUPTOR, TLR_ID_CTL, NULL };
 static const char *const only_solver[] = { TLR_ID_SOLVER, NULL };
@@ -533,7 +535,8 @@ int lc_app_start(tlr_service *svc, void *arg)
                   TLR_ERR(rc));
 
     const tlr_rep_route routes[] = {
-        { &tailor__v1__launch_request__descriptor, handle_launch, free_reply, a, only_ctl },
+        { &tailor__v1__launch_request__descriptor, handle_launch, free_reply, a,
+          disruptor_or_ctl },
         { &tailor__v1__terminate_request__descriptor, handle_terminate, free_reply, a,
           disruptor_or_ctl },
         { &tailor__v1__catalog_request__descriptor, handle_catalog, free_catalog_reply, a,
