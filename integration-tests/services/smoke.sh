@@ -64,6 +64,8 @@ for svc in watcher solver launcher disruptor; do
   pid=$!
   check "$svc /healthz answers 200" wait_for_status "http://127.0.0.1:$hport/healthz" 200 "$secs"
   check "$svc /readyz answers 200" wait_for_status "http://127.0.0.1:$hport/readyz" 200 "$secs"
+  check "$svc answers tailorctl ping over mutual TLS" \
+    $(tls_as tailorctl) "$bindir/../tools/tailorctl" ping --timeout 10s "tls+tcp://127.0.0.1:$nport"
   http_get "http://127.0.0.1:$hport/metrics" >"$work/$svc.metrics" || true
   check "$svc /metrics passes promtool check metrics (Karpenter's own names aside)" \
     promtool_check "$work/$svc.metrics"
