@@ -420,7 +420,7 @@ int tlr_tls_pipe_identity(nng_pipe p, char id[TLR_TLS_ID_MAX])
         return TLR_E_UNAVAILABLE;
     if (!ok)
         return TLR_E_AUTH;
-    if (nng_pipe_get_string(p, NNG_OPT_TLS_PEER_CN, &cn) != 0)
+    if (nng_pipe_get_string(p, NNG_OPT_TLS_PEER_CN, &cn) != 0 || cn == NULL)
         return TLR_E_AUTH;
     snprintf(id, TLR_TLS_ID_MAX, "%s", cn);
     nng_strfree(cn);

@@ -377,6 +377,21 @@ static bool conn_verified(nng_tls_engine_conn *cn)
     return cn->verified;
 }
 
+#ifdef NNG_OPT_TLS_PEER_CN
+/* nng >= 1.6 asks the engine for the name itself (NNG_OPT_TLS_PEER_CN,
+ * freed by the caller with nng_strfree, i.e. free). */
+static char *conn_peer_cn(nng_tls_engine_conn *cn)
+{
+    return cn->peer[0] ? strdup(cn->peer) : NULL;
+}
+
+static char **conn_peer_alt_names(nng_tls_engine_conn *cn)
+{
+    (void)cn;
+    return NULL;   /* tailor authorizes by CN only */
+}
+#endif
+
 int tlr_tls_engine_take_peer(char id[TLR_TLS_ID_MAX], bool *verified)
 {
     if (!last_peer.set)
@@ -407,6 +422,10 @@ static nng_tls_engine_conn_ops conn_ops = {
     .recv = conn_recv,
     .send = conn_send,
     .verified = conn_verified,
+#ifdef NNG_OPT_TLS_PEER_CN
+    .peer_cn = conn_peer_cn,
+    .peer_alt_names = conn_peer_alt_names,
+#endif
 };
 
 static const nng_tls_engine engine = {
