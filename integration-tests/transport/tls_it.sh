@@ -155,7 +155,7 @@ $(tls_as tailor-solver) "$solver" --listen "tcp://127.0.0.1:$p" --http-listen "1
 check "tcp:// without --insecure-transport: exit 2 (got $rc)" test "$rc" = 2
 check "...saying why" grep -q -- "tcp://127.0.0.1:$p is plaintext; use tls+tcp://.*--insecure-transport" "$work/plain.err"
 h=$(free_port)
-env -u TAILOR_TLS_CA "$solver" --listen "tcp://127.0.0.1:$p" --http-listen "127.0.0.1:$h" --insecure-transport \
+"$solver" --listen "tcp://127.0.0.1:$p" --http-listen "127.0.0.1:$h" --insecure-transport \
   >"$work/insecure.log" 2>&1 & pids+=($!)
 check "tcp:// with --insecure-transport: serves" wait_for_status "http://127.0.0.1:$h/readyz" 200 10
 check "...with a warning log line" \
