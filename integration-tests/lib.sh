@@ -100,3 +100,37 @@ finish() {
   echo "$PASSED passed, $FAILED failed"
   [ "$FAILED" -eq 0 ]
 }
+
+# ---- mutual TLS (docs/security.md) --------------------------------------
+# Every test runs the services' nng sockets over tls+tcp:// with client
+# certificates.  Sourcing this file makes (once; scripts/certs.sh is
+# idempotent and locked) a CA and one certificate per identity in
+# $TAILOR_TEST_CERTS; each process gets the CA and its own certificate
+# and key from tls_as:
+#
+#   $(tls_as tailor-solver) "$build/services/tailor-solver" \
+#       --listen "$(nng_url "$port")" ... &
+#   $(tls_as tailorctl) "$build/tools/tailorctl" ping "$(nng_url "$port")"
+#
+# (tls_as prints `env TAILOR_TLS_CA=... TAILOR_TLS_CERT=... TAILOR_TLS_KEY=...`;
+# env execs the command, so $! is still the service's pid.)  tls_env ID
+# exports the three into the current shell instead.
+export TAILOR_TEST_CERTS=${TAILOR_TEST_CERTS:-${TMPDIR:-/tmp}/tailor-test-certs.$(id -u)}
+"$tailor_scripts/certs.sh" "$TAILOR_TEST_CERTS" >/dev/null
+
+# tls_as ID: the env prefix that gives a command ID's certificate.
+tls_as() {
+  echo "env TAILOR_TLS_CA=$TAILOR_TEST_CERTS/ca.crt TAILOR_TLS_CERT=$TAILOR_TEST_CERTS/$1.crt" \
+    "TAILOR_TLS_KEY=$TAILOR_TEST_CERTS/$1.key"
+}
+
+# tls_env ID: export the CA and ID's certificate and key (TAILOR_TLS_*).
+tls_env() {
+  export TAILOR_TLS_CA=$TAILOR_TEST_CERTS/ca.crt TAILOR_TLS_CERT=$TAILOR_TEST_CERTS/$1.crt \
+    TAILOR_TLS_KEY=$TAILOR_TEST_CERTS/$1.key
+}
+
+# nng_url PORT: the URL tests listen and dial on.
+nng_url() {
+  echo "tls+tcp://127.0.0.1:$1"
+}

@@ -52,7 +52,7 @@ step "services"
 start() {   # NAME BINARY ARGS...
   local name=$1 bin=$2
   shift 2
-  "$build/services/tailor-$bin" "$@" 2>"$out/$name.log" &
+  $(tls_as "tailor-$bin") "$build/services/tailor-$bin" "$@" 2>"$out/$name.log" &
   pids+=($!)
   names+=("$name")
 }
@@ -60,16 +60,16 @@ declare -A http
 for n in watcher solver-a solver-b launcher disruptor; do http[$n]=$(free_port); done
 w_rep=$(free_port) w_pub=$(free_port) w_dec=$(free_port) sa=$(free_port) sb=$(free_port)
 l_rep=$(free_port) l_pub=$(free_port) d_rep=$(free_port) d_pub=$(free_port)
-start solver-a solver --listen "tcp://127.0.0.1:$sa" --http-listen "127.0.0.1:${http[solver-a]}"
-start solver-b solver --listen "tcp://127.0.0.1:$sb" --http-listen "127.0.0.1:${http[solver-b]}"
-start watcher watcher --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$w_rep" \
-  --publish "tcp://127.0.0.1:$w_pub" --decisions "tcp://127.0.0.1:$w_dec" \
+start solver-a solver --listen "tls+tcp://127.0.0.1:$sa" --http-listen "127.0.0.1:${http[solver-a]}"
+start solver-b solver --listen "tls+tcp://127.0.0.1:$sb" --http-listen "127.0.0.1:${http[solver-b]}"
+start watcher watcher --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$w_rep" \
+  --publish "tls+tcp://127.0.0.1:$w_pub" --decisions "tls+tcp://127.0.0.1:$w_dec" \
   --http-listen "127.0.0.1:${http[watcher]}"
-start launcher launcher --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$l_rep" \
-  --publish "tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:${http[launcher]}" \
-  --solver "tcp://127.0.0.1:$sa,tcp://127.0.0.1:$sb" --watcher "tcp://127.0.0.1:$w_pub" \
-  --decisions "tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms
-start disruptor disruptor --listen "tcp://127.0.0.1:$d_rep" --publish "tcp://127.0.0.1:$d_pub" \
+start launcher launcher --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$l_rep" \
+  --publish "tls+tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:${http[launcher]}" \
+  --solver "tls+tcp://127.0.0.1:$sa,tls+tcp://127.0.0.1:$sb" --watcher "tls+tcp://127.0.0.1:$w_pub" \
+  --decisions "tls+tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms
+start disruptor disruptor --listen "tls+tcp://127.0.0.1:$d_rep" --publish "tls+tcp://127.0.0.1:$d_pub" \
   --http-listen "127.0.0.1:${http[disruptor]}"
 for n in watcher solver-a solver-b launcher disruptor; do
   wait_for_status "http://127.0.0.1:${http[$n]}/readyz" 200 30 ||

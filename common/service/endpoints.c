@@ -52,15 +52,28 @@ int tlr_service_listen(tlr_service *svc, const char *url, size_t max_msg,
                                    &(tlr_rep_opts){ .listen = url, .max_msg = max_msg,
                                                     .log = svc->log, .sender = svc->id,
                                                     .routes = all, .nroutes = nroutes + 1,
-                                                    .observe = observe, .observe_arg = svc },
+                                                    .observe = observe, .observe_arg = svc,
+                                                    .tls = svc->tls },
                                    out);
     free(all);
     return rc;
 }
 
-int tlr_service_publish(tlr_service *svc, const char *url, size_t max_msg, tlr_pub **out)
+int tlr_service_publish(tlr_service *svc, const char *url, size_t max_msg,
+                        const char *const *allow, tlr_pub **out)
 {
-    return tlr_pub_create(url, max_msg, svc->log, svc->id, out);
+    return tlr_pub_open(&(tlr_pub_opts){ .url = url, .max_msg = max_msg, .log = svc->log,
+                                         .sender = svc->id, .tls = svc->tls, .allow = allow },
+                        out);
+}
+
+int tlr_service_publish_dial(tlr_service *svc, const char *url, size_t max_msg,
+                             const char *const *allow, tlr_pub **out)
+{
+    return tlr_pub_open(&(tlr_pub_opts){ .url = url, .dial = true, .max_msg = max_msg,
+                                         .log = svc->log, .sender = svc->id, .tls = svc->tls,
+                                         .allow = allow },
+                        out);
 }
 
 static int unimplemented(void *arg, const ProtobufCMessage *req, const char *request_id,

@@ -23,10 +23,12 @@
 #include "tlr_err.h"
 #include "tlr_http.h"
 #include "tlr_time.h"
+#include "tlr_tls.h"
 
 extern char **environ;
 
-
+/* How often the certificate files are checked for a new version. */
+#define TLS_RELOAD_MS 2000
 
 static const tlr_setting common_settings[] = {
     { "config", "TAILOR_CONFIG", TLR_SET_CONFIG, offsetof(tlr_service_conf, config), NULL,
@@ -36,6 +38,10 @@ static const tlr_setting common_settings[] = {
     { "http-listen", "TAILOR_HTTP_LISTEN", TLR_SET_STR,
       offsetof(tlr_service_conf, http_listen), NULL,
       "host:port serving /healthz, /readyz and /metrics" },
+    TLR_SETTING_TLS_CA(tlr_service_conf, tls_ca),
+    TLR_SETTING_TLS_CERT(tlr_service_conf, tls_cert),
+    TLR_SETTING_TLS_KEY(tlr_service_conf, tls_key),
+    TLR_SETTING_INSECURE_TRANSPORT(tlr_service_conf, insecure_transport),
 };
 #define NCOMMON (sizeof(common_settings) / sizeof(common_settings[0]))
 
@@ -74,6 +80,71 @@ static void on_signal(tlr_loop *loop, int signo, void *arg)
     tlr_shutdown_request();   /* wakes retry sleeps on every thread */
     tlr_loop_stop(loop);
 }
+
+/* Every nng URL among the settings' values: refuse plaintext unless
+ * --insecure-transport (then warn, once per URL, when log is set); a
+ * tls+tcp:// URL needs the TLS files.  On failure err says why (exit 2). */
+static int check_one_url(const tlr_setting *st, const char *url, const tlr_service_conf *c,
+                         tlr_logger *log, char *err, size_t errlen)
+{
+    bool have_tls = c->tls_cert && *c->tls_cert;
+    if (tlr_tls_url_plaintext(url)) {
+        if (!c->insecure_transport) {
+            snprintf(err, errlen, "--%s: %s is plaintext; use tls+tcp:// with --tls-ca, "
+                     "--tls-cert and --tls-key, or allow it with --insecure-transport",
+                     st->name, url);
+            return TLR_E_INVAL;
+        }
+        if (log)
+            TLR_WARN(log, "insecure transport: plaintext, unauthenticated connections allowed",
+                     TLR_S("setting", st->name), TLR_S("url", url));
+    } else if (tlr_tls_url(url) && !have_tls) {
+        snprintf(err, errlen, "--%s: %s needs --tls-ca, --tls-cert and --tls-key", st->name,
+                 url);
+        return TLR_E_INVAL;
+    }
+    return TLR_OK;
+}
+
+static int check_transport(const tlr_setting *table, size_t n, const void *cfg,
+                           tlr_logger *log, char *err, size_t errlen)
+{
+    const tlr_service_conf *c = cfg;
+    bool any = (c->tls_ca && *c->tls_ca) || (c->tls_cert && *c->tls_cert) ||
+               (c->tls_key && *c->tls_key);
+    bool all = c->tls_ca && *c->tls_ca && c->tls_cert && *c->tls_cert && c->tls_key &&
+               *c->tls_key;
+    if (any && !all) {
+        snprintf(err, errlen, "--tls-ca, --tls-cert and --tls-key go together");
+        return TLR_E_INVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *field = (const char *)cfg + table[i].offset;
+        int rc = TLR_OK;
+        if (table[i].type == TLR_SET_STR) {
+            const char *v = *(char *const *)field;
+            if (v)
+                rc = check_one_url(&table[i], v, c, log, err, errlen);
+        } else if (table[i].type == TLR_SET_LIST) {
+            const tlr_strlist *l = (const tlr_strlist *)field;
+            for (size_t j = 0; j < l->n && rc == TLR_OK; j++)
+                rc = check_one_url(&table[i], l->items[j], c, log, err, errlen);
+        }
+        if (rc != TLR_OK)
+            return rc;
+    }
+    return TLR_OK;
+}
+
+static void on_tls_reload(tlr_loop *loop, tlr_timer_id id, void *arg)
+{
+    (void)id;
+    tlr_service *svc = arg;
+    tlr_tls_reload(svc->tls);
+    svc->tls_timer = tlr_loop_add_timer(loop, TLS_RELOAD_MS, on_tls_reload, svc);
+}
+
+tlr_tls *tlr_service_tls(tlr_service *svc) { return svc->tls; }
 
 static double uptime_seconds(void *arg)
 {
@@ -137,6 +208,13 @@ int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops)
         goto out;
     }
 
+    char why[512];
+    if (check_transport(table, nset, ops->cfg, NULL, why, sizeof(why)) != TLR_OK) {
+        fprintf(stderr, "%s: %s\n", prog, why);
+        exit_code = 2;
+        goto out;
+    }
+
     char host[64] = "localhost";
     gethostname(host, sizeof(host) - 1);
     snprintf(svc.id, sizeof(svc.id), "%s/%s/%ld", ops->name, host, (long)getpid());
@@ -182,6 +260,23 @@ int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops)
     TLR_INFO(svc.log, "starting", TLR_S("id", svc.id), TLR_S("version", TLR_VERSION),
              TLR_S("config_file", res.config_path), TLR_RAW("settings", tlr_buf_str(&dump)));
     tlr_buf_free(&dump);
+    check_transport(table, nset, ops->cfg, svc.log, why, sizeof(why));   /* the warnings */
+
+    if (common->tls_cert && *common->tls_cert) {
+        tlr_tls_opts to = { .ca_file = common->tls_ca, .cert_file = common->tls_cert,
+                            .key_file = common->tls_key, .log = svc.log };
+        if ((rc = tlr_tls_create(&to, &svc.tls, why, sizeof(why)))) {
+            exit_code = 2;   /* a bad setting; tlr_tls_create logged why */
+            goto out;
+        }
+        char want[80];
+        snprintf(want, sizeof(want), "tailor-%s", ops->name);
+        if (strcmp(tlr_tls_identity(svc.tls), want) != 0)
+            TLR_WARN(svc.log, "certificate identity is not this service's; peers will "
+                     "authorize it as what it says", TLR_S("identity", tlr_tls_identity(svc.tls)),
+                     TLR_S("expected", want));
+        svc.tls_timer = tlr_loop_add_timer(svc.loop, TLS_RELOAD_MS, on_tls_reload, &svc);
+    }
 
     if (ops->start && (rc = ops->start(&svc, ops->app))) {
         TLR_ERROR(svc.log, "start failed", TLR_ERR(rc));
@@ -203,6 +298,9 @@ out:
     if (started && ops->stop)
         ops->stop(&svc, ops->app);
     tlr_http_stop(svc.http);
+    if (svc.tls_timer)
+        tlr_loop_cancel_timer(svc.loop, svc.tls_timer);
+    tlr_tls_free(svc.tls);
     if (svc.log && started)
         TLR_INFO(svc.log, "stopped", TLR_I("exit_code", exit_code));
     tlr_metrics_free(svc.metrics);

@@ -3,7 +3,13 @@
  * main.c of a service declares its settings and hands a tlr_service_ops to
  * tlr_service_main(), which owns everything that is the same in all four:
  *   - settings: the service's table plus the common ones (--log-level,
- *     --http-listen, --config), --help and --version;
+ *     --http-listen, --config, --tls-ca/--tls-cert/--tls-key,
+ *     --insecure-transport), --help and --version;
+ *   - transport security: every setting whose value is a plaintext nng URL
+ *     (tcp://) is refused at start (exit 2) unless --insecure-transport,
+ *     which logs a warning per URL; a tls+tcp:// URL needs the three TLS
+ *     files.  The certificate files are checked every few seconds and
+ *     reloaded when they change (tlr_tls_reload);
  *   - the JSON logger, the event loop, the metrics registry and the HTTP
  *     endpoint with /healthz, /readyz and /metrics;
  *   - signals: SIGTERM and SIGINT shut down cleanly (ops->stop, then every
@@ -37,6 +43,10 @@ typedef struct tlr_service_conf {
     char *config;        /* --config FILE */
     char *log_level;     /* --log-level */
     char *http_listen;   /* --http-listen host:port for /healthz etc. */
+    char *tls_ca;        /* --tls-ca FILE: CA that peers' certificates chain to */
+    char *tls_cert;      /* --tls-cert FILE: this service's certificate */
+    char *tls_key;       /* --tls-key FILE: its private key */
+    bool insecure_transport;   /* --insecure-transport: allow tcp:// */
 } tlr_service_conf;
 
 typedef struct tlr_service tlr_service;
@@ -85,6 +95,22 @@ typedef struct tlr_service_ops {
     { "lease-retry-period", "TAILOR_LEASE_RETRY_PERIOD", TLR_SET_DURATION,              \
       offsetof(type, retry), "2s", "how often the Lease is renewed or tried "           \
       "(less than --lease-renew-deadline)", .min = 100, .max = 600000 }
+/* The TLS files and --insecure-transport, for tools that dial services
+ * (tailorctl); services get them from the skeleton. */
+#define TLR_SETTING_TLS_CA(type, field)                                                 \
+    { "tls-ca", "TAILOR_TLS_CA", TLR_SET_STR, offsetof(type, field), NULL,              \
+      "PEM CA bundle the peers' certificates must chain to (tls+tcp:// URLs)" }
+#define TLR_SETTING_TLS_CERT(type, field)                                               \
+    { "tls-cert", "TAILOR_TLS_CERT", TLR_SET_STR, offsetof(type, field), NULL,          \
+      "PEM certificate presented to peers; its subject CN is this process's identity" }
+#define TLR_SETTING_TLS_KEY(type, field)                                                \
+    { "tls-key", "TAILOR_TLS_KEY", TLR_SET_STR, offsetof(type, field), NULL,            \
+      "PEM private key of --tls-cert" }
+#define TLR_SETTING_INSECURE_TRANSPORT(type, field)                                     \
+    { "insecure-transport", "TAILOR_INSECURE_TRANSPORT", TLR_SET_BOOL,                  \
+      offsetof(type, field), "false",                                                   \
+      "allow plaintext tcp:// URLs (no encryption, no authentication)" }
+
 /* Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY (an enum field:
  * 0 Strict / Respect); help says what the service does with it. */
 #define TLR_SETTING_MIN_VALUES_POLICY(type, field, help)                                \
@@ -116,19 +142,32 @@ void tlr_service_shutdown(tlr_service *svc);
 /* ---- endpoints: nng sockets wired to the loop, metrics and Ping ------- */
 #include "tlr_pubsub.h"
 #include "tlr_rep.h"
+#include "tlr_tls.h"
+
+/* The service's certificates, for the clients and subscribers it makes
+ * itself (tlr_req_opts.tls, tlr_sub_opts.tls); NULL without --tls-cert.
+ * Borrowed, valid until stop returns. */
+tlr_tls *tlr_service_tls(tlr_service *svc);
 
 /* Serve routes (borrowed table; copied) on url.  Adds a Ping route that
  * reports this service's name, id, version, uptime and readiness, and
  * counts every request in tailor_rpc_requests_total{type,code} and
- * tailor_rpc_duration_seconds{type}.  On TLR_OK *out is new and owned:
- * free with tlr_rep_server_free() in ops->stop. */
+ * tailor_rpc_duration_seconds{type}.  Over tls+tcp:// each route's allow
+ * list says which peer identities may send it (Ping: any verified peer).
+ * On TLR_OK *out is new and owned: free with tlr_rep_server_free() in
+ * ops->stop. */
 int tlr_service_listen(tlr_service *svc, const char *url, size_t max_msg,
                        const tlr_rep_route *routes, size_t nroutes,
                        tlr_rep_server **out);
 
-/* Publish on url.  On TLR_OK *out is new and owned: tlr_pub_free(). */
+/* Publish on url (listening; with dial, dialling a subscriber that
+ * listens).  allow: the subscriber identities served over TLS
+ * (NULL-terminated, borrowed, must outlive the publisher; NULL = any
+ * verified peer).  On TLR_OK *out is new and owned: tlr_pub_free(). */
 int tlr_service_publish(tlr_service *svc, const char *url, size_t max_msg,
-                        tlr_pub **out);
+                        const char *const *allow, tlr_pub **out);
+int tlr_service_publish_dial(tlr_service *svc, const char *url, size_t max_msg,
+                             const char *const *allow, tlr_pub **out);
 
 /* A route for a request this build does not handle yet: it answers
  * Status{UNIMPLEMENTED} naming the service and the request type. */

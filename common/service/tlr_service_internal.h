@@ -24,6 +24,8 @@ struct tlr_service {
     atomic_bool ready;
     atomic_bool leader;          /* Ping's leader: this replica may act */
     Tailor__V1__PingResponse pong;   /* the Ping reply, refilled per request */
+    tlr_tls *tls;              /* NULL without certificates */
+    tlr_timer_id tls_timer;
 };
 
 #endif

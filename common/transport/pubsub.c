@@ -74,12 +74,44 @@ static int nng_to_tlr(int rv)
                ? TLR_E_INVAL : TLR_E_IO;
 }
 
-static int pub_open(const char *url, bool dial, size_t max_msg, tlr_logger *log,
-                    const char *sender, tlr_pub **out)
+/* Refuse a tls+tcp:// URL without certificates, and guard the socket's
+ * pipes by identity when it is TLS.  Before dialling or listening. */
+static int tls_prepare(tlr_peers *peers, const char *url, tlr_tls *tls,
+                       const char *const *allow, tlr_logger *log, const char *what)
 {
-    const char *listen_url = url;
-    if (listen_url == NULL || listen_url[0] == '\0' || out == NULL)
+    if (!tlr_tls_url(url))
+        return TLR_OK;
+    if (tls == NULL) {
+        TLR_ERROR(log, "a tls+tcp:// URL needs a certificate (--tls-ca, --tls-cert, "
+                  "--tls-key)", TLR_S("url", url));
         return TLR_E_INVAL;
+    }
+    char w[160];
+    snprintf(w, sizeof(w), "%s %s", what, url);
+    tlr_peers_guard(peers, allow, log, w);
+    return TLR_OK;
+}
+
+static int ep_dial(tlr_tls *tls, nng_socket s, const char *url)
+{
+    return tlr_tls_url(url) ? tlr_tls_dial(tls, s, url)
+                            : nng_dial(s, url, NULL, NNG_FLAG_NONBLOCK);
+}
+
+static int ep_listen(tlr_tls *tls, nng_socket s, const char *url, nng_listener *l)
+{
+    return tlr_tls_url(url) ? tlr_tls_listen(tls, s, url, l) : nng_listen(s, url, l, 0);
+}
+
+int tlr_pub_open(const tlr_pub_opts *o, tlr_pub **out)
+{
+    if (o == NULL || o->url == NULL || o->url[0] == '\0' || out == NULL)
+        return TLR_E_INVAL;
+    const char *listen_url = o->url;
+    bool dial = o->dial;
+    size_t max_msg = o->max_msg;
+    tlr_logger *log = o->log;
+    const char *sender = o->sender;
     int rc;
     int rv;
     tlr_pub *p = tlr_calloc(1, sizeof(*p));
@@ -90,6 +122,8 @@ static int pub_open(const char *url, bool dial, size_t max_msg, tlr_logger *log,
 
     if ((rv = nng_pub0_open(&p->sock)) != 0)
         goto nng_fail;
+    if ((rc = tls_prepare(&p->peers, p->url, o->tls, o->allow, log, "publisher")) != TLR_OK)
+        goto fail;
     if ((rc = tlr_peers_watch(&p->peers, p->sock)) != TLR_OK)
         goto fail;
     /* A publisher receives nothing, but a peer could still send: cap it. */
@@ -101,7 +135,7 @@ static int pub_open(const char *url, bool dial, size_t max_msg, tlr_logger *log,
         if ((rv = nng_socket_set_ms(p->sock, NNG_OPT_RECONNMINT, RECONN_MIN_MS)) != 0 ||
             (rv = nng_socket_set_ms(p->sock, NNG_OPT_RECONNMAXT, RECONN_MAX_MS)) != 0)
             goto nng_fail;
-        if ((rv = nng_dial(p->sock, p->url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+        if ((rv = ep_dial(o->tls, p->sock, p->url)) != 0) {
             TLR_ERROR(p->log, "publisher dial failed", TLR_S("url", p->url),
                       TLR_S("nng_error", nng_strerror(rv)));
             rc = nng_to_tlr(rv);
@@ -111,7 +145,7 @@ static int pub_open(const char *url, bool dial, size_t max_msg, tlr_logger *log,
         *out = p;
         return TLR_OK;
     }
-    if ((rv = nng_listen(p->sock, p->url, &p->listener, 0)) != 0) {
+    if ((rv = ep_listen(o->tls, p->sock, p->url, &p->listener)) != 0) {
         TLR_ERROR(p->log, "publisher listen failed", TLR_S("url", p->url),
                   TLR_S("nng_error", nng_strerror(rv)));
         rc = nng_to_tlr(rv);
@@ -133,13 +167,15 @@ fail:
 int tlr_pub_create(const char *listen_url, size_t max_msg, tlr_logger *log,
                    const char *sender, tlr_pub **out)
 {
-    return pub_open(listen_url, false, max_msg, log, sender, out);
+    return tlr_pub_open(&(tlr_pub_opts){ .url = listen_url, .max_msg = max_msg, .log = log,
+                                         .sender = sender }, out);
 }
 
 int tlr_pub_dial(const char *url, size_t max_msg, tlr_logger *log, const char *sender,
                  tlr_pub **out)
 {
-    return pub_open(url, true, max_msg, log, sender, out);
+    return tlr_pub_open(&(tlr_pub_opts){ .url = url, .dial = true, .max_msg = max_msg,
+                                         .log = log, .sender = sender }, out);
 }
 
 void tlr_pub_free(tlr_pub *p)
@@ -148,6 +184,7 @@ void tlr_pub_free(tlr_pub *p)
         return;
     if (nng_socket_id(p->sock) > 0)
         nng_close(p->sock);
+    tlr_peers_fini(&p->peers);
     free(p->sender);
     free(p->url);
     free(p);
@@ -295,6 +332,10 @@ int tlr_sub_create(tlr_loop *loop, const tlr_sub_opts *o, tlr_sub **out)
 
     if ((rv = nng_sub0_open(&s->sock)) != 0)
         goto nng_fail;
+    for (size_t i = 0; i < o->nurls; i++)
+        if ((rc = tls_prepare(&s->peers, o->urls[i], o->tls, o->allow, s->log,
+                              "subscriber")) != TLR_OK)
+            goto fail;
     if ((rc = tlr_peers_watch(&s->peers, s->sock)) != TLR_OK)
         goto fail;
     /* The frame is topic + NUL + envelope: allow for the topic. */
@@ -314,8 +355,8 @@ int tlr_sub_create(tlr_loop *loop, const tlr_sub_opts *o, tlr_sub **out)
             goto nng_fail;
     }
     for (size_t i = 0; i < o->nurls; i++) {
-        rv = o->listen ? nng_listen(s->sock, o->urls[i], NULL, 0)
-                       : nng_dial(s->sock, o->urls[i], NULL, NNG_FLAG_NONBLOCK);
+        rv = o->listen ? ep_listen(o->tls, s->sock, o->urls[i], NULL)
+                       : ep_dial(o->tls, s->sock, o->urls[i]);
         if (rv != 0) {
             TLR_ERROR(s->log, o->listen ? "subscriber listen failed" : "subscriber dial failed",
                       TLR_S("url", o->urls[i]),
@@ -350,6 +391,7 @@ void tlr_sub_free(tlr_sub *s)
         nng_close(s->sock);
     free(s->topics);
     free(s->topic_max);
+    tlr_peers_fini(&s->peers);
     free(s);
 }
 

@@ -27,6 +27,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_time.h"
+#include "transport_peers.h"
 
 #define BATCH 64
 #define SEND_TIMEOUT_DEFAULT_MS 1000
@@ -50,6 +51,8 @@ struct tlr_rep_server {
     tlr_rep_observe_fn observe;
     void *observe_arg;
     tlr_rep_stats stats;
+    tlr_peers peers;              /* connections and their identities */
+    bool tls;                     /* listening with TLS: authorize */
 };
 
 static double mono_seconds(void)
@@ -138,6 +141,28 @@ static int check_request_size(const tlr_rep_server *s, const tlr_rep_route *r,
     return TLR_E_TOOBIG;
 }
 
+/* Authorization: may the peer that sent msg (borrowed) send r's type?
+ * On false st says who was refused for what. */
+static bool peer_allowed(tlr_rep_server *s, const tlr_rep_route *r, nng_msg *msg,
+                         tlr_status *st)
+{
+    if (!s->tls)
+        return true;
+    char id[TLR_TLS_ID_MAX];
+    if (tlr_peers_identity(&s->peers, nng_msg_get_pipe(msg), id) != TLR_OK) {
+        tlr_status_set(st, TLR_E_AUTH, "Unauthorized", "%s refused: the peer's "
+                       "connection carries no verified identity", r->request->name);
+        return false;
+    }
+    if (tlr_tls_allowed(r->allow, id))
+        return true;
+    char allowed[256];
+    tlr_tls_allow_str(r->allow, allowed, sizeof(allowed));
+    tlr_status_set(st, TLR_E_AUTH, "Unauthorized", "identity \"%s\" may not send %s "
+                   "(allowed: %s)", id, r->request->name, allowed);
+    return false;
+}
+
 /* Call the route's handler on req (borrowed) and pack its reply.  On
  * TLR_OK *out is the packed reply, new and owned by the caller; otherwise
  * st says why. */
@@ -219,6 +244,11 @@ static void handle_one(tlr_rep_server *s, nng_msg *msg)
         reply_error(s, &st, &s->stats.unknown_type, type, request_id);
         goto out;
     }
+    if (!peer_allowed(s, r, msg, &st)) {
+        rc = TLR_E_AUTH;
+        reply_error(s, &st, &s->stats.auth, type, request_id);
+        goto out;
+    }
     if ((rc = check_request_size(s, r, nng_msg_len(msg), &st)) != TLR_OK) {
         reply_error(s, &st, &s->stats.toobig, type, request_id);
         goto out;
@@ -268,6 +298,31 @@ static void on_readable(tlr_loop *loop, int fd, void *arg)
         }
         handle_one(s, msg);
     }
+}
+
+/* Listen on s->url: with TLS (and identities) for tls+tcp://. */
+static int rep_listen(tlr_rep_server *s, tlr_tls *tls)
+{
+    int rv;
+    s->tls = tlr_tls_url(s->url);
+    if (s->tls && tls == NULL) {
+        TLR_ERROR(s->log, "a tls+tcp:// URL needs a certificate (--tls-ca, --tls-cert, "
+                  "--tls-key)", TLR_S("url", s->url));
+        return TLR_E_INVAL;
+    }
+    if (s->tls)
+        tlr_peers_guard(&s->peers, NULL, s->log, s->url);   /* per type below */
+    if (tlr_peers_watch(&s->peers, s->sock) != TLR_OK)
+        return TLR_E_IO;
+    rv = s->tls ? tlr_tls_listen(tls, s->sock, s->url, &s->listener)
+                : nng_listen(s->sock, s->url, &s->listener, 0);
+    if (rv != 0) {
+        TLR_ERROR(s->log, "listen failed", TLR_S("url", s->url),
+                  TLR_S("nng_error", nng_strerror(rv)));
+        return rv == NNG_EINVAL || rv == NNG_EADDRINVAL ||
+               rv == NNG_ENOTSUP ? TLR_E_INVAL : TLR_E_IO;
+    }
+    return TLR_OK;
 }
 
 static int check_routes(const tlr_rep_opts *o, tlr_logger *log)
@@ -345,13 +400,8 @@ int tlr_rep_server_create(tlr_loop *loop, const tlr_rep_opts *o,
         rc = TLR_E_IO;
         goto fail;
     }
-    if ((rv = nng_listen(s->sock, s->url, &s->listener, 0)) != 0) {
-        TLR_ERROR(s->log, "listen failed", TLR_S("url", s->url),
-                  TLR_S("nng_error", nng_strerror(rv)));
-        rc = rv == NNG_EINVAL || rv == NNG_EADDRINVAL ||
-             rv == NNG_ENOTSUP ? TLR_E_INVAL : TLR_E_IO;
+    if ((rc = rep_listen(s, o->tls)) != TLR_OK)
         goto fail;
-    }
     /* With port 0 nng reports the bound URL: log that one. */
     char *bound = NULL;
     if (nng_listener_get_string(s->listener, NNG_OPT_URL, &bound) == 0) {
@@ -369,7 +419,7 @@ int tlr_rep_server_create(tlr_loop *loop, const tlr_rep_opts *o,
     if ((rc = tlr_loop_add_fd(loop, fd, on_readable, s)) != TLR_OK)
         goto fail;
     s->fd = fd;
-    TLR_INFO(s->log, "serving", TLR_S("url", s->url),
+    TLR_INFO(s->log, "serving", TLR_S("url", s->url), TLR_B("tls", s->tls),
              TLR_I("port", tlr_rep_server_port(s)),
              TLR_I("routes", (long long)s->nroutes));
     *out = s;
@@ -387,6 +437,7 @@ void tlr_rep_server_free(tlr_rep_server *s)
         tlr_loop_remove_fd(s->loop, s->fd);
     if (nng_socket_id(s->sock) > 0)
         nng_close(s->sock);
+    tlr_peers_fini(&s->peers);
     free(s->routes);
     free(s->sender);
     free(s->url);

@@ -86,6 +86,8 @@ int tlr_req_client_create(const tlr_req_opts *o, tlr_req_client **out)
         rc = TLR_E_IO;
         goto fail;
     }
+    if (o->tls != NULL)
+        tlr_peers_guard(&c->peers, o->allow, c->log, c->urls);
     if ((rc = tlr_peers_watch(&c->peers, c->sock)) != TLR_OK)
         goto fail;
     if ((rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ,
@@ -101,7 +103,15 @@ int tlr_req_client_create(const tlr_req_opts *o, tlr_req_client **out)
     if ((rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0)
         goto nng_fail;
     for (size_t i = 0; i < o->nurls; i++) {
-        rv = nng_dial(c->sock, o->urls[i], NULL, NNG_FLAG_NONBLOCK);
+        if (tlr_tls_url(o->urls[i]) && o->tls == NULL) {
+            TLR_ERROR(c->log, "a tls+tcp:// URL needs a certificate (--tls-ca, --tls-cert, "
+                      "--tls-key)", TLR_S("url", o->urls[i]));
+            rc = TLR_E_INVAL;
+            goto fail;
+        }
+        rv = tlr_tls_url(o->urls[i])
+                 ? tlr_tls_dial(o->tls, c->sock, o->urls[i])
+                 : nng_dial(c->sock, o->urls[i], NULL, NNG_FLAG_NONBLOCK);
         if (rv != 0) {
             TLR_ERROR(c->log, "dial failed", TLR_S("url", o->urls[i]),
                       TLR_S("nng_error", nng_strerror(rv)));
@@ -133,6 +143,7 @@ void tlr_req_client_free(tlr_req_client *c)
         nng_ctx_close(c->ctx);
     if (nng_socket_id(c->sock) > 0)
         nng_close(c->sock);
+    tlr_peers_fini(&c->peers);
     free(c->sender);
     free(c->urls);
     free(c);

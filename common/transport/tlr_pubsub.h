@@ -29,6 +29,7 @@
 #include "tlr_envelope.h"
 #include "tlr_log.h"
 #include "tlr_loop.h"
+#include "tlr_tls.h"
 
 /* The longest topic name. */
 #define TLR_TOPIC_MAX 64
@@ -61,6 +62,27 @@ void tlr_pub_free(tlr_pub *p);   /* NULL is fine */
 int  tlr_pub_dial(const char *url, size_t max_msg, tlr_logger *log,
                   const char *sender, tlr_pub **out);
 
+/* Everything about a publisher; tlr_pub_create and tlr_pub_dial are this
+ * without TLS. */
+typedef struct tlr_pub_opts {
+    const char *url;            /* borrowed */
+    bool dial;                  /* dial url (tlr_pub_dial) instead of listening */
+    size_t max_msg;             /* 0 = TLR_MSG_MAX_DEFAULT */
+    tlr_logger *log;            /* borrowed; NULL: stderr */
+    const char *sender;         /* copied */
+    tlr_tls *tls;               /* required for tls+tcp://; borrowed, must
+                                 * outlive the publisher */
+    const char *const *allow;   /* subscriber (or, dialling, listener)
+                                 * identities served over TLS;
+                                 * NULL-terminated, borrowed; NULL = any
+                                 * verified peer.  Others are disconnected
+                                 * before they see a message. */
+} tlr_pub_opts;
+
+/* On TLR_OK *out is new and owned: tlr_pub_free().  Errors: TLR_E_INVAL
+ * (bad URL, tls+tcp:// without o->tls), TLR_E_IO. */
+int  tlr_pub_open(const tlr_pub_opts *o, tlr_pub **out);
+
 /* Publish msg (borrowed) on topic (borrowed; 1..TLR_TOPIC_MAX bytes).
  * Returns once nng has the message.  Errors: TLR_E_INVAL (bad topic),
  * TLR_E_TOOBIG (framed message over max_msg), TLR_E_IO. */
@@ -88,6 +110,11 @@ typedef struct tlr_sub_opts {
                                    (tlr_pub_dial) instead of dialing them */
     const size_t *topic_max;    /* borrowed; NULL or ntopics entries: the
                                    largest envelope of each topic, 0 = max_msg */
+    tlr_tls *tls;               /* required for tls+tcp:// URLs; borrowed,
+                                   must outlive the subscriber */
+    const char *const *allow;   /* publisher identities accepted over TLS;
+                                   NULL-terminated, borrowed; NULL = any
+                                   verified peer */
 } tlr_sub_opts;
 
 typedef struct tlr_sub_stats {

@@ -8,6 +8,7 @@
  *   bytes that are not an Envelope          Status DECODE
  *   contract_version != 1                   Status VERSION
  *   a type with no route                    Status UNKNOWN_TYPE (names it)
+ *   a peer identity the route does not allow Status AUTH (names both)
  *   payload that does not decode            Status DECODE
  *   a request carrying an error status      Status DECODE
  *   envelope bigger than max_msg            Status TOOBIG (see below)
@@ -50,6 +51,7 @@
 #include "tlr_envelope.h"
 #include "tlr_log.h"
 #include "tlr_loop.h"
+#include "tlr_tls.h"
 
 typedef struct tlr_rep_server tlr_rep_server;
 
@@ -82,6 +84,11 @@ typedef struct tlr_rep_route {
      * the type can legitimately need: a Launch is kilobytes, a Solve may
      * be the whole cluster. */
     size_t max_request;
+    /* Over TLS: the peer identities that may send this request type
+     * (NULL-terminated, borrowed, must outlive the server); NULL = any
+     * verified peer.  Any other identity is answered Status AUTH naming
+     * the identity and the type.  Ignored for pipes without TLS. */
+    const char *const *allow;
 } tlr_rep_route;
 
 /* Per-type request ceilings the services use (see max_request). */
@@ -97,7 +104,7 @@ typedef void (*tlr_rep_observe_fn)(void *arg, const char *type, int code,
                                    double seconds);
 
 typedef struct tlr_rep_opts {
-    const char *listen;            /* nng URL, e.g. "tcp://0.0.0.0:7100";
+    const char *listen;            /* nng URL, e.g. "tls+tcp://0.0.0.0:7100";
                                     * port 0 picks one (tlr_rep_server_port) */
     size_t max_msg;                /* 0 = TLR_MSG_MAX_DEFAULT (64 MiB) */
     int send_timeout_ms;           /* how long a reply may wait for a busy
@@ -111,6 +118,8 @@ typedef struct tlr_rep_opts {
     size_t nroutes;
     tlr_rep_observe_fn observe;    /* may be NULL */
     void *observe_arg;
+    tlr_tls *tls;                  /* required for a tls+tcp:// listen URL;
+                                    * borrowed, must outlive the server */
 } tlr_rep_opts;
 
 typedef struct tlr_rep_stats {
@@ -126,13 +135,17 @@ typedef struct tlr_rep_stats {
     uint64_t handler_errors;  /* ...because the handler failed or its reply
                                * was unusable (none, over max_msg) */
     uint64_t send_errors;     /* replies nng could not send (peer gone/slow) */
+    uint64_t auth;            /* ...because the peer's identity may not
+                               * send that type (Status AUTH) */
 } tlr_rep_stats;
 
 /* Listen on o->listen and watch the socket on loop (borrowed; must outlive
  * the server).  On TLR_OK *out is new and owned: free with
  * tlr_rep_server_free().  Errors: TLR_E_INVAL (no URL, a route without a
- * descriptor or handler, two routes for one type), TLR_E_IO (nng could not
- * open or listen; the message is logged). */
+ * descriptor or handler, two routes for one type, a tls+tcp:// URL without
+ * o->tls), TLR_E_IO (nng could not open or listen; the message is logged).
+ * Over TLS a client must present a certificate from the CA; a client
+ * without one never gets a connection. */
 int  tlr_rep_server_create(tlr_loop *loop, const tlr_rep_opts *o,
                            tlr_rep_server **out);
 /* Stop listening, leave the loop, close the socket.  NULL is fine. */

@@ -27,6 +27,7 @@
 
 #include "tlr_envelope.h"
 #include "tlr_log.h"
+#include "tlr_tls.h"
 
 typedef struct tlr_req_client tlr_req_client;
 
@@ -38,6 +39,11 @@ typedef struct tlr_req_opts {
     size_t max_msg;           /* request and reply ceiling; 0 = 64 MiB */
     tlr_logger *log;          /* borrowed; NULL logs to stderr */
     const char *sender;       /* copied; put in every request envelope */
+    /* For tls+tcp:// URLs (required there; borrowed, must outlive the
+     * client): our certificate, and the server identities accepted
+     * (NULL-terminated, borrowed; NULL = any verified peer). */
+    tlr_tls *tls;
+    const char *const *allow;
 } tlr_req_opts;
 
 typedef struct tlr_req_stats {
@@ -51,7 +57,8 @@ typedef struct tlr_req_stats {
 
 /* Open the socket and start dialling every URL.  On TLR_OK *out is new
  * and owned: free with tlr_req_client_free().  Errors: TLR_E_INVAL (no
- * URLs, a URL nng cannot parse or has no transport for), TLR_E_IO. */
+ * URLs, a URL nng cannot parse or has no transport for, a tls+tcp:// URL
+ * without o->tls), TLR_E_IO. */
 int  tlr_req_client_create(const tlr_req_opts *o, tlr_req_client **out);
 /* NULL is fine.  Known nng 1.5.2 limit: freeing a client whose dial is in
  * the middle of its connection handshake leaks that half-made connection

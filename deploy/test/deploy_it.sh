@@ -29,6 +29,8 @@ for v in 1.27 1.33; do
     "$k kustomize '$deploy/webhook' >'$work/webhook-$v.yaml' && [ \$(grep -c '^kind:' '$work/webhook-$v.yaml') = 8 ]"
   check "kubectl $v kustomize deploy/policies (6 objects)" bash -c \
     "$k kustomize '$deploy/policies' >'$work/policies-$v.yaml' && [ \$(grep -c '^kind:' '$work/policies-$v.yaml') = 6 ]"
+  check "kubectl $v kustomize deploy/certs (8 objects)" bash -c \
+    "$k kustomize '$deploy/certs' >'$work/certs-$v.yaml' && [ \$(grep -c '^kind:' '$work/certs-$v.yaml') = 8 ]"
 done
 cat "$work/all-1.33.yaml" >"$work/all.yaml"
 printf -- '---\n' >>"$work/all.yaml"
@@ -60,6 +62,23 @@ for n in ["tailor-watcher", "tailor-solver", "tailor-launcher", "tailor-disrupto
     need(n in by["Service"], f"{n}: a Service for its nng endpoints")
     need(n in by["PodDisruptionBudget"], f"{n}: a PDB")
     need(n in by["NetworkPolicy"], f"{n}: a NetworkPolicy")
+    urls = [u for k, v in env.items() if k in ("TAILOR_LISTEN", "TAILOR_PUBLISH", "TAILOR_WATCHER",
+            "TAILOR_WATCHER_PUBLISH", "TAILOR_LAUNCHER", "TAILOR_SOLVER", "TAILOR_DECISIONS")
+            for u in v.split(",")]
+    need(urls and all(u.startswith("tls+tcp://") for u in urls), f"{n}: every nng URL is tls+tcp://")
+    need(env.get("TAILOR_TLS_CERT") == "/etc/tailor/tls/tls.crt" and env.get("TAILOR_TLS_CA") and
+         env.get("TAILOR_TLS_KEY") and "TAILOR_INSECURE_TRANSPORT" not in env, f"{n}: mutual TLS files")
+    vols = {v["name"]: v for v in p["volumes"]}
+    need(vols.get("tls", {}).get("secret", {}).get("secretName") == n + "-tls", f"{n}: mounts its certificate Secret")
+    need(any(m["name"] == "tls" and m["mountPath"] == "/etc/tailor/tls" and "subPath" not in m
+             for m in c["volumeMounts"]), f"{n}: certificate directory mounted (no subPath: renewals show)")
+certs = [d for d in yaml.safe_load_all(open(deploy + "/certs/certificates.yaml")) if d]
+cns = {d["spec"]["commonName"]: d for d in certs if d["kind"] == "Certificate" and not d["spec"].get("isCA")}
+need(set(cns) == {"tailor-watcher", "tailor-solver", "tailor-launcher", "tailor-disruptor", "tailorctl"},
+     "a Certificate per identity")
+for cn, d in cns.items():
+    need(d["spec"]["secretName"] == cn + "-tls" and d["spec"]["issuerRef"]["name"] == "tailor-transport-ca",
+         f"{cn}: Secret {cn}-tls from the transport CA")
 for n in ["tailor-launcher", "tailor-disruptor"]:
     d = deps[n]; env = {e["name"]: e["value"] for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
     need(d["spec"]["replicas"] == 2, f"{n}: 2 replicas")

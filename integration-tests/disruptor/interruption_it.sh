@@ -99,9 +99,9 @@ echo "  solo runs on $node ($claim, $inst)"
 
 echo "--- A. explain"
 set +e
-"$build/tools/tailorctl" explain node "$node" --disruptor "tcp://127.0.0.1:$d_rep" >"$STATE_DIR/explain.txt"
+$(tls_as tailorctl) "$build/tools/tailorctl" explain node "$node" --disruptor "tls+tcp://127.0.0.1:$d_rep" >"$STATE_DIR/explain.txt"
 rc=$?
-"$build/tools/tailorctl" explain node "$node" --disruptor "tcp://127.0.0.1:$d_rep" --output json >"$STATE_DIR/explain.json"
+$(tls_as tailorctl) "$build/tools/tailorctl" explain node "$node" --disruptor "tls+tcp://127.0.0.1:$d_rep" --output json >"$STATE_DIR/explain.json"
 set -e
 sed 's/^/  /' "$STATE_DIR/explain.txt" | head -n 12 || true
 check "explain exits 3: the node is blocked (got $rc)" test "$rc" = 3

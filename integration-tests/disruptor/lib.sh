@@ -22,11 +22,11 @@ k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 
 
 ds_start_disruptor() {
-  "$build/services/tailor-disruptor" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$d_rep" \
-    --publish "tcp://127.0.0.1:$d_pub" --http-listen "127.0.0.1:$d_http" \
-    --watcher "tcp://127.0.0.1:$w_rep" --watcher-publish "tcp://127.0.0.1:$w_pub" \
-    --launcher "tcp://127.0.0.1:$l_rep" \
-    --solver "tcp://127.0.0.1:$s_rep" --catalog "$catalog" \
+  $(tls_as tailor-disruptor) "$build/services/tailor-disruptor" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$d_rep" \
+    --publish "tls+tcp://127.0.0.1:$d_pub" --http-listen "127.0.0.1:$d_http" \
+    --watcher "tls+tcp://127.0.0.1:$w_rep" --watcher-publish "tls+tcp://127.0.0.1:$w_pub" \
+    --launcher "tls+tcp://127.0.0.1:$l_rep" \
+    --solver "tls+tcp://127.0.0.1:$s_rep" --catalog "$catalog" \
     --termination-interval 500ms --disruption-interval 2s --min-drain-time 1s \
     --validation-delay 2s --lease-duration 3s --lease-renew-deadline 2s \
     --lease-retry-period 500ms --event-interval 5s --ami-refresh 2s \
@@ -48,15 +48,15 @@ ds_up() {
   s_rep=$(free_port) w_rep=$(free_port) w_pub=$(free_port) l_rep=$(free_port) l_pub=$(free_port)
   d_rep=$(free_port) d_pub=$(free_port) d_http=$(free_port) w_dec=$(free_port)
   s_http=$(free_port) w_http=$(free_port) l_http=$(free_port)   # /metrics of each
-  "$build/services/tailor-solver" --listen "tcp://127.0.0.1:$s_rep" --http-listen "127.0.0.1:$s_http" \
+  $(tls_as tailor-solver) "$build/services/tailor-solver" --listen "tls+tcp://127.0.0.1:$s_rep" --http-listen "127.0.0.1:$s_http" \
     >"$STATE_DIR/solver.log" 2>&1 & ds_pids+=($!)
-  "$build/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$w_rep" \
-    --publish "tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:$w_http" \
-    --decisions "tcp://127.0.0.1:$w_dec" --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & ds_pids+=($!)
-  "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$l_rep" \
-    --publish "tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$l_http" \
-    --solver "tcp://127.0.0.1:$s_rep" --watcher "tcp://127.0.0.1:$w_pub" \
-    --decisions "tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
+  $(tls_as tailor-watcher) "$build/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$w_rep" \
+    --publish "tls+tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:$w_http" \
+    --decisions "tls+tcp://127.0.0.1:$w_dec" --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & ds_pids+=($!)
+  $(tls_as tailor-launcher) "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$l_rep" \
+    --publish "tls+tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$l_http" \
+    --solver "tls+tcp://127.0.0.1:$s_rep" --watcher "tls+tcp://127.0.0.1:$w_pub" \
+    --decisions "tls+tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
     ${LC_ARGS:-} >"$STATE_DIR/launcher.log" 2>&1 & ds_pids+=($!)
   ds_start_disruptor
   wait_for_status "http://127.0.0.1:$d_http/readyz" 200 30 || { ds_logs; return 1; }

@@ -57,7 +57,7 @@ e2e_up() {
 
 e2e_start_solver() {
   SOLVER_PORT=$(free_port)
-  "$BUILD/services/tailor-solver" --listen "tcp://127.0.0.1:$SOLVER_PORT" \
+  $(tls_as tailor-solver) "$BUILD/services/tailor-solver" --listen "tls+tcp://127.0.0.1:$SOLVER_PORT" \
     --http-listen "127.0.0.1:$(free_port)" >"$STATE_DIR/solver.log" 2>&1 &
   e2e_pids+=($!)
 }
@@ -65,8 +65,8 @@ e2e_start_solver() {
 e2e_start_watcher() {
   WATCHER_PUB=$(free_port) WATCHER_DECISIONS=$(free_port)
   local h=$(free_port)
-  "$BUILD/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$(free_port)" \
-    --publish "tcp://127.0.0.1:$WATCHER_PUB" --decisions "tcp://127.0.0.1:$WATCHER_DECISIONS" \
+  $(tls_as tailor-watcher) "$BUILD/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$(free_port)" \
+    --publish "tls+tcp://127.0.0.1:$WATCHER_PUB" --decisions "tls+tcp://127.0.0.1:$WATCHER_DECISIONS" \
     --http-listen "127.0.0.1:$h" "$@" \
     >"$STATE_DIR/watcher.log" 2>&1 &
   e2e_pids+=($!)
@@ -76,10 +76,10 @@ e2e_start_watcher() {
 # e2e_start_launcher [ARGS...]: appends to launcher.log (restarts keep history).
 e2e_start_launcher() {
   LAUNCHER_HTTP=$(free_port)
-  "$BUILD/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$(free_port)" \
-    --publish "tcp://127.0.0.1:$(free_port)" --http-listen "127.0.0.1:$LAUNCHER_HTTP" \
-    --solver "tcp://127.0.0.1:$SOLVER_PORT" --watcher "tcp://127.0.0.1:$WATCHER_PUB" \
-    ${WATCHER_DECISIONS:+--decisions "tcp://127.0.0.1:$WATCHER_DECISIONS"} \
+  $(tls_as tailor-launcher) "$BUILD/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$(free_port)" \
+    --publish "tls+tcp://127.0.0.1:$(free_port)" --http-listen "127.0.0.1:$LAUNCHER_HTTP" \
+    --solver "tls+tcp://127.0.0.1:$SOLVER_PORT" --watcher "tls+tcp://127.0.0.1:$WATCHER_PUB" \
+    ${WATCHER_DECISIONS:+--decisions "tls+tcp://127.0.0.1:$WATCHER_DECISIONS"} \
     --cluster-name "$CLUSTER_NAME" --catalog "$CATALOG" --aws-endpoint "$EC2_URL" \
     --lifecycle-interval 500ms --gc-interval 5s "$@" >>"$STATE_DIR/launcher.log" 2>&1 &
   LAUNCHER_PID=$!

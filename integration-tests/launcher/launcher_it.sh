@@ -40,10 +40,10 @@ echo "--- 1. cloud ops against moto"
 
 echo "--- 2. end to end"
 sp=$(free_port); lp=$(free_port); pp=$(free_port); wp=$(free_port); h1=$(free_port); h2=$(free_port)
-"$build/services/tailor-solver" --listen "tcp://127.0.0.1:$sp" --http-listen "127.0.0.1:$h1" \
+$(tls_as tailor-solver) "$build/services/tailor-solver" --listen "tls+tcp://127.0.0.1:$sp" --http-listen "127.0.0.1:$h1" \
   >"$STATE_DIR/solver.log" 2>&1 & pids+=($!)
-"$build/services/tailor-launcher" --listen "tcp://127.0.0.1:$lp" --publish "tcp://127.0.0.1:$pp" \
-  --http-listen "127.0.0.1:$h2" --solver "tcp://127.0.0.1:$sp" --watcher "tcp://127.0.0.1:$wp" \
+$(tls_as tailor-launcher) "$build/services/tailor-launcher" --listen "tls+tcp://127.0.0.1:$lp" --publish "tls+tcp://127.0.0.1:$pp" \
+  --http-listen "127.0.0.1:$h2" --solver "tls+tcp://127.0.0.1:$sp" --watcher "tls+tcp://127.0.0.1:$wp" \
   --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "${TAILOR_SHARED_DATA:-$repo/../shared/data}/aws-instance-types.json" \
   --lifecycle-interval 500ms >"$STATE_DIR/launcher.log" 2>&1 & pids+=($!)
 cat >"$STATE_DIR/m.yaml" <<'YAML'
@@ -83,7 +83,7 @@ YAML
 $K apply --validate=false -f "$STATE_DIR/m.yaml" >/dev/null
 sleep 2
 $K get pods,nodepools,ec2nodeclasses -o json >"$STATE_DIR/state.json"
-"$pub" "tcp://127.0.0.1:$wp" "$STATE_DIR/state.json" 5 1500
+$(tls_as tailor-watcher) "$pub" "tls+tcp://127.0.0.1:$wp" "$STATE_DIR/state.json" 5 1500
 for i in $(seq 1 30); do
   running=$($K get pods --no-headers 2>/dev/null | grep -c ' Running ' || true)
   [ "$running" = 5 ] && break

@@ -21,6 +21,7 @@
 #include "tlr_kubeobj.h"
 #include "tlr_pubsub.h"
 #include "tlr_time.h"
+#include "../it_tls.h"
 
 #define PUSH(arr, n, x) \
     do { (arr) = tlr_realloc((arr), ((n) + 1) * sizeof(*(arr))); (arr)[(n)++] = (x); } while (0)
@@ -99,7 +100,9 @@ int main(int argc, char **argv)
     }
     tlr_pub *pub = NULL;
     int rc = 0;
-    if (tlr_pub_create(argv[1], 0, NULL, "pending_pub", &pub)) {
+    tlr_tls *tls = NULL;
+    if (it_tls_from_env(NULL, &tls) ||
+        tlr_pub_open(&(tlr_pub_opts){ .url = argv[1], .sender = "pending_pub", .tls = tls }, &pub)) {
         fprintf(stderr, "pending_pub: cannot listen on %s\n", argv[1]);
         rc = 1;
         count = 0;
@@ -124,6 +127,7 @@ int main(int argc, char **argv)
         sleep_ms(every);
     }
     tlr_pub_free(pub);
+    tlr_tls_free(tls);
     batch_clear(&b, &cs);
     json_object_put(objs);
     return rc;

@@ -43,14 +43,15 @@ for svc in watcher solver launcher disruptor; do
 
   hport=$(free_port)
   nport=$(free_port)
-  args=(--http-listen "127.0.0.1:$hport" --listen "tcp://127.0.0.1:$nport")
+  args=(--http-listen "127.0.0.1:$hport" --listen "tls+tcp://127.0.0.1:$nport")
   [ "$svc" = watcher ] || [ "$svc" = launcher ] || [ "$svc" = disruptor ] &&
-    args+=(--publish "tcp://127.0.0.1:$(free_port)")
+    args+=(--publish "tls+tcp://127.0.0.1:$(free_port)")
   if [ "$svc" = watcher ]; then
     check "kubesim starts for the watcher" start_kubesim
     args+=(--kubeconfig "$work/kc")
   fi
   log="$work/$svc.log"
+  tls_env "tailor-$svc"   # mutual TLS on (lib.sh)
   if [ "$mode" = valgrind ]; then
     valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible \
       --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 \
@@ -63,6 +64,8 @@ for svc in watcher solver launcher disruptor; do
   pid=$!
   check "$svc /healthz answers 200" wait_for_status "http://127.0.0.1:$hport/healthz" 200 "$secs"
   check "$svc /readyz answers 200" wait_for_status "http://127.0.0.1:$hport/readyz" 200 "$secs"
+  check "$svc answers tailorctl ping over mutual TLS" \
+    $(tls_as tailorctl) "$bindir/../tools/tailorctl" ping --timeout 10s "tls+tcp://127.0.0.1:$nport"
   http_get "http://127.0.0.1:$hport/metrics" >"$work/$svc.metrics" || true
   check "$svc /metrics passes promtool check metrics (Karpenter's own names aside)" \
     promtool_check "$work/$svc.metrics"

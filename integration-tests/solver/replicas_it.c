@@ -30,6 +30,7 @@
 #include "tlr_err.h"
 #include "tlr_log.h"
 #include "tlr_req.h"
+#include "../it_tls.h"
 
 static const char *solver_path;
 
@@ -52,13 +53,16 @@ static int free_port(void)
 static void replica_start(replica *r)
 {
     char http[64];
-    snprintf(r->url, sizeof(r->url), "tcp://127.0.0.1:%d", free_port());
+    snprintf(r->url, sizeof(r->url), "tls+tcp://127.0.0.1:%d", free_port());
+    char ca[512], cert[512], key[512];
+    it_tls_files("tailor-solver", ca, cert, key, sizeof(ca));
     snprintf(http, sizeof(http), "127.0.0.1:%d", free_port());
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         execl(solver_path, solver_path, "--listen", r->url, "--http-listen", http,
-              "--log-level", "warn", (char *)NULL);
+              "--log-level", "warn", "--tls-ca", ca, "--tls-cert", cert, "--tls-key", key,
+              (char *)NULL);
         _exit(127);
     }
     r->pid = pid;
@@ -138,9 +142,12 @@ static void test_two_replicas(void **state)
                       &lg);
     const char *urls[] = { a.url, b.url };
     tlr_req_client *c = NULL;
+    tlr_tls *tls = NULL;
+    assert_int_equal(it_tls_as("tailor-launcher", lg, &tls), TLR_OK);
     assert_int_equal(tlr_req_client_create(&(tlr_req_opts){ .urls = urls, .nurls = 2,
                                                            .timeout_ms = 5000, .retries = 1,
-                                                           .log = lg, .sender = "replicas_it" },
+                                                           .log = lg, .sender = "replicas_it",
+                                                           .tls = tls },
                                            &c),
                      TLR_OK);
     assert_int_equal(tlr_req_client_wait(c, 2, 10000), TLR_OK);
@@ -187,6 +194,7 @@ static void test_two_replicas(void **state)
     tk_free(bare);
     tk_free(full);
     tlr_req_client_free(c);
+    tlr_tls_free(tls);
     tlr_logger_free(lg);
     replica_stop(&b);
 }

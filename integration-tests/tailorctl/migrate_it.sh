@@ -72,14 +72,14 @@ aws() { /usr/bin/python3 "$fx/aws.py" "$@"; }
 jq_() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 s_rep=$(free_port) w_rep=$(free_port) w_pub=$(free_port) l_rep=$(free_port) l_pub=$(free_port)
-"$build/services/tailor-solver" --listen "tcp://127.0.0.1:$s_rep" --http-listen "127.0.0.1:$(free_port)" \
+$(tls_as tailor-solver) "$build/services/tailor-solver" --listen "tls+tcp://127.0.0.1:$s_rep" --http-listen "127.0.0.1:$(free_port)" \
   >"$STATE_DIR/solver.log" 2>&1 & pids+=($!)
-"$build/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$w_rep" \
-  --publish "tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:$(free_port)" \
+$(tls_as tailor-watcher) "$build/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$w_rep" \
+  --publish "tls+tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:$(free_port)" \
   --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & pids+=($!)
-"$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tcp://127.0.0.1:$l_rep" \
-  --publish "tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$(free_port)" \
-  --solver "tcp://127.0.0.1:$s_rep" --watcher "tcp://127.0.0.1:$w_pub" \
+$(tls_as tailor-launcher) "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$l_rep" \
+  --publish "tls+tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$(free_port)" \
+  --solver "tls+tcp://127.0.0.1:$s_rep" --watcher "tls+tcp://127.0.0.1:$w_pub" \
   --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
   >"$STATE_DIR/launcher.log" 2>&1 & pids+=($!)
 

@@ -33,6 +33,8 @@
 #include "tailor/v1/solver.pb-c.h"
 #include "tlr_envelope.h"
 #include "tlr_err.h"
+#include "tlr_tls.h"
+#include "../it_tls.h"
 
 static const char *launcher_path, *solver_path;
 static pid_t running;   /* the service under test, killed if a test fails */
@@ -41,6 +43,7 @@ typedef struct svc {
     pid_t pid;
     char url[64];
     nng_socket sock;
+    tlr_tls *tls;   /* the client's: tailorctl, which may send Launch and Solve */
 } svc;
 
 static int free_port(void)
@@ -54,15 +57,23 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
-static void svc_start(svc *s, const char *path, bool publish)
+/* Start the service at path as identity id, over mutual TLS (the
+ * certificates of the tls_certs fixture), and dial it as tailorctl: the
+ * sender of these requests is an authenticated peer, the case decoding
+ * limits are for once the bus refuses everyone else. */
+static void svc_start(svc *s, const char *path, const char *id, bool publish)
 {
-    char http[64], pub[64];
-    snprintf(s->url, sizeof(s->url), "tcp://127.0.0.1:%d", free_port());
+    char http[64], pub[64], ca[512], cert[512], key[512];
+    snprintf(s->url, sizeof(s->url), "tls+tcp://127.0.0.1:%d", free_port());
     snprintf(http, sizeof(http), "127.0.0.1:%d", free_port());
-    snprintf(pub, sizeof(pub), "tcp://127.0.0.1:%d", free_port());
+    snprintf(pub, sizeof(pub), "tls+tcp://127.0.0.1:%d", free_port());
+    it_tls_files(id, ca, cert, key, sizeof(ca));
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        setenv("TAILOR_TLS_CA", ca, 1);
+        setenv("TAILOR_TLS_CERT", cert, 1);
+        setenv("TAILOR_TLS_KEY", key, 1);
         if (publish)
             execl(path, path, "--listen", s->url, "--http-listen", http, "--publish", pub,
                   "--log-level", "error", (char *)NULL);
@@ -76,12 +87,14 @@ static void svc_start(svc *s, const char *path, bool publish)
     assert_int_equal(nng_req0_open(&s->sock), 0);
     assert_int_equal(nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO, 20000), 0);
     assert_int_equal(nng_socket_set_ms(s->sock, NNG_OPT_REQ_RESENDTIME, 60000), 0);
-    assert_int_equal(nng_dial(s->sock, s->url, NULL, NNG_FLAG_NONBLOCK), 0);
+    assert_int_equal(it_tls_as("tailorctl", NULL, &s->tls), TLR_OK);
+    assert_int_equal(tlr_tls_dial(s->tls, s->sock, s->url), TLR_OK);
 }
 
 static void svc_stop(svc *s)
 {
     nng_close(s->sock);
+    tlr_tls_free(s->tls);
     kill(s->pid, SIGTERM);
     int st = 0;
     assert_int_equal(waitpid(s->pid, &st, 0), s->pid);
@@ -167,7 +180,7 @@ static void test_launcher(void **state)
 {
     (void)state;
     svc s;
-    svc_start(&s, launcher_path, true);
+    svc_start(&s, launcher_path, "tailor-launcher", true);
     expect_pong(&s);
 
     /* A real claim with a 2 MiB annotation: over Launch's 1 MiB. */
@@ -210,7 +223,7 @@ static void test_solver(void **state)
 {
     (void)state;
     svc s;
-    svc_start(&s, solver_path, false);
+    svc_start(&s, solver_path, "tailor-solver", false);
     expect_pong(&s);
     /* 8 MiB of empty pods: ~1.7 GB decoded without a budget. */
     size_t n = 4 << 20;

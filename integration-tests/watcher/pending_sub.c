@@ -27,6 +27,7 @@
 #include "tlr_loop.h"
 #include "tlr_pubsub.h"
 #include "tlr_req.h"
+#include "../it_tls.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -59,8 +60,14 @@ static int snapshot(const char *url)
 {
     const char *urls[] = { url };
     tlr_req_client *c;
-    if (tlr_req_client_create(&(tlr_req_opts){ .urls = urls, .nurls = 1, .sender = "pending_sub" }, &c))
+    tlr_tls *tls = NULL;
+    if (it_tls_from_env(NULL, &tls))
         return 1;
+    if (tlr_req_client_create(&(tlr_req_opts){ .urls = urls, .nurls = 1, .sender = "pending_sub",
+                                               .tls = tls }, &c)) {
+        tlr_tls_free(tls);
+        return 1;
+    }
     int rc = 1;
     for (int attempt = 0; attempt < 5; attempt++) {
         Tailor__V1__SnapshotRequest req = TAILOR__V1__SNAPSHOT_REQUEST__INIT;
@@ -106,6 +113,7 @@ static int snapshot(const char *url)
     }
     fflush(stdout);
     tlr_req_client_free(c);
+    tlr_tls_free(tls);
     return rc;
 }
 
@@ -147,7 +155,13 @@ int main(int argc, char **argv)
         return 1;
     const char *urls[] = { argv[1] };
     const char *topics[] = { "pending" };
-    tlr_sub_opts o = { .urls = urls, .nurls = 1, .topics = topics, .ntopics = 1, .fn = on_msg };
+    tlr_tls *tls = NULL;
+    if (it_tls_from_env(NULL, &tls)) {
+        tlr_loop_free(loop);
+        return 1;
+    }
+    tlr_sub_opts o = { .urls = urls, .nurls = 1, .topics = topics, .ntopics = 1, .fn = on_msg,
+                       .tls = tls };
     tlr_sub *s;
     int rc = tlr_sub_create(loop, &o, &s);
     if (rc) {
@@ -157,6 +171,7 @@ int main(int argc, char **argv)
     }
     rc = tlr_loop_run(loop);
     tlr_sub_free(s);
+    tlr_tls_free(tls);
     tlr_loop_free(loop);
     return rc ? 1 : 0;
 }

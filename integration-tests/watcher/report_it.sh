@@ -43,8 +43,8 @@ wait_for_status "http://127.0.0.1:$kport/healthz" 200 20 || { tail -20 "$work/ku
 for _ in $(seq 50); do [ -s "$work/kc" ] && break; sleep 0.1; done
 K=(kubectl --kubeconfig "$work/kc")
 
-"$watcher" --kubeconfig "$work/kc" --http-listen "127.0.0.1:$hport" \
-  --listen "tcp://127.0.0.1:$lport" --publish "tcp://127.0.0.1:$pport" >"$work/watcher.log" 2>&1 &
+$(tls_as tailor-watcher) "$watcher" --kubeconfig "$work/kc" --http-listen "127.0.0.1:$hport" \
+  --listen "tls+tcp://127.0.0.1:$lport" --publish "tls+tcp://127.0.0.1:$pport" >"$work/watcher.log" 2>&1 &
 wpid=$!
 check "watcher ready" wait_for_status "http://127.0.0.1:$hport/readyz" 200 20
 
@@ -99,7 +99,7 @@ cond() {   # cond POOL TYPE FIELD
 eq() { local want=$1; shift; test "$("$@")" = "$want"; }
 has() { local want=$1; shift; "$@" | grep -qF -- "$want"; }
 pool_names() {
-  "$sub" --snapshot "tcp://127.0.0.1:$lport" | head -1 |
+  $(tls_as tailorctl) "$sub" --snapshot "tls+tcp://127.0.0.1:$lport" | head -1 |
     /usr/bin/python3 -c 'import json, sys; print(",".join(sorted(json.loads(sys.stdin.read())["nodepool_names"])))'
 }
 per_problem() {

@@ -33,8 +33,8 @@ for _ in $(seq 50); do [ -s "$work/kc" ] && break; sleep 0.1; done
 K=(kubectl --kubeconfig "$work/kc")
 
 start_watcher() {
-  "$watcher" --kubeconfig "$work/kc" --http-listen "127.0.0.1:$hport" \
-    --listen "tcp://127.0.0.1:$lport" --publish "tcp://127.0.0.1:$pport" \
+  $(tls_as tailor-watcher) "$watcher" --kubeconfig "$work/kc" --http-listen "127.0.0.1:$hport" \
+    --listen "tls+tcp://127.0.0.1:$lport" --publish "tls+tcp://127.0.0.1:$pport" \
     --batch-idle 1s --batch-max 10s --resync 3s >>"$work/watcher.log" 2>&1 &
   wpid=$!
 }
@@ -68,8 +68,8 @@ batch_pods() { /usr/bin/python3 -c 'import json,sys; print(",".join(json.loads(s
 # point one at an API server that is not there.
 dead=$(free_port)
 sed "s#server: .*#server: https://127.0.0.1:$dead#" "$work/kc" >"$work/kc-dead"
-"$watcher" --kubeconfig "$work/kc-dead" --http-listen "127.0.0.1:$hport" \
-  --listen "tcp://127.0.0.1:$lport" --publish "tcp://127.0.0.1:$pport" >"$work/dead.log" 2>&1 &
+$(tls_as tailor-watcher) "$watcher" --kubeconfig "$work/kc-dead" --http-listen "127.0.0.1:$hport" \
+  --listen "tls+tcp://127.0.0.1:$lport" --publish "tls+tcp://127.0.0.1:$pport" >"$work/dead.log" 2>&1 &
 wpid=$!
 check "unsynced watcher: /readyz 503" wait_for_status "http://127.0.0.1:$hport/readyz" 503 10
 check "...naming the kinds not synced" \
@@ -81,7 +81,7 @@ check "unsynced watcher still exits 0 on SIGTERM (got $WAIT_RC)" test "$WAIT_RC"
 start_watcher
 check "watcher /readyz 200 once every informer synced" \
   wait_for_status "http://127.0.0.1:$hport/readyz" 200 20
-"$sub" "tcp://127.0.0.1:$pport" >"$work/sub.out" 2>"$work/sub.err" &
+$(tls_as tailor-launcher) "$sub" "tls+tcp://127.0.0.1:$pport" >"$work/sub.out" 2>"$work/sub.err" &
 spid=$!
 sleep 0.5   # pub/sub: only what is published after the subscription is seen
 
@@ -145,7 +145,7 @@ check "resync batch: the bound pod rides on its node, the 5 big pods still pendi
   bash -c "[ -n '$seen' ] && grep '\"nodes\":1,\"bound\":1' '$work/sub.out' | grep -q '\"pods\":\[\"big-[^]]*\]' &&
     [ \$(grep '\"nodes\":1,\"bound\":1' '$work/sub.out' | tail -1 | grep -o '\"big-' | wc -l) = 5 ]"
 
-"$sub" --snapshot "tcp://127.0.0.1:$lport" >"$work/snap.out" 2>"$work/snap.err" || cat "$work/snap.err" >&2
+$(tls_as tailorctl) "$sub" --snapshot "tls+tcp://127.0.0.1:$lport" >"$work/snap.out" 2>"$work/snap.err" || cat "$work/snap.err" >&2
 check "Snapshot on REP: synced, the node with its pod, the 5 pending pods" /usr/bin/python3 -c '
 import json, sys
 s = json.loads(open(sys.argv[1]).readline())

@@ -314,11 +314,18 @@ static void free_reply(void *arg, ProtobufCMessage *reply)
     protobuf_c_message_free_unpacked(reply, NULL);
 }
 
+/* Transport authorization (docs/security.md): who the disruptor talks to
+ * and who may talk to it. */
+static const char *const only_launcher[] = { TLR_ID_LAUNCHER, NULL };
+static const char *const only_solver[] = { TLR_ID_SOLVER, NULL };
+static const char *const only_watcher[] = { TLR_ID_WATCHER, NULL };
+static const char *const only_ctl[] = { TLR_ID_CTL, NULL };
+
 static int req_client(ds_app *a, const char *const *urls, size_t n, size_t max_msg,
-                      tlr_req_client **out)
+                      const char *const *servers, tlr_req_client **out)
 {
     tlr_req_opts ro = { urls, n, (int)a->cfg->rpc_timeout_ms, 0, max_msg, a->log,
-                        tlr_service_id(a->svc) };
+                        tlr_service_id(a->svc), tlr_service_tls(a->svc), servers };
     return tlr_req_client_create(&ro, out);
 }
 
@@ -346,10 +353,10 @@ static int connect_deps(ds_app *a, size_t max_msg)
         a->catalog = NULL;
     }
     const char *lu[1] = { cfg->launcher }, *wu[1] = { cfg->watcher };
-    if ((rc = req_client(a, lu, 1, max_msg, &a->r_launcher)) ||
+    if ((rc = req_client(a, lu, 1, max_msg, only_launcher, &a->r_launcher)) ||
         (rc = req_client(a, (const char *const *)cfg->solvers.items, cfg->solvers.n, max_msg,
-                         &a->r_solver)) ||
-        (rc = req_client(a, wu, 1, max_msg, &a->r_watcher))) {
+                         only_solver, &a->r_solver)) ||
+        (rc = req_client(a, wu, 1, max_msg, only_watcher, &a->r_watcher))) {
         snprintf(a->why, sizeof(a->why), "service URLs: %s", tlr_strerror(rc));
         return rc;
     }
@@ -460,11 +467,11 @@ int ds_app_start(tlr_service *svc, void *arg)
                   TLR_ERR(rc));
     const tlr_rep_route routes[] = {
         { &tailor__v1__explain_request__descriptor, handle_explain, free_reply, a,
-          .max_request = TLR_REQ_MAX_SMALL },
+          .max_request = TLR_REQ_MAX_SMALL, .allow = only_ctl },
     };
     if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 1, &a->rep)))
         return rc;
-    if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, &a->pub)))
+    if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, only_ctl, &a->pub)))
         return rc;
     tlr_service_set_ready(svc, true, NULL);
     if (!a->term)
@@ -492,7 +499,8 @@ int ds_app_start(tlr_service *svc, void *arg)
     if (cfg->watcher_pub && cfg->watcher_pub[0]) {
         const char *urls[1] = { cfg->watcher_pub };
         const char *topics[1] = { "cluster" };
-        tlr_sub_opts so = { urls, 1, topics, 1, max_msg, a->log, on_cluster, a };
+        tlr_sub_opts so = { urls, 1, topics, 1, max_msg, a->log, on_cluster, a, false,
+                            .tls = tlr_service_tls(svc), .allow = only_watcher };
         if ((rc = tlr_sub_create(a->loop, &so, &a->sub)))
             TLR_WARN(a->log, "cannot subscribe to the watcher's cluster topic", TLR_ERR(rc));
     }

@@ -101,6 +101,15 @@ void lc_app_delete(lc_app *a)
     free(a);
 }
 
+/* Transport authorization (docs/security.md).  Launch comes from the
+ * disruptor (replacements before a drift, interruption or consolidation
+ * takes a node away) or an operator: the launcher's own provisioning loop
+ * calls it in-process. */
+static const char *const only_ctl[] = { TLR_ID_CTL, NULL };
+static const char *const disruptor_or_ctl[] = { TLR_ID_DISRUPTOR, TLR_ID_CTL, NULL };
+static const char *const only_solver[] = { TLR_ID_SOLVER, NULL };
+static const char *const only_watcher[] = { TLR_ID_WATCHER, NULL };
+
 static void on_launch_event(void *arg, const Tailor__V1__LaunchEvent *ev)
 {
     lc_app *a = arg;
@@ -507,7 +516,8 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     lc_kube_opts kopts = { a->kube, a->log, cfg->parallel, 0, 0 };
     lc_kube_create(&kopts, &a->kops);
     tlr_req_opts ro = { (const char *const *)cfg->solvers.items, cfg->solvers.n,
-                        (int)cfg->solve_timeout_ms, 1, max_msg, a->log, tlr_service_id(svc) };
+                        (int)cfg->solve_timeout_ms, 1, max_msg, a->log, tlr_service_id(svc),
+                        tlr_service_tls(svc), only_solver };
     if ((rc = tlr_req_client_create(&ro, &a->req))) {
         snprintf(a->why, sizeof(a->why), "solver URLs: %s", tlr_strerror(rc));
         return rc;
@@ -577,18 +587,18 @@ int lc_app_start(tlr_service *svc, void *arg)
 
     const tlr_rep_route routes[] = {
         { &tailor__v1__launch_request__descriptor, handle_launch, free_reply, a,
-          .max_request = TLR_REQ_MAX_CLAIMS },
+          .max_request = TLR_REQ_MAX_CLAIMS, .allow = disruptor_or_ctl },
         { &tailor__v1__terminate_request__descriptor, handle_terminate, free_reply, a,
-          .max_request = TLR_REQ_MAX_CLAIMS },
+          .max_request = TLR_REQ_MAX_CLAIMS, .allow = disruptor_or_ctl },
         { &tailor__v1__catalog_request__descriptor, handle_catalog, free_catalog_reply, a,
-          .max_request = TLR_REQ_MAX_SMALL },
+          .max_request = TLR_REQ_MAX_SMALL, .allow = disruptor_or_ctl },
     };
     if ((rc = tlr_service_listen(svc, cfg->listen, max_msg, routes, 3, &a->rep)))
         return rc;
-    if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, &a->pub)))
+    if ((rc = tlr_service_publish(svc, cfg->publish, max_msg, only_ctl, &a->pub)))
         return rc;
     if (cfg->decisions && cfg->decisions[0] &&
-        (rc = tlr_pub_dial(cfg->decisions, max_msg, a->log, tlr_service_id(svc), &a->decisions)))
+        (rc = tlr_service_publish_dial(svc, cfg->decisions, max_msg, only_watcher, &a->decisions)))
         return rc;
     tlr_service_set_ready(svc, true, NULL);
     if (!a->prov)
@@ -597,7 +607,8 @@ int lc_app_start(tlr_service *svc, void *arg)
 
     const char *urls[1] = { cfg->watcher };
     const char *topics[1] = { "pending" };
-    tlr_sub_opts so = { urls, 1, topics, 1, max_msg, a->log, on_pending, a };
+    tlr_sub_opts so = { urls, 1, topics, 1, max_msg, a->log, on_pending, a, false,
+                        .tls = tlr_service_tls(svc), .allow = only_watcher };
     if ((rc = tlr_sub_create(tlr_service_loop(svc), &so, &a->sub)))
         return rc;
     tlr_loop *loop = tlr_service_loop(svc);

@@ -16,14 +16,14 @@
 
 static const tlr_setting settings[] = {
     { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(lc_app_cfg, listen),
-      "tcp://127.0.0.1:7121", "nng URL to answer Launch and Terminate on" },
+      "tls+tcp://127.0.0.1:7121", "nng URL to answer Launch and Terminate on" },
     { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(lc_app_cfg, publish),
-      "tcp://127.0.0.1:7122", "nng URL to publish the launch topic on" },
+      "tls+tcp://127.0.0.1:7122", "nng URL to publish the launch topic on" },
     TLR_SETTING_MAX_MESSAGE_MIB(lc_app_cfg, max_msg_mib),
     { "solver", "TAILOR_SOLVER", TLR_SET_LIST, offsetof(lc_app_cfg, solvers),
-      "tcp://127.0.0.1:7101", "solver replica URLs (comma-separated)" },
+      "tls+tcp://127.0.0.1:7101", "solver replica URLs (comma-separated)" },
     { "watcher", "TAILOR_WATCHER", TLR_SET_STR, offsetof(lc_app_cfg, watcher),
-      "tcp://127.0.0.1:7112", "the watcher's PUB URL (pending batches)" },
+      "tls+tcp://127.0.0.1:7112", "the watcher's PUB URL (pending batches)" },
     { "decisions", "TAILOR_DECISIONS", TLR_SET_STR, offsetof(lc_app_cfg, decisions), "",
       "the watcher's decisions listener to send each plan's per-pod outcome to, for "
       "Karpenter's pod provisioning metrics (e.g. tcp://tailor-watcher:7113; empty: not sent)" },

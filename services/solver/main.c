@@ -29,9 +29,12 @@ typedef struct solver_app {
     tlr_rep_server *rep;
 } solver_app;
 
+/* Who may ask for a plan (docs/security.md). */
+static const char *const solve_callers[] = { TLR_ID_LAUNCHER, TLR_ID_DISRUPTOR, TLR_ID_CTL, NULL };
+
 static const tlr_setting settings[] = {
     { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(solver_cfg, listen),
-      "tcp://127.0.0.1:7101", "nng URL to answer Solve and Simulate requests on" },
+      "tls+tcp://127.0.0.1:7101", "nng URL to answer Solve and Simulate requests on" },
     TLR_SETTING_MAX_MESSAGE_MIB(solver_cfg, max_msg_mib),
     { "catalog-cache-entries", "TAILOR_CATALOG_CACHE_ENTRIES", TLR_SET_INT,
       offsetof(solver_cfg, cache_entries), "16",
@@ -70,10 +73,12 @@ static int start(tlr_service *svc, void *arg)
         .metrics = tlr_service_metrics(svc),
     };
     solver_handlers_create(&ho, &app->handlers);
-    const tlr_rep_route routes[] = {
+    tlr_rep_route routes[] = {
         solver_handlers_solve_route(app->handlers),
         solver_handlers_simulate_route(app->handlers),
     };
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        routes[i].allow = solve_callers;
     int rc = tlr_service_listen(svc, app->cfg.listen, (size_t)app->cfg.max_msg_mib << 20,
                                 routes, sizeof(routes) / sizeof(routes[0]), &app->rep);
     if (rc)

@@ -81,11 +81,18 @@ struct watcher_app {
     watcher_podmetrics *podm;       /* Karpenter's per-pod metrics */
 };
 
+/* Transport authorization (docs/security.md): the cluster state goes to
+ * the launcher ("pending") and the disruptor ("cluster", Snapshot); an
+ * operator may ask for a Snapshot; decisions come from the launcher. */
+static const char *const snapshot_callers[] = { TLR_ID_DISRUPTOR, TLR_ID_CTL, NULL };
+static const char *const topic_subscribers[] = { TLR_ID_LAUNCHER, TLR_ID_DISRUPTOR, NULL };
+static const char *const decision_publishers[] = { TLR_ID_LAUNCHER, NULL };
+
 static const tlr_setting settings[] = {
     { "listen", "TAILOR_LISTEN", TLR_SET_STR, offsetof(watcher_cfg, listen),
-      "tcp://127.0.0.1:7111", "nng URL to answer Snapshot requests on" },
+      "tls+tcp://127.0.0.1:7111", "nng URL to answer Snapshot requests on" },
     { "publish", "TAILOR_PUBLISH", TLR_SET_STR, offsetof(watcher_cfg, publish),
-      "tcp://127.0.0.1:7112", "nng URL to publish the pending and cluster topics on" },
+      "tls+tcp://127.0.0.1:7112", "nng URL to publish the pending and cluster topics on" },
     { "decisions", "TAILOR_DECISIONS", TLR_SET_STR, offsetof(watcher_cfg, decisions), "",
       "nng URL to listen on for the launchers' per-pod scheduling decisions, for Karpenter's "
       "pod provisioning metrics (e.g. tcp://0.0.0.0:7113; empty: not listened for)" },
@@ -343,10 +350,10 @@ static int start(tlr_service *svc, void *arg)
     tlr_kube_writeq_create(&wo, &app->writes);
     const tlr_rep_route routes[] = {
         { &tailor__v1__snapshot_request__descriptor, handle_snapshot, snapshot_done, app,
-          .max_request = TLR_REQ_MAX_SMALL },
+          .max_request = TLR_REQ_MAX_SMALL, .allow = snapshot_callers },
     };
     if ((rc = tlr_service_listen(svc, app->cfg.listen, max_msg, routes, 1, &app->rep)) ||
-        (rc = tlr_service_publish(svc, app->cfg.publish, max_msg, &app->pub)))
+        (rc = tlr_service_publish(svc, app->cfg.publish, max_msg, topic_subscribers, &app->pub)))
         return rc;
     if (app->cfg.decisions && app->cfg.decisions[0]) {
         const char *urls[] = { app->cfg.decisions };
@@ -354,7 +361,8 @@ static int start(tlr_service *svc, void *arg)
         const size_t topic_max[] = { TLR_TOPIC_MAX_DECISIONS };
         const tlr_sub_opts so = { .urls = urls, .nurls = 1, .topics = topics, .ntopics = 1,
                                   .max_msg = max_msg, .log = app->log, .fn = on_decisions,
-                                  .arg = app, .listen = true, .topic_max = topic_max };
+                                  .arg = app, .listen = true, .topic_max = topic_max,
+                                  .tls = tlr_service_tls(svc), .allow = decision_publishers };
         if ((rc = tlr_sub_create(app->loop, &so, &app->decisions)))
             return rc;
     }

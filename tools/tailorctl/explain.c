@@ -25,21 +25,25 @@ typedef struct explain_cfg {
     int64_t timeout_ms;
     bool no_simulate;
     int output;
+    ctl_transport tr;
 } explain_cfg;
 
 static const char *const outputs[] = { "text", "json", NULL };
 
 static const tlr_setting settings[] = {
     { "disruptor", "TAILOR_DISRUPTOR", TLR_SET_STR, offsetof(explain_cfg, disruptor),
-      "tcp://127.0.0.1:7131", "the disruptor's REP URL" },
+      "tls+tcp://127.0.0.1:7131", "the disruptor's REP URL" },
     { "timeout", NULL, TLR_SET_DURATION, offsetof(explain_cfg, timeout_ms), "30s",
       "how long to wait for the answer", .min = 100, .max = 600000 },
     { "no-simulate", NULL, TLR_SET_BOOL, offsetof(explain_cfg, no_simulate), "false",
       "skip the consolidation simulation (faster)" },
     { "output", NULL, TLR_SET_ENUM, offsetof(explain_cfg, output), "text",
       "output format: text or json", .choices = outputs },
+    CTL_TRANSPORT_SETTINGS(explain_cfg, tr),
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static const char *const disruptor_only[] = { TLR_ID_DISRUPTOR, NULL };
 
 static const char *kind_name(Tailor__V1__BlockerKind k)
 {
@@ -174,6 +178,12 @@ int cmd_explain(int argc, char **argv)
         return 2;
     }
     req.simulate = !cfg.no_simulate;
+    tlr_tls *tls = NULL;
+    if ((rc = ctl_transport_open("explain", &cfg.tr, (const char *const *)&cfg.disruptor, 1,
+                                 &tls))) {
+        tlr_conf_free(settings, NSETTINGS, &cfg);
+        return rc;
+    }
     tlr_logger *quiet;
     tlr_logger_create(&(tlr_log_opts){ .service = "tailorctl", .level = TLR_LOG_FATAL, .fd = 2 }, &quiet);
     const char *url = cfg.disruptor;
@@ -182,7 +192,8 @@ int cmd_explain(int argc, char **argv)
     tlr_status st = { 0 };
     int out = 1;
     rc = tlr_req_client_create(&(tlr_req_opts){ .urls = &url, .nurls = 1, .timeout_ms = (int)cfg.timeout_ms,
-                                                .log = quiet, .sender = "tailorctl" },
+                                                .log = quiet, .sender = "tailorctl",
+                                                .tls = tls, .allow = disruptor_only },
                                &c);
     if (rc == TLR_OK)
         rc = tlr_req_call(c, &req.base, &tailor__v1__explain_response__descriptor, (int)cfg.timeout_ms,
@@ -202,6 +213,7 @@ int cmd_explain(int argc, char **argv)
     }
     tlr_req_client_free(c);
     tlr_logger_free(quiet);
+    tlr_tls_free(tls);
     tlr_conf_free(settings, NSETTINGS, &cfg);
     return out;
 }

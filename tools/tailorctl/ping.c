@@ -18,9 +18,12 @@
 #include "tlr_err.h"
 #include "tlr_req.h"
 
+extern char **environ;
+
 typedef struct ping_cfg {
     int64_t timeout_ms;
     int output;     /* index into outputs */
+    ctl_transport tr;
 } ping_cfg;
 
 static const char *const outputs[] = { "text", "json", NULL };
@@ -30,10 +33,11 @@ static const tlr_setting settings[] = {
       "how long to wait for each endpoint", .min = 1, .max = 600000 },
     { "output", NULL, TLR_SET_ENUM, offsetof(ping_cfg, output), "text",
       "output format: text or json", .choices = outputs },
+    CTL_TRANSPORT_SETTINGS(ping_cfg, tr),
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
-static bool ping_one(const char *url, const ping_cfg *cfg, tlr_logger *quiet)
+static bool ping_one(const char *url, const ping_cfg *cfg, tlr_tls *tls, tlr_logger *quiet)
 {
     tlr_req_client *c = NULL;
     Tailor__V1__PingRequest req = TAILOR__V1__PING_REQUEST__INIT;
@@ -42,7 +46,8 @@ static bool ping_one(const char *url, const ping_cfg *cfg, tlr_logger *quiet)
     bool ok = false;
     int rc = tlr_req_client_create(&(tlr_req_opts){ .urls = &url, .nurls = 1,
                                                     .timeout_ms = (int)cfg->timeout_ms,
-                                                    .log = quiet, .sender = "tailorctl" },
+                                                    .log = quiet, .sender = "tailorctl",
+                                                    .tls = tls },
                                    &c);
     if (rc == TLR_OK)
         rc = tlr_req_call(c, &req.base, &tailor__v1__ping_response__descriptor,
@@ -93,7 +98,10 @@ int cmd_ping(int argc, char **argv)
 {
     ping_cfg cfg = { 0 };
     tlr_conf_result res;
-    int rc = tlr_conf_load(settings, NSETTINGS, &cfg, argc, argv, NULL, &res);
+    /* The environment only for TAILOR_TLS_* (the other settings have no
+     * variable). */
+    int rc = tlr_conf_load(settings, NSETTINGS, &cfg, argc, argv, (const char *const *)environ,
+                           &res);
     if (rc || res.help || res.argc == 0) {
         if (rc)
             fprintf(stderr, "tailorctl ping: %s\n", res.err);
@@ -103,6 +111,12 @@ int cmd_ping(int argc, char **argv)
         tlr_conf_free(settings, NSETTINGS, &cfg);
         return res.help && !rc ? 0 : 2;
     }
+    tlr_tls *tls = NULL;
+    if ((rc = ctl_transport_open("ping", &cfg.tr, (const char *const *)res.argv,
+                                 (size_t)res.argc, &tls))) {
+        tlr_conf_free(settings, NSETTINGS, &cfg);
+        return rc;
+    }
     /* Transport warnings would interleave with the table; errors are
      * reported per endpoint instead. */
     tlr_logger *quiet;
@@ -110,8 +124,9 @@ int cmd_ping(int argc, char **argv)
                       &quiet);
     int failed = 0;
     for (int i = 0; i < res.argc; i++)
-        failed += !ping_one(res.argv[i], &cfg, quiet);
+        failed += !ping_one(res.argv[i], &cfg, tls, quiet);
     tlr_logger_free(quiet);
+    tlr_tls_free(tls);
     tlr_conf_free(settings, NSETTINGS, &cfg);
     nng_fini();
     return failed ? 1 : 0;

@@ -25,4 +25,24 @@ int cmd_patch_check(int argc, char **argv);
  * (common/migrate/tlr_migrate.h). */
 int cmd_migrate(int argc, char **argv);
 
+/* transport.c: the TLS settings of the commands that dial services (ping,
+ * explain).  Identity: the certificate's CN, tailorctl. */
+#include <stdbool.h>
+#include "tlr_service.h"
+typedef struct ctl_transport {
+    char *ca, *cert, *key;
+    bool insecure;
+} ctl_transport;
+#define CTL_TRANSPORT_SETTINGS(type, field)                                    \
+    TLR_SETTING_TLS_CA(type, field.ca), TLR_SETTING_TLS_CERT(type, field.cert), \
+    TLR_SETTING_TLS_KEY(type, field.key),                                      \
+    TLR_SETTING_INSECURE_TRANSPORT(type, field.insecure)
+/* Check urls against t (plaintext tcp:// only with --insecure-transport,
+ * which warns on stderr; tls+tcp:// needs the files) and load the
+ * certificate.  On 0 *out is new and owned (NULL when no URL needs TLS):
+ * tlr_tls_free().  Otherwise the exit code (2) after a message on stderr
+ * naming cmd. */
+int ctl_transport_open(const char *cmd, const ctl_transport *t, const char *const *urls,
+                       size_t n, tlr_tls **out);
+
 #endif
