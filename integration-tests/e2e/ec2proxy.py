@@ -46,9 +46,12 @@ a draw from the same seeded generator:
     tags), then its answer is thrown away and the caller gets a
     connection reset or a 500 InternalError instead.
 "script" fixes the fates of an action's next calls, in order, before the
-draws take over: "ok", "error500", "error503", "reset" (before EC2 acts),
-"lost-reset", "lost-error500" (after) -- so a test can count on a lost
-CreateFleet reply however the draws fall.
+draws take over: "ok", "error500", "error503", "reset", "timeout" (before
+EC2 acts), "lost-reset", "lost-error500", "lost-timeout" (after) -- so a
+test can count on a lost CreateFleet reply however the draws fall.  A
+timeout holds the connection "hold_ms" (default 15000, past the caller's
+timeout) and then resets it; the draws pick one only when "kinds" (the
+fates a draw picks from, default every one but the timeouts) names it.
 moto ignores CreateFleet's ClientToken, and the proxy does not make up
 for it: a retried CreateFleet whose first reply was lost launches a
 second instance, as it would on EC2 once the token's idempotency window
@@ -274,10 +277,11 @@ class Handler(BaseHTTPRequestHandler):
 
 # ---- chaos: seeded random failures (CHAOS in the docstring) ---------------
 
-CHAOS_BEFORE = ("error500", "error503", "reset")
-CHAOS_LOST = ("lost-reset", "lost-error500")
+CHAOS_BEFORE = ("error500", "error503", "reset", "timeout")
+CHAOS_LOST = ("lost-reset", "lost-error500", "lost-timeout")
+CHAOS_DRAWN = ("error500", "error503", "reset", "lost-reset", "lost-error500")
 chaos = {"on": False, "rate": 0.0, "lost": 0.5, "actions": [], "script": {},
-         "rng": random.Random(0)}
+         "kinds": CHAOS_DRAWN, "hold_ms": 15000, "rng": random.Random(0)}
 stats["chaos"] = {"calls": 0, "failed": 0, "lost": 0, "by_action": {}, "kinds": {}}
 
 
@@ -287,15 +291,20 @@ def chaos_configure(cfg):
     if not cfg:
         chaos["on"] = False
         return None
-    for kinds in (cfg.get("script") or {}).values():
+    for kinds in list((cfg.get("script") or {}).values()) + [cfg.get("kinds") or []]:
         for k in kinds:
             if k != "ok" and k not in CHAOS_BEFORE + CHAOS_LOST:
-                return "chaos script: unknown fate %r" % k
+                return "chaos: unknown fate %r" % k
+    kinds = tuple(cfg.get("kinds") or CHAOS_DRAWN)
+    if not [k for k in kinds if k in CHAOS_BEFORE] or not [k for k in kinds if k in CHAOS_LOST]:
+        return "chaos: kinds needs a fate before EC2 acts and one after"
     chaos["on"] = True
     chaos["rate"] = float(cfg.get("rate", 0.0))
     chaos["lost"] = float(cfg.get("lost", 0.5))
     chaos["actions"] = list((cfg.get("actions") or {}).items())
     chaos["script"] = {a: list(k) for a, k in (cfg.get("script") or {}).items()}
+    chaos["kinds"] = kinds
+    chaos["hold_ms"] = int(cfg.get("hold_ms", 15000))
     chaos["rng"] = random.Random(cfg.get("seed", 0))
     return None
 
@@ -337,7 +346,7 @@ def chaos_draw(handler, action):
             if rng.random() >= rate:
                 return None
             lost = rng.random() < chaos["lost"]
-            kind = rng.choice(CHAOS_LOST if lost else CHAOS_BEFORE)
+            kind = rng.choice([k for k in chaos["kinds"] if (k in CHAOS_LOST) == lost])
         st["failed"] += 1
         per["failed"] += 1
         if lost:
@@ -349,7 +358,11 @@ def chaos_draw(handler, action):
 
 def chaos_fail(handler, kind):
     """Answer the call as failure `kind` says (the request body is read)."""
-    if kind.endswith("reset"):
+    if kind.endswith("timeout"):
+        with lock:
+            hold = chaos["hold_ms"]
+        time.sleep(hold / 1000.0)
+    if kind.endswith("reset") or kind.endswith("timeout"):
         # RST, not FIN: the caller sees "connection reset by peer".
         handler.close_connection = True
         try:
