@@ -658,6 +658,35 @@ static void pool_of(Tailor__V1__SolveRequest *r, json_object *j)
     }
 }
 
+/* Karpenter's in-flight node cases make the node with its NodeClaim
+ * (bindings.Get(pod).NodeClaim), registered and not yet initialized; a
+ * node without a claim is not Karpenter's (StateNode.Managed) and counts
+ * as initialized.  So a pool node the case marks uninitialized gets its
+ * claim: linked by name, with its NodePool's startup taints, the node
+ * labelled registered. */
+static void claim_for_node(Tailor__V1__SolveRequest *r, Tailor__V1__Node *n, const char *type,
+                           const char *zone)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s-claim", n->name);
+    Tailor__V1__NodeClaim *c = tk_inflight(r, name, n->nodepool, type ? type : "default-instance-type", zone);
+    for (size_t i = 0; i < r->cluster->n_nodepools; i++) {
+        const Tailor__V1__NodePool *np = r->cluster->nodepools[i];
+        if (strcmp(np->name, n->nodepool))
+            continue;
+        for (size_t k = 0; k < np->n_startup_taints; k++)
+            TK_PUSH(c->startup_taints, c->n_startup_taints,
+                    tk_taint(np->startup_taints[k]->key, np->startup_taints[k]->value,
+                             np->startup_taints[k]->effect));
+    }
+    c->status = calloc(1, sizeof(*c->status));
+    tailor__v1__node_claim_status__init(c->status);
+    c->status->node_name = tk_s(n->name);
+    c->status->phase = TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_REGISTERED;
+    n->nodeclaim_name = tk_s(name);
+    TK_PUSH(n->labels, n->n_labels, tk_label("karpenter.sh/registered", "true"));
+}
+
 static void node_of(Tailor__V1__SolveRequest *r, json_object *j)
 {
     const char *name = jstr(j, "name", "node");
@@ -697,6 +726,8 @@ static void node_of(Tailor__V1__SolveRequest *r, json_object *j)
     n->unschedulable = jbool(j, "unschedulable", false);
     n->marked_for_deletion = jbool(j, "deleting", false);
     pods_each(jget(j, "running"), add_running, n);
+    if (pool && !n->initialized)
+        claim_for_node(r, n, type, jstr(j, "zone", "test-zone-1"));
 }
 
 static void inflight_of(Tailor__V1__SolveRequest *r, json_object *j)

@@ -300,13 +300,17 @@ static const char *node_label(const Tailor__V1__Node *n, const char *key)
     return NULL;
 }
 
-/* Karpenter's StateNode.Initialized: a node no NodePool manages is always
- * initialized; a managed one once it carries karpenter.sh/initialized
+/* Karpenter's StateNode.Initialized: a node no NodeClaim owns is always
+ * initialized (StateNode.Managed is "has a NodeClaim", not "has a
+ * NodePool label"); a claimed one once it carries karpenter.sh/initialized
  * (the watcher's Node.initialized; the disruptor also takes the claim's
- * Initialized condition). */
+ * Initialized condition).  So a Node with a NodePool label but no claim
+ * -- an instance launched twice, whose extra copy GC will terminate --
+ * keeps every taint, karpenter.sh/unregistered included, and is no
+ * in-flight capacity for pods that would wait on it for ever. */
 static bool node_initialized(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc)
 {
-    return n->initialized || (!n->managed && !nc);
+    return n->initialized || !nc;
 }
 
 /* scheduling.KnownEphemeralTaints (matched on key and effect, as

@@ -103,7 +103,7 @@ const Tailor__V1__NodeClaim *tlr_pc_node_claim(const Tailor__V1__ClusterState *c
 
 bool tlr_pc_node_booting(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc)
 {
-    return (n->managed || nc) && !n->initialized;
+    return nc && !n->initialized;
 }
 
 /* Karpenter's scheduling.KnownEphemeralTaints (key and effect, as

@@ -577,6 +577,24 @@ static void b_unmanaged(Tailor__V1__SolveRequest *r)
     tk_pod(r, "p", 1000, 1024);
 }
 
+/* A Node with a NodePool label that no NodeClaim owns (an instance
+ * launched twice after a lost CreateFleet reply; GC will terminate it):
+ * not Karpenter's (StateNode.Managed), so initialized, and its
+ * karpenter.sh/unregistered taint, which nothing will ever remove,
+ * counts.  The pod gets a claim of its own instead of waiting on it. */
+static void b_unclaimed(Tailor__V1__SolveRequest *r)
+{
+    tk_ladder(r);
+    tk_pool(r, "default", 0);
+    Tailor__V1__Node *n = tk_node(r, "extra-1", "test-1a", 4000, 8);
+    n->managed = true;
+    n->nodepool = tk_s("default");
+    n->initialized = false;
+    TK_PUSH(n->labels, n->n_labels, tk_label("karpenter.sh/nodepool", "default"));
+    TK_PUSH(n->taints, n->n_taints, tk_taint("karpenter.sh/unregistered", "", TAILOR__V1__TAINT_EFFECT__TAINT_EFFECT_NO_EXECUTE));
+    tk_pod(r, "p", 1000, 1024);
+}
+
 static void b_empty_catalog(Tailor__V1__SolveRequest *r)
 {
     tk_catalog(r);
@@ -756,6 +774,8 @@ static const tcase cases[] = {
     { "initialized node: a startup taint back again blocks", b_booting_done,
       { { "waiting", "claim" } }, 1, BOTH },
     { "node without a NodePool counts as initialized", b_unmanaged, { { "p", "node:mng-1" } }, 0, BOTH },
+    { "node with a NodePool label but no NodeClaim: its unregistered taint counts", b_unclaimed,
+      { { "p", "claim" } }, 1, BOTH },
     { "empty catalog", b_empty_catalog, { { "p", "error:no instance type" } }, 0, BOTH },
     { "no NodePool", b_no_pool, { { "p", "error:no NodePool" } }, 0, BOTH },
     { "NodeClass without a catalog", b_no_catalog_for_class, { { "p", "error:has no catalog" } }, 0, BOTH },

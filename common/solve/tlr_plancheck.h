@@ -47,8 +47,9 @@ const Tailor__V1__NodeClaim *tlr_pc_node_claim(const Tailor__V1__ClusterState *c
                                                const Tailor__V1__Node *n);
 
 /* Is node n (nc: its claim, may be NULL) still booting?  Karpenter's
- * StateNode.Initialized: a node no NodePool manages never is; a managed
- * one until it carries karpenter.sh/initialized (Node.initialized). */
+ * StateNode.Initialized: a node no NodeClaim owns never is (even with a
+ * NodePool label); a claimed one until it carries karpenter.sh/initialized
+ * (Node.initialized). */
 bool tlr_pc_node_booting(const Tailor__V1__Node *n, const Tailor__V1__NodeClaim *nc);
 
 /* Does pod p tolerate node n as the scheduler sees it: its taints (its

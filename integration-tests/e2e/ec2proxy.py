@@ -18,7 +18,8 @@ Every request is forwarded to moto unchanged, except:
     forwarded (a slow EC2, to stop a launcher in the middle of a burst);
   * in "expired" mode every EC2 request is answered 400 ExpiredToken
     ("The security token included in the request is expired"), as EC2
-    answers for expired session credentials.
+    answers for expired session credentials;
+  * with "chaos" set, seeded random failures of EC2 calls (see CHAOS below).
 
 Control and counters on the same port, under /__proxy/ (never forwarded):
     POST /__proxy/config  {"ice": ["c5.large", ...], "expired": false,
@@ -27,8 +28,42 @@ Control and counters on the same port, under /__proxy/ (never forwarded):
                            "ice_injected": 2, "fleet_requests": [...]}
     POST /__proxy/reset   counters to zero
 Loopback only; one thread per connection.
+
+CHAOS: random failures, as a flaky network or an overloaded EC2 gives them.
+    POST /__proxy/config {"chaos": {"rate": 0.15, "seed": 1, "lost": 0.5,
+                                    "actions": {"CreateFleet": 0.3, "Describe*": 0.1}}}
+    POST /__proxy/config {"chaos": {..., "script": {"CreateFleet": ["ok", "lost-reset"]}}}
+    POST /__proxy/config {"chaos": null}                      (off)
+Each EC2 call (SigV4 credential scope .../ec2/...; IAM, SSM, EKS, pricing
+are never touched) fails with the probability of the first "actions"
+pattern (fnmatch) that matches its Action, else "rate".  A failure is, by
+a draw from the same seeded generator:
+  * with probability 1 - "lost": an error BEFORE EC2 acts -- moto is not
+    called; the answer is HTTP 500 InternalError, HTTP 503 Unavailable
+    (EC2's <Response><Errors><Error> shape) or a connection reset;
+  * with probability "lost": a reply LOST AFTER EC2 acted -- the request
+    is forwarded to moto (which does what it asks: launches, terminates,
+    tags), then its answer is thrown away and the caller gets a
+    connection reset or a 500 InternalError instead.
+"script" fixes the fates of an action's next calls, in order, before the
+draws take over: "ok", "error500", "error503", "reset", "timeout" (before
+EC2 acts), "lost-reset", "lost-error500", "lost-timeout" (after) -- so a
+test can count on a lost CreateFleet reply however the draws fall.  A
+timeout holds the connection "hold_ms" (default 15000, past the caller's
+timeout) and then resets it; the draws pick one only when "kinds" (the
+fates a draw picks from, default every one but the timeouts) names it.
+moto ignores CreateFleet's ClientToken, and the proxy does not make up
+for it: a retried CreateFleet whose first reply was lost launches a
+second instance, as it would on EC2 once the token's idempotency window
+has passed -- the launcher's GC is what must collect it.
+Counters in /__proxy/stats under "chaos": {"calls", "failed", "lost",
+"by_action": {Action: {"calls", "failed", "lost"}}, "kinds": {kind: n}}.
 """
+import fnmatch
 import json
+import random
+import socket
+import struct
 import sys
 import threading
 import time
@@ -97,6 +132,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def reply(self, code, body, ctype="text/xml;charset=UTF-8"):
+        if getattr(self, "chaos_lost", None):
+            kind, self.chaos_lost = self.chaos_lost, None
+            chaos_fail(self, kind)
+            return
         data = body.encode() if isinstance(body, str) else body
         self.send_response(code)
         self.send_header("Content-Type", ctype)
@@ -123,6 +162,10 @@ class Handler(BaseHTTPRequestHandler):
                     state["expired"] = bool(cfg["expired"])
                 if "fleet_delay_ms" in cfg:
                     state["fleet_delay_ms"] = int(cfg["fleet_delay_ms"])
+                bad = chaos_configure(cfg["chaos"]) if "chaos" in cfg else None
+            if bad:
+                self.reply(400, json.dumps({"error": bad}), "application/json")
+                return
             self.reply(200, "{}", "application/json")
             return
         if self.path.startswith("/__proxy/reset"):
@@ -130,6 +173,7 @@ class Handler(BaseHTTPRequestHandler):
                 stats["actions"].clear()
                 stats["ice_injected"] = 0
                 stats["fleet_requests"].clear()
+                chaos_reset()
             self.reply(200, "{}", "application/json")
             return
         params = []
@@ -143,6 +187,12 @@ class Handler(BaseHTTPRequestHandler):
             delay = state["fleet_delay_ms"] if action == "CreateFleet" else 0
         if delay:
             time.sleep(delay / 1000.0)
+        fate = chaos_draw(self, action)
+        if fate and fate[0] == "before":
+            chaos_fail(self, fate[1])
+            return
+        if fate:
+            self.chaos_lost = fate[1]     # forwarded; reply() throws the answer away
         if expired and "x-www-form-urlencoded" in ctype:
             self.reply(400, "<Response><Errors><Error><Code>ExpiredToken</Code><Message>The "
                        "security token included in the request is expired</Message></Error>"
@@ -223,6 +273,118 @@ class Handler(BaseHTTPRequestHandler):
                 return resp.status, dict(resp.headers.items()), resp.read()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers.items()), e.read()
+
+
+# ---- chaos: seeded random failures (CHAOS in the docstring) ---------------
+
+CHAOS_BEFORE = ("error500", "error503", "reset", "timeout")
+CHAOS_LOST = ("lost-reset", "lost-error500", "lost-timeout")
+CHAOS_DRAWN = ("error500", "error503", "reset", "lost-reset", "lost-error500")
+chaos = {"on": False, "rate": 0.0, "lost": 0.5, "actions": [], "script": {},
+         "kinds": CHAOS_DRAWN, "hold_ms": 15000, "rng": random.Random(0)}
+stats["chaos"] = {"calls": 0, "failed": 0, "lost": 0, "by_action": {}, "kinds": {}}
+
+
+def chaos_configure(cfg):
+    """Under lock.  cfg: None (off) or {"rate", "seed", "lost", "actions",
+    "script"}.  None, or what is wrong with cfg (then nothing changes)."""
+    if not cfg:
+        chaos["on"] = False
+        return None
+    for kinds in list((cfg.get("script") or {}).values()) + [cfg.get("kinds") or []]:
+        for k in kinds:
+            if k != "ok" and k not in CHAOS_BEFORE + CHAOS_LOST:
+                return "chaos: unknown fate %r" % k
+    kinds = tuple(cfg.get("kinds") or CHAOS_DRAWN)
+    if not [k for k in kinds if k in CHAOS_BEFORE] or not [k for k in kinds if k in CHAOS_LOST]:
+        return "chaos: kinds needs a fate before EC2 acts and one after"
+    chaos["on"] = True
+    chaos["rate"] = float(cfg.get("rate", 0.0))
+    chaos["lost"] = float(cfg.get("lost", 0.5))
+    chaos["actions"] = list((cfg.get("actions") or {}).items())
+    chaos["script"] = {a: list(k) for a, k in (cfg.get("script") or {}).items()}
+    chaos["kinds"] = kinds
+    chaos["hold_ms"] = int(cfg.get("hold_ms", 15000))
+    chaos["rng"] = random.Random(cfg.get("seed", 0))
+    return None
+
+
+def chaos_reset():
+    """Under lock."""
+    stats["chaos"] = {"calls": 0, "failed": 0, "lost": 0, "by_action": {}, "kinds": {}}
+
+
+def chaos_is_ec2(handler):
+    auth = handler.headers.get("Authorization", "")
+    return "/ec2/aws4_request" in auth
+
+
+def chaos_draw(handler, action):
+    """None, or ("before" | "lost", kind) for this call; counts it."""
+    if not chaos_is_ec2(handler):
+        return None
+    with lock:
+        if not chaos["on"]:
+            return None
+        rate = chaos["rate"]
+        for pat, r in chaos["actions"]:
+            if fnmatch.fnmatchcase(action, pat):
+                rate = float(r)
+                break
+        rng = chaos["rng"]
+        st = stats["chaos"]
+        per = st["by_action"].setdefault(action, {"calls": 0, "failed": 0, "lost": 0})
+        st["calls"] += 1
+        per["calls"] += 1
+        script = chaos["script"].get(action)
+        if script:
+            kind = script.pop(0)
+            if kind == "ok":
+                return None
+            lost = kind in CHAOS_LOST
+        else:
+            if rng.random() >= rate:
+                return None
+            lost = rng.random() < chaos["lost"]
+            kind = rng.choice([k for k in chaos["kinds"] if (k in CHAOS_LOST) == lost])
+        st["failed"] += 1
+        per["failed"] += 1
+        if lost:
+            st["lost"] += 1
+            per["lost"] += 1
+        st["kinds"][kind] = st["kinds"].get(kind, 0) + 1
+    return ("lost" if lost else "before", kind)
+
+
+def chaos_fail(handler, kind):
+    """Answer the call as failure `kind` says (the request body is read)."""
+    if kind.endswith("timeout"):
+        with lock:
+            hold = chaos["hold_ms"]
+        time.sleep(hold / 1000.0)
+    if kind.endswith("reset") or kind.endswith("timeout"):
+        # RST, not FIN: the caller sees "connection reset by peer".
+        handler.close_connection = True
+        try:
+            handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                          struct.pack("ii", 1, 0))
+            handler.connection.close()
+        except OSError:
+            pass
+        return
+    code, err, msg = ((503, "Unavailable", "The server is overloaded and can't handle the "
+                       "request.") if kind == "error503" else
+                      (500, "InternalError", "An internal error has occurred. Retry your "
+                       "request, but if the problem persists, contact us with details by "
+                       "posting a message on the AWS forums."))
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>%s</Code>'
+            '<Message>%s</Message></Error></Errors><RequestID>chaos-proxy</RequestID>'
+            '</Response>' % (err, msg)).encode()
+    handler.send_response(code)
+    handler.send_header("Content-Type", "text/xml;charset=UTF-8")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ struct lc_prov {
     tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_cloud_err, *m_pods, *m_fleets;
     tlr_metric_family *m_nodes_created, *m_unschedulable, *m_ignored;
     tlr_metric_family *m_launch_fail, *m_term_fail, *m_batch_time, *m_batch_size;
+    tlr_metric_family *m_gc_instances;
     lc_catmetrics *catm;                 /* NULL without metrics */
     int64_t catm_due;                    /* mono ms of the next lifecycle-pass update */
 };

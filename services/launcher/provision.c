@@ -149,6 +149,9 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
                                         NULL);
         p->m_fleets = tlr_metrics_counter(o->metrics, "tailor_launcher_create_fleet_calls_total",
                                           "CreateFleet calls made (batched or not).", 0, NULL);
+        p->m_gc_instances = tlr_metrics_counter(
+            o->metrics, "tailor_launcher_gc_instances_terminated_total",
+            "Leaked instances (no NodeClaim owns them) the garbage collector terminated.", 0, NULL);
         static const char *const launch_fail[] = { "zone", "zone_id", "capacity_type", "reason" };
         p->m_launch_fail = tlr_metrics_counter(
             o->metrics, "karpenter_cloudprovider_instance_launch_failures_total",
@@ -1666,9 +1669,12 @@ void lc_prov_gc(lc_prov *p)
     }
     for (size_t i = 0; i < plan.nterminate; i++) {
         TLR_INFO(p->o.log, "gc: terminating leaked instance", TLR_S("instance", plan.terminate[i]));
-        if (terminate_one(p, NULL, plan.terminate[i], "garbage-collected") == TLR_OK)
+        if (terminate_one(p, NULL, plan.terminate[i], "garbage-collected") == TLR_OK) {
+            if (p->m_gc_instances)
+                tlr_metrics_counter_inc(p->m_gc_instances, NULL);
             lc_prov_publish(p, TAILOR__V1__LAUNCH_EVENT_KIND__LAUNCH_EVENT_KIND_GARBAGE_COLLECTED,
                             NULL, 0, plan.terminate[i]);
+        }
     }
     for (size_t i = 0; i < plan.ndelete; i++) {
         TLR_INFO(p->o.log, "gc: deleting nodeclaim without instance",

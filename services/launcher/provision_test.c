@@ -1013,6 +1013,31 @@ static void test_failure_metrics(void **state)
     tlr_metrics_free(m);
 }
 
+/* tailor_launcher_gc_instances_terminated_total counts the leaked
+ * instances GC terminated: not one whose TerminateInstances was refused
+ * (the next pass tries again), and the retry that succeeds once. */
+static void test_gc_metric(void **state)
+{
+    fixture *fx = *state;
+    tlr_metrics *m = with_metrics(fx);
+    const char *gc = "tailor_launcher_gc_instances_terminated_total";
+    assert_true(mt_sample(m, gc) == 0);
+    lc_fake_add_instance(&fx->f, "i-leak", "ghost", fx->f.now_ms - 31000);
+    fx->f.terminate_rc = TLR_E_UNAVAILABLE;
+    lc_prov_gc(fx->p);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-leak"), 1);
+    if (mt_sample(m, gc) != 0)
+        fail_msg("refused terminate: got %g want 0", mt_sample(m, gc));
+    fx->f.terminate_rc = TLR_OK;
+    lc_prov_gc(fx->p);
+    assert_int_equal(lc_fake_count(&fx->f, "terminate i-leak"), 2);
+    if (mt_sample(m, gc) != 1)
+        fail_msg("terminated: got %g want 1", mt_sample(m, gc));
+    lc_prov_free(fx->p);
+    fx->p = NULL;
+    tlr_metrics_free(m);
+}
+
 /* Karpenter's create_fleet batcher metrics: three alike claims in one
  * CreateFleet, the fourth in its own: sizes 3 and 1, two windows. */
 static void test_fleet_batch_metrics(void **state)
@@ -1101,6 +1126,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failure_metrics, setup, teardown),
         cmocka_unit_test(test_launch_failure_reason),
         cmocka_unit_test_setup_teardown(test_fleet_batch_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc_metric, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
