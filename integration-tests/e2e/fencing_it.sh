@@ -41,9 +41,10 @@ sed "s#$ks_url#https://127.0.0.1:$KP#" "$KUBECONFIG" >"$STATE_DIR/kubeconfig-a"
 # start_launcher NAME KUBECONFIG EC2_URL: sets HTTP_<NAME>, PID_<NAME>.
 start_launcher() {
   local h=$(free_port)
-  "$BUILD/services/tailor-launcher" --kubeconfig "$2" --listen "tcp://127.0.0.1:$(free_port)" \
-    --publish "tcp://127.0.0.1:$(free_port)" --http-listen "127.0.0.1:$h" \
-    --solver "tcp://127.0.0.1:$SOLVER_PORT" --watcher "tcp://127.0.0.1:$WATCHER_PUB" \
+  $(tls_as tailor-launcher) "$BUILD/services/tailor-launcher" --kubeconfig "$2" \
+    --listen "$(nng_url "$(free_port)")" --publish "$(nng_url "$(free_port)")" \
+    --http-listen "127.0.0.1:$h" \
+    --solver "$(nng_url "$SOLVER_PORT")" --watcher "$(nng_url "$WATCHER_PUB")" \
     --cluster-name "$CLUSTER_NAME" --catalog "$CATALOG" --aws-endpoint "$3" \
     --catalog-source file --no-spot --lifecycle-interval 500ms --gc-interval 5s \
     --lease-duration 6s --lease-renew-deadline 4s --lease-retry-period 1s \
