@@ -253,7 +253,8 @@ int tlr_aws_profile_parse(const char *buf, size_t len, const char *profile, int 
         out->session_token = tok;
         snprintf(out->source, sizeof(out->source), "profile");
     }
-    OPENSSL_cleanse(text, strlen(text));
+    /* strtok_r cut the text at every newline: wipe all of it, not its first line. */
+    OPENSSL_cleanse(text, len + 1);
     free(text);
     return rc;
 }
