@@ -195,7 +195,8 @@ void tlr_aws_json_error_parse(const char *body, size_t len, const char *type_hea
                       json_object_object_get_ex(o, "Message", &v)))
         snprintf(err->message, sizeof(err->message), "%s", json_object_get_string(v));
     else if (o == NULL && body != NULL)
-        snprintf(err->message, sizeof(err->message), "HTTP %d: %.200s", http_status, body);
+        snprintf(err->message, sizeof(err->message), "HTTP %d: %.*s", http_status,
+                 (int)(len < 200 ? len : 200), body);   /* body[0..len) has no NUL */
     json_object_put(o);
 }
 
