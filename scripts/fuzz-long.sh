@@ -48,6 +48,7 @@ run_one() {
     local args=(-runs="$runs" -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$art")
     [ "$max_time" != 0 ] && args+=(-max_total_time="$max_time")
     local start=$SECONDS
+    rm -f "$out/results/$name"
     if [ ! -x "$bin" ]; then
         echo "fuzz-long: $name: $bin is not built" | tee "$log"
         printf '%s\t0\t0\t?\t?\t0\t0\t0\t127\n' "$name" > "$out/results/$name"
@@ -78,7 +79,6 @@ run_one() {
          "corpus $files files, crashes $crashes, exit $status"
 }
 
-rm -rf "$out/results"
 n=0
 while read -r name bin seeds; do
     n=$((n + 1))
@@ -94,18 +94,22 @@ report="$out/report.md"
     echo
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo '?'), FUZZ_RUNS=$runs$([ "$max_time" != 0 ] && echo ", FUZZ_MAX_TIME=$max_time"), $(nproc) cores, $parallel at once"
     echo
-    echo "| target | executions | time (s) | execs/s | cov | ft | corpus files | corpus KiB | crashes | exit |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    while read -r name _ _; do
-        IFS=$'\t' read -r n e s c f files kb cr st < "$out/results/$name"
-        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$n" "$e" "$s" \
-            "$(( s > 0 ? e / s : e ))" "$c" "$f" "$files" "$kb" "$cr" "$st"
-    done < "$out/targets"
+    echo "Every target's latest run (this one's and earlier ones kept in $out/results):"
+    echo
+    echo "| target | executions | time (s) | execs/s | cov | ft | corpus files | corpus KiB | crashes | exit | finished |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    for r in "$out"/results/*; do
+        IFS=$'\t' read -r n e s c f files kb cr st < "$r"
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$n" "$e" "$s" \
+            "$(( s > 0 ? e / s : e ))" "$c" "$f" "$files" "$kb" "$cr" "$st" \
+            "$(date -u -r "$r" '+%H:%M')"
+    done
     echo
     echo "Corpora: $out/corpus/<target> (kept between runs); crash inputs: $out/artifacts/<target>/; logs: $out/logs/."
 } > "$report"
 cat "$report"
-bad=$(cut -f8,9 "$out"/results/* | awk '$1 > 0 || $2 != 0' | wc -l)
+bad=$(while read -r name _ _; do cut -f8,9 "$out/results/$name"; done < "$out/targets" |
+      awk '$1 > 0 || $2 != 0' | wc -l)
 if [ "$bad" -gt 0 ]; then
     echo "fuzz-long: $bad target(s) crashed, leaked or timed out: see $out/artifacts/"
     exit 1
