@@ -54,6 +54,7 @@ run_one() {
         printf '%s\t0\t0\t?\t?\t0\t0\t0\t127\n' "$name" > "$out/results/$name"
         return
     fi
+    touch "$art/.started"   # crashes of this run are the artifacts newer than this
     echo "fuzz-long: start $name"
     "$bin" "${args[@]}" "$corpus" $( [ -d "$seeds" ] && echo "$seeds" ) > "$log" 2>&1 &
     local pid=$!
@@ -72,7 +73,8 @@ run_one() {
     ft=$(grep -a -o 'ft: [0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$')
     files=$(find "$corpus" -type f | wc -l)
     kb=$(du -sk "$corpus" | cut -f1)
-    crashes=$(find "$art" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+    crashes=$(find "$art" -type f -newer "$art/.started" \( -name 'crash-*' -o -name 'leak-*' \
+                   -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "${execs:-0}" "$secs" "${cov:-?}" \
         "${ft:-?}" "$files" "$kb" "$crashes" "$status" > "$out/results/$name"
     echo "fuzz-long: done  $name: ${execs:-0} runs in ${secs}s, cov ${cov:-?} ft ${ft:-?}," \
