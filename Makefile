@@ -11,7 +11,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all deps build test test-release test-sanitize test-fuzz demo bench clean
+.PHONY: all deps build test test-release test-sanitize test-fuzz fuzz-long demo bench clean
 
 all: build
 
@@ -46,6 +46,14 @@ test-sanitize: build/sanitize/CMakeCache.txt
 test-fuzz: build/fuzz/CMakeCache.txt
 	cmake --build build/fuzz -j $(JOBS)
 	cd build/fuzz && ctest $(CTEST_ARGS) -L fuzz 2>&1 | tee ctest.out; exit $${PIPESTATUS[0]}
+
+# Every fuzz target for FUZZ_RUNS executions (default 10^7), corpora kept
+# in build/fuzz-long/corpus between runs; the report is
+# build/fuzz-long/report.md.  FUZZ_MAX_TIME, FUZZ_TARGETS, FUZZ_PARALLEL:
+# see scripts/fuzz-long.sh.
+fuzz-long: build/fuzz/CMakeCache.txt
+	cmake --build build/fuzz -j $(JOBS)
+	bash scripts/fuzz-long.sh build/fuzz build/fuzz-long
 
 # Benchmarks (bench/*/): optimized build, then every bench-* program in
 # full; they print figures and ratios and exit non-zero on an invalid plan.

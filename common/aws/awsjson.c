@@ -203,7 +203,8 @@ void tlr_aws_json_error_parse(const char *body, size_t len, const char *type_hea
                       json_object_object_get_ex(o, "Message", &v)))
         snprintf(err->message, sizeof(err->message), "%s", json_object_get_string(v));
     else if (o == NULL && body != NULL)
-        snprintf(err->message, sizeof(err->message), "HTTP %d: %.200s", http_status, body);
+        snprintf(err->message, sizeof(err->message), "HTTP %d: %.*s", http_status,
+                 (int)(len < 200 ? len : 200), body);   /* body[0..len) has no NUL */
     json_object_put(o);
 }
 
@@ -213,6 +214,17 @@ typedef struct sink {
     char type_header[128];
     int64_t retry_after_ms;   /* -1 = no Retry-After header */
 } sink;
+
+int tlr_aws_json_answer_parse(const char *body, size_t len, json_object **out)
+{
+    json_tokener *tok = json_tokener_new_ex(64);
+    json_object *o = json_tokener_parse_ex(tok, body ? body : "", (int)len);
+    json_tokener_free(tok);
+    if (o == NULL)
+        return TLR_E_PARSE;
+    *out = o;
+    return TLR_OK;
+}
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 {
@@ -399,17 +411,10 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
         if (rc == TLR_OK) {
             e.http_status = (int)status;
             if (status >= 200 && status < 300) {
-                json_tokener *tok = json_tokener_new_ex(64);
-                json_object *o = json_tokener_parse_ex(tok, s.body.data ? s.body.data : "",
-                                                       (int)s.body.len);
-                json_tokener_free(tok);
-                if (o == NULL) {
+                rc = tlr_aws_json_answer_parse(s.body.data, s.body.len, out);
+                if (rc != TLR_OK)
                     snprintf(e.message, sizeof(e.message), "%s %s: malformed JSON answer",
                              j->service, rq->op);
-                    rc = TLR_E_PARSE;
-                } else {
-                    *out = o;
-                }
             } else {
                 tlr_aws_json_error_parse(s.body.data, s.body.len, s.type_header, (int)status,
                                          &e);

@@ -187,18 +187,19 @@ static char *trim(char *s)
     return s;
 }
 
-int tlr_aws_profile_load(const char *path, const char *profile, int is_config,
-                         tlr_aws_credentials *out)
+int tlr_aws_profile_parse(const char *buf, size_t len, const char *profile, int is_config,
+                          tlr_aws_credentials *out)
 {
-    char *text = NULL, *line, *save = NULL;
+    char *text, *line, *save = NULL;
     char *ak = NULL, *sk = NULL, *tok = NULL;
     bool in_section = false;
-    int rc;
+    int rc = TLR_OK;
 
-    if (path == NULL || profile == NULL || out == NULL)
+    if (buf == NULL || profile == NULL || out == NULL)
         return TLR_E_INVAL;
-    if ((rc = read_file(path, &text)) != TLR_OK)
-        return rc;
+    text = tlr_malloc(len + 1);   /* strtok_r writes into it */
+    memcpy(text, buf, len);
+    text[len] = '\0';
     for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
         char *l = trim(line), *eq;
 
@@ -252,6 +253,23 @@ int tlr_aws_profile_load(const char *path, const char *profile, int is_config,
         out->session_token = tok;
         snprintf(out->source, sizeof(out->source), "profile");
     }
+    /* strtok_r cut the text at every newline: wipe all of it, not its first line. */
+    OPENSSL_cleanse(text, len + 1);
+    free(text);
+    return rc;
+}
+
+int tlr_aws_profile_load(const char *path, const char *profile, int is_config,
+                         tlr_aws_credentials *out)
+{
+    char *text = NULL;
+    int rc;
+
+    if (path == NULL || profile == NULL || out == NULL)
+        return TLR_E_INVAL;
+    if ((rc = read_file(path, &text)) != TLR_OK)
+        return rc;
+    rc = tlr_aws_profile_parse(text, strlen(text), profile, is_config, out);
     OPENSSL_cleanse(text, strlen(text));
     free(text);
     return rc;
@@ -285,6 +303,27 @@ static int from_profile(tlr_aws_creds *c, tlr_aws_credentials *out)
     return rc;
 }
 
+int tlr_aws_sts_creds_parse(const tlr_xml_node *root, tlr_aws_credentials *out)
+{
+    const tlr_xml_node *cr = tlr_xml_find(root, "AssumeRoleWithWebIdentityResult/Credentials");
+    const char *ak = tlr_xml_find_text(cr, "AccessKeyId");
+    const char *sk = tlr_xml_find_text(cr, "SecretAccessKey");
+    const char *st = tlr_xml_find_text(cr, "SessionToken");
+    const char *exp = tlr_xml_find_text(cr, "Expiration");
+    int64_t expires = 0;
+
+    if (ak == NULL || sk == NULL || st == NULL || ak[0] == '\0' || sk[0] == '\0' ||
+        (exp != NULL && tlr_time_parse(exp, &expires) != TLR_OK))
+        return TLR_E_PARSE;
+    memset(out, 0, sizeof(*out));
+    out->access_key_id = tlr_strdup(ak);
+    out->secret_access_key = tlr_strdup(sk);
+    out->session_token = tlr_strdup(st);
+    out->expires_ms = expires;
+    snprintf(out->source, sizeof(out->source), "web-identity");
+    return TLR_OK;
+}
+
 static int from_web_identity(tlr_aws_creds *c, tlr_aws_credentials *out)
 {
     const char *role = env_nonempty("AWS_ROLE_ARN");
@@ -300,9 +339,6 @@ static int from_web_identity(tlr_aws_creds *c, tlr_aws_credentials *out)
     tlr_xml_doc *doc = NULL;
     tlr_aws_error err = { 0 };
     char *token = NULL, sessbuf[64];
-    const tlr_xml_node *cr;
-    const char *ak, *sk, *st, *exp;
-    int64_t expires = 0;
     int rc;
 
     if (role == NULL || token_file == NULL)
@@ -328,24 +364,11 @@ static int from_web_identity(tlr_aws_creds *c, tlr_aws_credentials *out)
                  TLR_S("aws_code", err.code), TLR_S("aws_message", err.message), TLR_ERR(rc));
         goto out;
     }
-    cr = tlr_xml_find(tlr_xml_root(doc), "AssumeRoleWithWebIdentityResult/Credentials");
-    ak = tlr_xml_find_text(cr, "AccessKeyId");
-    sk = tlr_xml_find_text(cr, "SecretAccessKey");
-    st = tlr_xml_find_text(cr, "SessionToken");
-    exp = tlr_xml_find_text(cr, "Expiration");
-    if (ak == NULL || sk == NULL || st == NULL || ak[0] == '\0' || sk[0] == '\0' ||
-        (exp != NULL && tlr_time_parse(exp, &expires) != TLR_OK)) {
+    if ((rc = tlr_aws_sts_creds_parse(tlr_xml_root(doc), out)) != TLR_OK) {
         TLR_WARN(c->log, "sts AssumeRoleWithWebIdentity answer lacks credentials",
                  TLR_S("role", role));
-        rc = TLR_E_PARSE;
         goto out;
     }
-    memset(out, 0, sizeof(*out));
-    out->access_key_id = tlr_strdup(ak);
-    out->secret_access_key = tlr_strdup(sk);
-    out->session_token = tlr_strdup(st);
-    out->expires_ms = expires;
-    snprintf(out->source, sizeof(out->source), "web-identity");
 out:
     tlr_xml_free(doc);
     tlr_aws_params_free(p);
@@ -408,6 +431,41 @@ static int imds_do(CURL *h, const char *url, bool put, const char *token, int ti
     return rc;
 }
 
+int tlr_aws_imds_creds_parse(const char *doc, size_t len, tlr_aws_credentials *out,
+                             char *code_out, size_t code_len)
+{
+    json_object *j = NULL;
+    int64_t expires = 0;
+    int rc;
+
+    if (code_out != NULL && code_len > 0)
+        code_out[0] = '\0';
+    if ((rc = tlr_json_parse(doc, len, CREDS_MAX_ANSWER, &j, NULL, 0)) != TLR_OK)
+        return rc;
+    const char *code = tlr_json_str(j, "Code");
+    const char *ak = tlr_json_str(j, "AccessKeyId");
+    const char *sk = tlr_json_str(j, "SecretAccessKey");
+    const char *st = tlr_json_str(j, "Token");
+    const char *exp = tlr_json_str(j, "Expiration");
+    if (code != NULL && code_out != NULL && code_len > 0)
+        snprintf(code_out, code_len, "%s", code);
+    if ((code != NULL && strcmp(code, "Success") != 0) || ak == NULL || sk == NULL ||
+        (exp != NULL && tlr_time_parse(exp, &expires) != TLR_OK)) {
+        rc = TLR_E_INVAL;
+        goto out;
+    }
+    memset(out, 0, sizeof(*out));
+    out->access_key_id = tlr_strdup(ak);
+    out->secret_access_key = tlr_strdup(sk);
+    out->session_token = tlr_strdup(st);
+    out->expires_ms = expires;
+    snprintf(out->source, sizeof(out->source), "imds");
+out:
+    /* json-c's copies of the strings held the secret too; the caller wipes doc. */
+    json_object_put(j);
+    return rc;
+}
+
 static int from_imds(tlr_aws_creds *c, tlr_aws_credentials *out)
 {
     const char *disabled = env_nonempty("AWS_EC2_METADATA_DISABLED");
@@ -415,9 +473,6 @@ static int from_imds(tlr_aws_creds *c, tlr_aws_credentials *out)
     int timeout = c->http_timeout_ms > 0 ? c->http_timeout_ms : 1000;
     char url[1024], root[900];
     char *token = NULL, *role = NULL, *doc = NULL, *nl;
-    json_object *j = NULL;
-    const char *ak, *sk, *st, *exp, *code;
-    int64_t expires = 0;
     CURL *h;
     int rc;
 
@@ -446,34 +501,18 @@ static int from_imds(tlr_aws_creds *c, tlr_aws_credentials *out)
     snprintf(url, sizeof(url), "%s/latest/meta-data/iam/security-credentials/%s", root, role);
     if ((rc = imds_do(h, url, false, token, timeout, &doc)) != TLR_OK)
         goto out;
-    if ((rc = tlr_json_parse(doc, strlen(doc), CREDS_MAX_ANSWER, &j, NULL, 0)) != TLR_OK) {
+    char code[64];
+    rc = tlr_aws_imds_creds_parse(doc, strlen(doc), out, code, sizeof(code));
+    if (rc == TLR_E_INVAL) {
+        TLR_WARN(c->log, "imds credentials answer unusable", TLR_S("role", role),
+                 TLR_S("imds_code", code[0] ? code : NULL));
+        rc = TLR_E_PARSE;
+        goto out;
+    } else if (rc != TLR_OK) {
         TLR_WARN(c->log, "imds credentials answer malformed", TLR_S("role", role));
         goto out;
     }
-    code = tlr_json_str(j, "Code");
-    ak = tlr_json_str(j, "AccessKeyId");
-    sk = tlr_json_str(j, "SecretAccessKey");
-    st = tlr_json_str(j, "Token");
-    exp = tlr_json_str(j, "Expiration");
-    if ((code != NULL && strcmp(code, "Success") != 0) || ak == NULL || sk == NULL ||
-        (exp != NULL && tlr_time_parse(exp, &expires) != TLR_OK)) {
-        TLR_WARN(c->log, "imds credentials answer unusable", TLR_S("role", role),
-                 TLR_S("imds_code", code));
-        rc = TLR_E_PARSE;
-        goto out;
-    }
-    memset(out, 0, sizeof(*out));
-    out->access_key_id = tlr_strdup(ak);
-    out->secret_access_key = tlr_strdup(sk);
-    out->session_token = tlr_strdup(st);
-    out->expires_ms = expires;
-    snprintf(out->source, sizeof(out->source), "imds");
 out:
-    if (j != NULL) {
-        /* The document held the secret: wipe its text before freeing. */
-        OPENSSL_cleanse(doc, strlen(doc));
-        json_object_put(j);
-    }
     wipe_free(doc);
     wipe_free(token);
     free(role);

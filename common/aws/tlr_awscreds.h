@@ -26,6 +26,7 @@
 #ifndef TLR_AWSCREDS_H
 #define TLR_AWSCREDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tlr_log.h"
@@ -85,5 +86,22 @@ void tlr_aws_creds_invalidate(tlr_aws_creds *c);
  * TLR_E_NOTFOUND: no such file, profile or keys in it. */
 int  tlr_aws_profile_load(const char *path, const char *profile, int is_config,
                           tlr_aws_credentials *out);
+/* The same on the file's text buf[0..len) (borrowed; a NUL ends it). */
+int  tlr_aws_profile_parse(const char *buf, size_t len, const char *profile, int is_config,
+                           tlr_aws_credentials *out);
+
+/* The IMDS credentials document doc[0..len) (borrowed JSON: Code,
+ * AccessKeyId, SecretAccessKey, Token, Expiration).  On TLR_OK *out is
+ * filled (owned).  TLR_E_INVAL: JSON, but no usable credentials (Code not
+ * Success, a key missing, Expiration not a time); else tlr_json_parse's
+ * error.  code_out (may be NULL) gets IMDS's Code ("" without one). */
+int  tlr_aws_imds_creds_parse(const char *doc, size_t len, tlr_aws_credentials *out,
+                              char *code_out, size_t code_len);
+
+/* The Credentials of an STS AssumeRoleWithWebIdentity answer (root
+ * borrowed).  On TLR_OK *out is filled (owned); TLR_E_PARSE when a key
+ * is missing or Expiration is not a time. */
+struct tlr_xml_node;
+int  tlr_aws_sts_creds_parse(const struct tlr_xml_node *root, tlr_aws_credentials *out);
 
 #endif

@@ -83,6 +83,11 @@ int tlr_aws_json_call(tlr_aws_json *j, const char *op, json_object *body, json_o
 int tlr_aws_json_rest(tlr_aws_json *j, const char *op, const char *method, const char *path,
                       json_object *body, json_object **out, tlr_aws_error *err);
 
+/* Parse a 2xx answer body[0..len) (borrowed; may be NULL when len is 0)
+ * as the calls above do.  On TLR_OK *out is new and owned
+ * (json_object_put); TLR_E_PARSE when it is not JSON. */
+int tlr_aws_json_answer_parse(const char *body, size_t len, json_object **out);
+
 /* Parse an error answer (body may be NULL; type_header the
  * X-Amzn-ErrorType value or NULL) into *err.  Exposed for tests. */
 void tlr_aws_json_error_parse(const char *body, size_t len, const char *type_header,

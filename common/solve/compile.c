@@ -383,6 +383,24 @@ static int dim_of(sv_model *m, const char *name, bool add)
     return m->ndim++;
 }
 
+/* a + b and a - b, held at INT64_MAX / INT64_MIN instead of overflowing:
+ * quantities come from the request, and a caller can send any int64. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX - 1 : INT64_MIN;   /* INT64_MAX means "no limit" */
+    return r;
+}
+
 /* Convert rl; *unknown gets the first extended name with no dimension. */
 static void res_from(sv_model *m, const Tailor__V1__ResourceList *rl, sv_res *out,
                      bool add, const char **unknown)
@@ -404,15 +422,8 @@ static void res_from(sv_model *m, const Tailor__V1__ResourceList *rl, sv_res *ou
                 *unknown = x->name;
             continue;
         }
-        out->v[d] += x->value;
+        out->v[d] = sat_add(out->v[d], x->value);
     }
-}
-
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    return a + b;
 }
 
 /* The effective request of a pod: Pod.requests when set, otherwise
@@ -837,20 +848,20 @@ static void pools_build(sv_model *m, const Tailor__V1__CatalogRef *const *cats, 
             sv_res use;
             res_from(m, np->status ? np->status->usage : NULL, &use, true, NULL);
             if (l->has_cpu)
-                p->limit_left.v[SV_DIM_CPU] = l->cpu_millis - use.v[SV_DIM_CPU];
+                p->limit_left.v[SV_DIM_CPU] = sat_sub(l->cpu_millis, use.v[SV_DIM_CPU]);
             if (l->has_memory)
-                p->limit_left.v[SV_DIM_MEM] = l->memory_bytes - use.v[SV_DIM_MEM];
+                p->limit_left.v[SV_DIM_MEM] = sat_sub(l->memory_bytes, use.v[SV_DIM_MEM]);
             if (l->has_pods)
-                p->limit_left.v[SV_DIM_PODS] = l->pods - use.v[SV_DIM_PODS];
+                p->limit_left.v[SV_DIM_PODS] = sat_sub(l->pods, use.v[SV_DIM_PODS]);
             if (l->has_ephemeral_storage)
-                p->limit_left.v[SV_DIM_EPH] = l->ephemeral_storage_bytes - use.v[SV_DIM_EPH];
+                p->limit_left.v[SV_DIM_EPH] = sat_sub(l->ephemeral_storage_bytes, use.v[SV_DIM_EPH]);
             for (size_t j = 0; j < l->n_extended; j++) {
                 int d = dim_of(m, l->extended[j]->name, true);
                 if (d != SV_NONE)
-                    p->limit_left.v[d] = l->extended[j]->value - use.v[d];
+                    p->limit_left.v[d] = sat_sub(l->extended[j]->value, use.v[d]);
             }
             if (l->has_nodes)
-                p->nodes_left = l->nodes - (np->status ? np->status->nodes : 0);
+                p->nodes_left = sat_sub(l->nodes, np->status ? np->status->nodes : 0);
         }
         for (int d = 0; d < SV_NDIM; d++)
             if (p->limit_left.v[d] != INT64_MAX)

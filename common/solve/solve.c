@@ -91,6 +91,8 @@ static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena
     m->best_effort_min_values =
         o && o->min_values_policy == TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT;
     int64_t tmo = o && o->timeout_ms > 0 ? o->timeout_ms : 60000;
+    if (tmo > 86400000)
+        tmo = 86400000;   /* a day: more cannot be meant, and ns must not overflow */
     m->deadline_ns = in->start_ns + tmo * 1000000;
     /* The LP may take a third of what is left of the budget. */
     m->seed_deadline_ns = mono_ns() + (m->deadline_ns - mono_ns()) / 3;

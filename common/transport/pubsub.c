@@ -245,30 +245,61 @@ void tlr_pub_stats_get(const tlr_pub *p, tlr_pub_stats *out)
     *out = p->stats;
 }
 
+/* Split body[0..len) into its topic (copied to topic) and the envelope
+ * bytes after the NUL (*rest, *restlen, borrowed).  TLR_E_DECODE with
+ * topic "" when there is no topic of 1..TLR_TOPIC_MAX bytes. */
+static int split_topic(const void *body, size_t len, char topic[TLR_TOPIC_MAX + 1],
+                       const void **rest, size_t *restlen, char *err, size_t errlen)
+{
+    size_t scan = len < TLR_TOPIC_MAX + 1 ? len : TLR_TOPIC_MAX + 1;
+    const char *nul = body ? memchr(body, '\0', scan) : NULL;
+
+    topic[0] = '\0';
+    if (nul == NULL || nul == (const char *)body) {
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "no topic of 1..%d bytes before a NUL", TLR_TOPIC_MAX);
+        return TLR_E_DECODE;
+    }
+    size_t tlen = (size_t)(nul - (const char *)body);
+    memcpy(topic, body, tlen);
+    topic[tlen] = '\0';
+    *rest = nul + 1;
+    *restlen = len - tlen - 1;
+    return TLR_OK;
+}
+
+int tlr_sub_decode(const void *body, size_t len, size_t max_size,
+                   char topic[TLR_TOPIC_MAX + 1], Tailor__V1__Envelope **env,
+                   char *err, size_t errlen)
+{
+    const void *rest;
+    size_t restlen;
+    int rc = split_topic(body, len, topic, &rest, &restlen, err, errlen);
+    if (rc != TLR_OK)
+        return rc;
+    return tlr_envelope_unpack(rest, restlen, max_size, env, err, errlen);
+}
+
 /* Check one received message (borrowed) and pass it on. */
 static void sub_handle(tlr_sub *s, nng_msg *m)
 {
     char err[256];
     char topic[TLR_TOPIC_MAX + 1];
-    const char *body = nng_msg_body(m);
     size_t len = nng_msg_len(m);
     Tailor__V1__Envelope *env = NULL;
 
     s->stats.received++;
-    size_t scan = len < sizeof(topic) ? len : sizeof(topic);
-    const char *nul = memchr(body, '\0', scan);
-    if (nul == NULL || nul == body) {
+    const void *rest = NULL;
+    size_t restlen = 0;
+    int rc = split_topic(nng_msg_body(m), len, topic, &rest, &restlen, err, sizeof(err));
+    if (rc != TLR_OK && topic[0] == '\0') {
         s->stats.dropped++;
         TLR_WARN(s->log, "dropped message without a topic",
                  TLR_I("bytes", (long long)len));
         return;
     }
-    size_t tlen = (size_t)(nul - body);
-    memcpy(topic, body, tlen);
-    topic[tlen] = '\0';
-
-    int rc = tlr_envelope_unpack(nul + 1, len - tlen - 1, topic_limit(s, topic), &env,
-                                 err, sizeof(err));
+    if (rc == TLR_OK)
+        rc = tlr_envelope_unpack(rest, restlen, topic_limit(s, topic), &env, err, sizeof(err));
     if (rc != TLR_OK) {
         s->stats.dropped++;
         TLR_WARN(s->log, "dropped bad message", TLR_S("topic", topic),

@@ -134,4 +134,14 @@ void tlr_sub_free(tlr_sub *s);   /* NULL is fine */
 size_t tlr_sub_peers(const tlr_sub *s);   /* publishers connected */
 void   tlr_sub_stats_get(const tlr_sub *s, tlr_sub_stats *out);
 
+/* Decode one published message body[0..len) (borrowed): the topic up to
+ * its NUL (copied into topic, 1..TLR_TOPIC_MAX bytes), then the Envelope
+ * (checked as tlr_envelope_unpack does, max_size as there).  On TLR_OK
+ * *env is new and owned (tailor__v1__envelope__free_unpacked).  Errors:
+ * TLR_E_DECODE with topic[0] == '\0' when there is no topic; otherwise
+ * tlr_envelope_unpack's, err saying why. */
+int tlr_sub_decode(const void *body, size_t len, size_t max_size,
+                   char topic[TLR_TOPIC_MAX + 1], Tailor__V1__Envelope **env,
+                   char *err, size_t errlen);
+
 #endif
