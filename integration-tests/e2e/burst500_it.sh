@@ -33,23 +33,7 @@ spec:
   limits: {cpu: "2000"}
 YAML
 e2e_nodeclass >>"$STATE_DIR/pools.yaml"
-dep() {   # NAME REPLICAS CPU MEM [EXTRA_SPEC_YAML]
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $1, namespace: default}
-spec:
-  replicas: $2
-  selector: {matchLabels: {app: $1}}
-  template:
-    metadata: {labels: {app: $1}}
-    spec:
-${5:-}
-      containers:
-      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: $4}}}
-YAML
-}
+dep() { e2e_deployment "$@"; }
 {
   dep web 150 250m 256Mi '      topologySpreadConstraints:
       - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}'

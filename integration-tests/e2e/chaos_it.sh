@@ -63,22 +63,7 @@ spec:
 YAML
 e2e_nodeclass >>"$STATE_DIR/pools.yaml"
 $K apply --validate=false -f "$STATE_DIR/pools.yaml" >/dev/null
-dep() {   # NAME REPLICAS CPU MEM
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $1, namespace: default}
-spec:
-  replicas: $2
-  selector: {matchLabels: {app: $1}}
-  template:
-    metadata: {labels: {app: $1}}
-    spec:
-      containers:
-      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: $4}}}
-YAML
-}
+dep() { e2e_deployment "$@"; }
 # ec2_fates: "launched live terminated untagged" -- the cluster's
 # instances in moto in every state; untagged: never got a
 # karpenter.sh/nodeclaim tag (a shared CreateFleet's instances are tagged

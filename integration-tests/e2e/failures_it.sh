@@ -40,21 +40,7 @@ spec:
 YAML
 e2e_nodeclass >>"$STATE_DIR/pools.yaml"
 dep() {   # NAME REPLICAS CPU TEAM
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $1, namespace: default}
-spec:
-  replicas: $2
-  selector: {matchLabels: {app: $1}}
-  template:
-    metadata: {labels: {app: $1}}
-    spec:
-      nodeSelector: {team: $4}
-      containers:
-      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: 1Gi}}}
-YAML
+  e2e_deployment "$1" "$2" "$3" 1Gi "      nodeSelector: {team: $4}"
 }
 actions() {   # the proxy's count of one action
   e2e_proxy stats | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["actions"].get(sys.argv[1], 0))' "$1"

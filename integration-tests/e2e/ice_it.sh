@@ -34,22 +34,7 @@ spec:
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 YAML
 e2e_nodeclass >>"$STATE_DIR/pools.yaml"
-dep() {   # NAME REPLICAS CPU MEM
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $1, namespace: default}
-spec:
-  replicas: $2
-  selector: {matchLabels: {app: $1}}
-  template:
-    metadata: {labels: {app: $1}}
-    spec:
-      containers:
-      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: $4}}}
-YAML
-}
+dep() { e2e_deployment "$@"; }
 { dep web 20 1 1Gi; dep api 6 2 4Gi; } >"$STATE_DIR/pods.yaml"
 "$BUILD/tools/tailorctl" solve --pods "$STATE_DIR/pods.yaml" --nodepools "$STATE_DIR/pools.yaml" \
   --catalog "$CATALOG" -o json >"$STATE_DIR/plan.json"

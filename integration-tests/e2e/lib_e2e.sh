@@ -88,6 +88,27 @@ e2e_start_launcher() {
     { tail "$STATE_DIR/launcher.log"; exit 1; }
 }
 
+# e2e_deployment NAME REPLICAS CPU MEM [EXTRA_SPEC_YAML]: a Deployment of
+# REPLICAS pods requesting CPU and MEM, labelled app=NAME, in default;
+# EXTRA_SPEC_YAML (indented 6) goes into the pod spec, e.g. a nodeSelector.
+e2e_deployment() {
+  cat <<YAML
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1, namespace: default}
+spec:
+  replicas: $2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+${5:-}
+      containers:
+      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: $4}}}
+YAML
+}
+
 # e2e_nodeclass: the EC2NodeClass "default" the e2e NodePools use (AL2023,
 # the subnets and security groups local-cluster.sh tags), a YAML document.
 e2e_nodeclass() {

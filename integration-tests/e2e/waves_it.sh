@@ -36,22 +36,7 @@ spec:
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 YAML
 e2e_nodeclass >>"$STATE_DIR/pools.yaml"
-dep() {   # NAME REPLICAS CPU MEM
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $1, namespace: default}
-spec:
-  replicas: $2
-  selector: {matchLabels: {app: $1}}
-  template:
-    metadata: {labels: {app: $1}}
-    spec:
-      containers:
-      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: $4}}}
-YAML
-}
+dep() { e2e_deployment "$@"; }
 $K apply --validate=false -f "$STATE_DIR/pools.yaml" >/dev/null
 echo "--- wave 1"
 dep web 12 1 1Gi | $K apply --validate=false -f - >/dev/null
