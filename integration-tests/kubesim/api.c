@@ -1359,4 +1359,8 @@ out:
     if (out->code >= 500 || (out->code >= 400 && a->log && tlr_log_enabled(a->log, TLR_LOG_DEBUG)))
         TLR_DEBUG(a->log, "request failed", TLR_S("method", r->method), TLR_S("path", path),
                   TLR_I("code", out->code));
+    else if (a->log && tlr_log_enabled(a->log, TLR_LOG_DEBUG))
+        /* Every request served, so a test can count the API calls a client makes. */
+        TLR_DEBUG(a->log, "request", TLR_S("method", r->method), TLR_S("path", path),
+                  TLR_I("code", out->code));
 }
