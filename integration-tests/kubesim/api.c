@@ -200,6 +200,10 @@ static void status_json(tlr_buf *b, const ks_status *st)
             tlr_buf_add_json_str(b, st->cause_reason);
             tlr_buf_adds(b, ",\"message\":");
             tlr_buf_add_json_str(b, st->cause_message);
+            if (st->cause_field[0]) {
+                tlr_buf_adds(b, ",\"field\":");
+                tlr_buf_add_json_str(b, st->cause_field);
+            }
             tlr_buf_adds(b, "}]");
             sep = ",";
         }
