@@ -8,7 +8,8 @@
 # and with Python's ssl client, both verifying the server certificate;
 # a namespace the API server would refuse ('..') is answered 400 Invalid
 # with no API call; lookups are cached (kubesim's debug log counts the
-# calls); TLS 1.1 is refused; a rotated certificate is served without a
+# calls); TLS 1.1 and TLS 1.2 suites that are not ECDHE + AEAD are
+# refused; a rotated certificate is served without a
 # restart and a broken one is not taken.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -215,9 +216,15 @@ tls_ok() {  # tls_ok ARGS...: does a handshake with these openssl s_client optio
   openssl s_client -connect "127.0.0.1:$wport" -CAfile "$work/ca.crt" -verify_return_error "$@" \
     </dev/null >"$work/sclient.out" 2>&1
 }
+tls_refused() { ! tls_ok "$@"; }
 check "TLS 1.2 is accepted" tls_ok -tls1_2
 check "TLS 1.1 is refused (client allows it: SECLEVEL 0)" bash -c \
   "! openssl s_client -connect 127.0.0.1:$wport -tls1_1 -cipher DEFAULT@SECLEVEL=0 </dev/null >/dev/null 2>&1"
+check "TLS 1.2 with ECDHE and AES-GCM is accepted" tls_ok -tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256
+check "...and with ChaCha20-Poly1305" tls_ok -tls1_2 -cipher ECDHE-RSA-CHACHA20-POLY1305
+for c in AES128-SHA AES128-GCM-SHA256 ECDHE-RSA-AES128-SHA DHE-RSA-AES128-GCM-SHA256; do
+  check "TLS 1.2 cipher $c (not ECDHE or not AEAD) is refused" tls_refused -tls1_2 -cipher "$c"
+done
 
 # --- certificate rotation without a restart -------------------------------------------
 served_cn() { openssl s_client -connect "127.0.0.1:$wport" -CAfile "$work/ca.crt" </dev/null 2>/dev/null |
