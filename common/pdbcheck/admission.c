@@ -8,6 +8,12 @@
  * the new PDB count: blocks-eviction and multiple-pdbs refuse it (403,
  * with the rule's message), selects-no-pods lets it in with a warning
  * (a PDB is often created before its workload).
+ *
+ * Names are checked first (tlr_pdbc_review_names): the namespace must be
+ * a DNS-1123 label and the object's name a DNS-1123 subdomain, as the API
+ * server itself requires, because the server builds API paths from the
+ * namespace.  A review that fails is answered "not allowed" (400 Invalid)
+ * and no cluster lookup is made for it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +31,66 @@ const char *tlr_pdbc_review_namespace(json_object *review)
     if (!ns || !ns[0])
         ns = tlr_json_str(review, "request.object.metadata.namespace");
     return ns && ns[0] ? ns : NULL;
+}
+
+/* DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric at both ends. */
+static bool is_dns_label(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return false;
+    return true;
+}
+
+/* DNS-1123 subdomain: at most 253, dot-separated DNS-1123 labels. */
+static bool is_dns_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 253)
+        return false;
+    for (const char *p = s;;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        if (!is_dns_label(p, len))
+            return false;
+        if (!dot)
+            return true;
+        p = dot + 1;
+    }
+}
+
+bool tlr_pdbc_review_names(json_object *review, char *why, size_t whylen)
+{
+    static const struct { const char *path; bool label; } names[] = {
+        { "request.namespace", true },
+        { "request.object.metadata.namespace", true },
+        { "request.oldObject.metadata.namespace", true },
+        { "request.name", false },
+        { "request.object.metadata.name", false },
+        { "request.oldObject.metadata.name", false },
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        json_object *v = NULL;
+        if (!(v = tlr_json_get(review, names[i].path)) || json_object_is_type(v, json_type_null))
+            continue;
+        const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+        if (s && !s[0])
+            continue;   /* absent: a cluster-scoped request, or a name still to be generated */
+        /* An embedded NUL would hide the rest of the string from the checks. */
+        bool ok = s && (size_t)json_object_get_string_len(v) == strlen(s) &&
+                  (names[i].label ? is_dns_label(s, strlen(s)) : is_dns_subdomain(s));
+        if (!ok) {
+            if (why && whylen)
+                snprintf(why, whylen, "%s must be a DNS-1123 %s (lowercase letters, digits and "
+                         "'-'%s; at most %d characters)", names[i].path,
+                         names[i].label ? "label" : "subdomain",
+                         names[i].label ? "" : ", dot-separated", names[i].label ? 63 : 253);
+            return false;
+        }
+    }
+    return true;
 }
 
 static void fail(char *err, size_t len, const char *msg)
@@ -60,8 +126,14 @@ int tlr_pdbc_admit(json_object *review, const tlr_pdbc *cluster, char **response
     bool allowed = true;
     char message[1200] = "";
     json_object *warnings = json_object_new_array();
+    int code = 403;
+    const char *reason = "Forbidden";
 
-    if (rk && !strcmp(rk, "PodDisruptionBudget") && op &&
+    if (!tlr_pdbc_review_names(review, message, sizeof(message))) {
+        allowed = false;
+        code = 400;
+        reason = "Invalid";
+    } else if (rk && !strcmp(rk, "PodDisruptionBudget") && op &&
         (!strcmp(op, "CREATE") || !strcmp(op, "UPDATE")) && obj) {
         Tailor__V1__PodDisruptionBudget *p = NULL;
         char perr[TLR_KUBEOBJ_ERRLEN];
@@ -117,8 +189,8 @@ int tlr_pdbc_admit(json_object *review, const tlr_pdbc *cluster, char **response
     json_object_object_add(resp, "allowed", json_object_new_boolean(allowed));
     if (!allowed) {
         json_object *st = json_object_new_object();
-        json_object_object_add(st, "code", json_object_new_int(403));
-        json_object_object_add(st, "reason", json_object_new_string("Forbidden"));
+        json_object_object_add(st, "code", json_object_new_int(code));
+        json_object_object_add(st, "reason", json_object_new_string(reason));
         json_object_object_add(st, "message", json_object_new_string(message));
         json_object_object_add(resp, "status", st);
     }

@@ -303,12 +303,72 @@ static void test_admit(void **state)
     json_object_put(bad);
 }
 
+/* Namespaces and names the API server would refuse: refused here with
+ * 400 Invalid naming the field, before any lookup could be built. */
+#define NAMED(ns, name)                                                                       \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"      \
+    "\"uid\":\"u-1\",\"kind\":{\"group\":\"policy\",\"version\":\"v1\",\"kind\":"             \
+    "\"PodDisruptionBudget\"},\"namespace\":" ns ",\"name\":" name ",\"operation\":\"CREATE\","   \
+    "\"object\":{\"metadata\":{\"name\":" name ",\"namespace\":" ns "},"                       \
+    "\"spec\":{\"maxUnavailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}}}"
+
+static void test_admit_names(void **state)
+{
+    (void)state;
+    static const struct { const char *review; bool ok; const char *field; } cases[] = {
+        { NAMED("\"shop\"", "\"web\""), true, NULL },
+        { NAMED("\"shop-2\"", "\"web.v1-a\""), true, NULL },
+        { NAMED("\"..\"", "\"web\""), false, "request.namespace" },
+        { NAMED("\".\"", "\"web\""), false, "request.namespace" },
+        { NAMED("\"a/b\"", "\"web\""), false, "request.namespace" },
+        { NAMED("\"Shop\"", "\"web\""), false, "request.namespace" },
+        { NAMED("\"shop.prod\"", "\"web\""), false, "request.namespace" },   /* a label */
+        { NAMED("\"-shop\"", "\"web\""), false, "request.namespace" },
+        { NAMED("\"shop%2F..\"", "\"web\""), false, "request.namespace" },
+        { NAMED("\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"", "\"web\""),
+          false, "request.namespace" },   /* 64 characters */
+        { NAMED("7", "\"web\""), false, "request.namespace" },
+        { NAMED("\"shop\"", "\"../x\""), false, "request.name" },
+        { NAMED("\"shop\"", "\"web..x\""), false, "request.name" },
+        { NAMED("\"shop\"", "\"web\\u0000\""), false, "request.name" },
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *rev = NULL, *resp = NULL;
+        char err[256], *out = NULL, why[300] = "";
+        assert_int_equal(tlr_json_parse(cases[i].review, strlen(cases[i].review), 1 << 20, &rev,
+                                        err, sizeof(err)), TLR_OK);
+        bool ok = tlr_pdbc_review_names(rev, why, sizeof(why));
+        assert_int_equal(tlr_pdbc_admit(rev, NULL, &out, err, sizeof(err)), TLR_OK);
+        assert_int_equal(tlr_json_parse(out, strlen(out), 1 << 20, &resp, err, sizeof(err)),
+                         TLR_OK);
+        bool allowed = false;
+        int64_t code = 0;
+        tlr_json_bool(resp, "response.allowed", &allowed);
+        tlr_json_int(resp, "response.status.code", &code);
+        const char *msg = tlr_json_str(resp, "response.status.message");
+        const char *reason = tlr_json_str(resp, "response.status.reason");
+        if (ok != cases[i].ok || allowed != cases[i].ok ||
+            (!cases[i].ok && (code != 400 || !reason || strcmp(reason, "Invalid") || !msg ||
+                              strncmp(msg, cases[i].field, strlen(cases[i].field)) ||
+                              strncmp(why, cases[i].field, strlen(cases[i].field))))) {
+            print_error("case %zu (%s): names_ok %d, got %s\n", i, cases[i].review, ok, out);
+            failed++;
+        }
+        free(out);
+        json_object_put(rev);
+        json_object_put(resp);
+    }
+    assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_admit),
+        cmocka_unit_test(test_admit_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,8 +112,11 @@ int tlr_pdbc_findings_json(const tlr_pdbc *c, const tlr_pdbc_findings *f, tlr_bu
  * the rules that need no cluster apply (maxUnavailable 0 or 0%,
  * minAvailable 100%).  Other kinds and operations are allowed.  On TLR_OK
  * *response is a new AdmissionReview JSON text (free()) with the request's
- * uid.  TLR_E_PARSE: review is not an AdmissionReview v1 request (err
- * says why; answer HTTP 400). */
+ * uid.  A namespace or name that is not a DNS-1123 label / subdomain is
+ * refused with code 400, reason Invalid (see tlr_pdbc_review_names).
+ * TLR_E_PARSE: review is not an AdmissionReview v1 request (err says why;
+ * answer HTTP 400).  A plain function from a parsed body to an answer, so
+ * a fuzz target can call it. */
 int tlr_pdbc_admit(json_object *review, const tlr_pdbc *cluster, char **response,
                    char *err, size_t errlen);
 
@@ -121,5 +124,13 @@ int tlr_pdbc_admit(json_object *review, const tlr_pdbc *cluster, char **response
  * from review), so a server can load that namespace first; NULL when it
  * carries none. */
 const char *tlr_pdbc_review_namespace(json_object *review);
+
+/* Are the namespaces (request.namespace, object's and oldObject's
+ * metadata.namespace: DNS-1123 labels) and names (request.name, the
+ * objects' metadata.name: DNS-1123 subdomains) of review (borrowed) what
+ * the API server accepts?  Empty or absent ones pass.  false: why (may be
+ * NULL) names the field and the rule.  A server checks this before it
+ * builds any API path from a review. */
+bool tlr_pdbc_review_names(json_object *review, char *why, size_t whylen);
 
 #endif

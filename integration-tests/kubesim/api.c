@@ -200,6 +200,10 @@ static void status_json(tlr_buf *b, const ks_status *st)
             tlr_buf_add_json_str(b, st->cause_reason);
             tlr_buf_adds(b, ",\"message\":");
             tlr_buf_add_json_str(b, st->cause_message);
+            if (st->cause_field[0]) {
+                tlr_buf_adds(b, ",\"field\":");
+                tlr_buf_add_json_str(b, st->cause_field);
+            }
             tlr_buf_adds(b, "}]");
             sep = ",";
         }
@@ -1358,5 +1362,9 @@ out:
     free(copy);
     if (out->code >= 500 || (out->code >= 400 && a->log && tlr_log_enabled(a->log, TLR_LOG_DEBUG)))
         TLR_DEBUG(a->log, "request failed", TLR_S("method", r->method), TLR_S("path", path),
+                  TLR_I("code", out->code));
+    else if (a->log && tlr_log_enabled(a->log, TLR_LOG_DEBUG))
+        /* Every request served, so a test can count the API calls a client makes. */
+        TLR_DEBUG(a->log, "request", TLR_S("method", r->method), TLR_S("path", path),
                   TLR_I("code", out->code));
 }

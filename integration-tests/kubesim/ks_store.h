@@ -134,6 +134,7 @@ typedef struct ks_status {
     const char *group;        /* details.group; static */
     const char *cause_reason; /* details.causes[0].reason ("DisruptionBudget"); static */
     char cause_message[256];  /* details.causes[0].message */
+    char cause_field[160];    /* details.causes[0].field ("metadata.name"); "" = omitted */
     int  retry_after;         /* details.retryAfterSeconds; 0 = omitted */
 } ks_status;
 

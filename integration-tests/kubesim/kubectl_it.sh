@@ -94,6 +94,41 @@ check "failed test op: 422" [ "$(api -X PATCH -H 'Content-Type: application/json
   -d '[{"op":"test","path":"/metadata/name","value":"nope"}]' "$base/api/v1/nodes/node-1-33")" = 422 ]
 check "watch from a too-old version: ERROR 410" bash -c \
   "curl -s -H 'Authorization: Bearer it-token' '$base/api/v1/nodes?watch=1&resourceVersion=1&timeoutSeconds=2' | grep -q '\"type\":\"ERROR\".*\"code\":410'"
+# What kube-apiserver's validation refuses: real kubectl shows the field
+# from details.causes, and the Status has the apiserver's shape.
+K="/usr/lib/google-cloud-sdk/bin/kubectl.1.33 --kubeconfig $work/kc"
+invalid() {  # invalid NAME WANT YAML: kubectl create fails and prints WANT
+  printf '%s\n' "$3" >"$work/$1.yaml"
+  check "kubectl: $1 is refused: $2" bash -c \
+    "! $K create --validate=false -f '$work/$1.yaml' >'$work/$1.out' 2>&1 && grep -qF -- '$2' '$work/$1.out'"
+}
+invalid dup-container 'The Pod "dup" is invalid: spec.containers[1].name: Duplicate value: "a"' \
+  'apiVersion: v1
+kind: Pod
+metadata: {name: dup}
+spec: {containers: [{name: a, image: busybox}, {name: a, image: busybox}]}'
+invalid no-image 'spec.containers[0].image: Required value' \
+  'apiVersion: v1
+kind: Pod
+metadata: {name: noimage}
+spec: {containers: [{name: a}]}'
+invalid bad-label 'metadata.labels: Invalid value: "a b"' \
+  'apiVersion: v1
+kind: ConfigMap
+metadata: {name: lab, labels: {app: "a b"}}'
+invalid bad-svc-name 'metadata.name: Invalid value: "1svc"' \
+  'apiVersion: v1
+kind: Service
+metadata: {name: 1svc}
+spec: {ports: [{port: 80}]}'
+check "the Status: 422 Invalid, details.causes[0] with the field" bash -c \
+  "curl -s -H 'Authorization: Bearer it-token' -H 'Content-Type: application/json' -d '{\"metadata\":{\"name\":\"a..b\"}}' \
+     '$base/api/v1/namespaces/default/configmaps' | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+c = s[\"details\"][\"causes\"][0]
+sys.exit(0 if s[\"code\"] == 422 and s[\"reason\"] == \"Invalid\" and c[\"field\"] == \"metadata.name\"
+         and c[\"reason\"] == \"FieldValueInvalid\" and s[\"details\"][\"kind\"] == \"ConfigMap\" else 1)'"
 check "still serving" [ "$(api "$base/api/v1/nodes")" = 200 ]
 kill -TERM "$pid"
 wait_exit "$pid" 20

@@ -80,7 +80,7 @@ static void test_field_selectors(void **state)
     ks_obj *pod = NULL;
     assert_int_equal(ks_store_create_text(st, KS_POD, "default",
                                           "{\"metadata\":{\"name\":\"p1\"},\"spec\":{\"nodeName\":"
-                                          "\"n1\",\"containers\":[{\"name\":\"c\"}]},"
+                                          "\"n1\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]},"
                                           "\"status\":{\"phase\":\"Running\"}}",
                                           &pod, NULL),
                      TLR_OK);

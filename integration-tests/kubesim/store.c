@@ -867,6 +867,9 @@ static int check_string_map(const ks_kind *k, json_object *j, const char *path, 
     return TLR_OK;
 }
 
+static int field_error(ks_status *st, const ks_kind *k, const char *name, const char *cause,
+                       const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
 /* Container resources as kube-apiserver reads them: a value that is not
  * a quantity cannot be decoded (400), a negative one is invalid (422). */
 static int check_resources(const ks_kind *k, json_object *j, const char *spec, ks_status *st)
@@ -899,12 +902,11 @@ static int check_resources(const ks_kind *k, json_object *j, const char *spec, k
                                              k->kind, k->version, k->kind);
                     if (rc == TLR_OK && qq.neg) {
                         const char *name_ = tlr_json_str(j, "metadata.name");
-                        rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
-                                           "%s \"%s\" is invalid: %s[%zu].%s[%s]: Invalid value: "
-                                           "\"%s\": must be greater than or equal to 0",
-                                           k->kind, name_ ? name_ : "", path, i, mp, name, q);
-                        ks_status_details(st, k, name_);
-                        return rc;
+                        char field[160];
+                        snprintf(field, sizeof(field), "%s[%zu].%s[%s]", path, i, mp, name);
+                        return field_error(st, k, name_, "FieldValueInvalid", field,
+                                           "Invalid value: \"%.60s\": must be greater than or "
+                                           "equal to 0", q);
                     }
                 }
             }
@@ -912,6 +914,9 @@ static int check_resources(const ks_kind *k, json_object *j, const char *spec, k
     }
     return TLR_OK;
 }
+
+static int check_labels(const ks_kind *k, json_object *j, const char *path, ks_status *st);
+static int check_containers(const ks_kind *k, json_object *j, const char *spec, ks_status *st);
 
 static int check_types(const ks_kind *k, json_object *j, ks_status *st)
 {
@@ -938,40 +943,248 @@ static int check_types(const ks_kind *k, json_object *j, ks_status *st)
     if (!rc && (k->id == KS_DEPLOYMENT || k->id == KS_REPLICASET || k->id == KS_STATEFULSET ||
                 k->id == KS_DAEMONSET))
         rc = check_resources(k, j, "spec.template.spec", st);
+    if (!rc)
+        rc = check_labels(k, j, "metadata.labels", st);
+    if (!rc && k->id == KS_POD)
+        rc = check_containers(k, j, "spec", st);
+    if (!rc && (k->id == KS_DEPLOYMENT || k->id == KS_REPLICASET || k->id == KS_STATEFULSET ||
+                k->id == KS_DAEMONSET)) {
+        rc = check_labels(k, j, "spec.template.metadata.labels", st);
+        if (!rc && tlr_json_obj(j, "spec.template"))
+            rc = check_containers(k, j, "spec.template.spec", st);
+    }
     return rc;
 }
 
-/* RFC 1123 subdomain (label when !dots). */
-static bool name_valid(const char *n, bool dots)
+/* ---- field validation as kube-apiserver does it ---------------------------
+ * The rules of apimachinery's validation (IsDNS1123Label/Subdomain,
+ * IsDNS1035Label, IsQualifiedName, IsValidLabelValue) and of core's
+ * ValidateObjectMeta / validateContainers, for what kubesim serves.  A
+ * failure is 422 Invalid with the apiserver's shape: the message
+ * "<Kind> \"<name>\" is invalid: <field>: <detail>" and details.causes[0]
+ * {reason FieldValue..., message <detail>, field <field>}. */
+
+static int field_error(ks_status *st, const ks_kind *k, const char *name, const char *cause,
+                       const char *field, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int field_error(ks_status *st, const ks_kind *k, const char *name, const char *cause,
+                       const char *field, const char *fmt, ...)
 {
-    size_t len = strlen(n);
-    if (len == 0 || len > (dots ? 253u : 63u))
+    char detail[250];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    int rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid", "%s \"%s\" is invalid: %s: %s",
+                           k->kind, name ? name : "", field, detail);
+    ks_status_details(st, k, name);
+    if (st) {
+        st->kind = k->kind;   /* Invalid names the Kind ("Pod"), NotFound the resource */
+        st->cause_reason = cause;
+        snprintf(st->cause_message, sizeof(st->cause_message), "%s", detail);
+        snprintf(st->cause_field, sizeof(st->cause_field), "%s", field);
+    }
+    return rc;
+}
+
+static bool lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool any_alnum(char c)
+{
+    return lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric ends (s[0..n)). */
+static bool is_dns_label(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || !lower_alnum(s[0]) || !lower_alnum(s[n - 1]))
         return false;
-    for (size_t i = 0; i < len; i++) {
-        char ch = n[i];
-        bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-        if (!alnum && ch != '-' && !(dots && ch == '.'))
+    for (size_t i = 0; i < n; i++)
+        if (!lower_alnum(s[i]) && s[i] != '-')
             return false;
-        if (!alnum && (i == 0 || i == len - 1))
+    return true;
+}
+
+/* DNS-1123 subdomain: at most 253, dot-separated DNS-1123 labels. */
+static bool is_dns_subdomain(const char *s, size_t n)
+{
+    if (n == 0 || n > 253)
+        return false;
+    for (size_t i = 0; i <= n;) {
+        const char *dot = memchr(s + i, '.', n - i);
+        size_t len = dot ? (size_t)(dot - (s + i)) : n - i;
+        if (!is_dns_label(s + i, len))
             return false;
+        i += len + 1;
+        if (!dot)
+            break;
     }
     return true;
 }
 
+/* DNS-1035 label: a DNS-1123 label that starts with a letter. */
+static bool is_dns1035_label(const char *s, size_t n)
+{
+    return is_dns_label(s, n) && s[0] >= 'a' && s[0] <= 'z';
+}
+
+/* A label value or a qualified name's name part: [A-Za-z0-9] at both
+ * ends, [-A-Za-z0-9_.] between, at most 63 (empty when empty_ok). */
+static bool is_label_token(const char *s, size_t n, bool empty_ok)
+{
+    if (n == 0)
+        return empty_ok;
+    if (n > 63 || !any_alnum(s[0]) || !any_alnum(s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!any_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return false;
+    return true;
+}
+
+/* A label key: [prefix/]name, prefix a DNS-1123 subdomain. */
+static bool is_qualified_name(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    if (!slash)
+        return is_label_token(s, strlen(s), false);
+    if (strchr(slash + 1, '/'))
+        return false;
+    return is_dns_subdomain(s, (size_t)(slash - s)) &&
+           is_label_token(slash + 1, strlen(slash + 1), false);
+}
+
+typedef enum name_rule { NAME_SUBDOMAIN, NAME_LABEL, NAME_1035 } name_rule;
+
+static name_rule name_rule_of(const ks_kind *k)
+{
+    return k->id == KS_NAMESPACE ? NAME_LABEL : k->id == KS_SERVICE ? NAME_1035 : NAME_SUBDOMAIN;
+}
+
+/* name (generateName when prefix: a trailing '-' is allowed, as the
+ * generated suffix follows it) under k's rule; 422 on field. */
+static int check_name_as(const ks_kind *k, const char *name, bool prefix, const char *shown,
+                         ks_status *st)
+{
+    char buf[300];
+    snprintf(buf, sizeof(buf), "%s", name);
+    size_t n = strlen(name);
+    if (prefix && n > 0 && n < sizeof(buf) && buf[n - 1] == '-')
+        buf[n - 1] = 'a';
+    name_rule r = name_rule_of(k);
+    bool ok = n < sizeof(buf) && (r == NAME_LABEL      ? is_dns_label(buf, n)
+                                  : r == NAME_1035     ? is_dns1035_label(buf, n)
+                                                       : is_dns_subdomain(buf, n));
+    if (ok)
+        return TLR_OK;
+    const char *field = prefix ? "metadata.generateName" : "metadata.name";
+    if (r == NAME_SUBDOMAIN && n > 253)
+        return field_error(st, k, shown, "FieldValueInvalid", field,
+                           "Invalid value: \"%.60s...\": must be no more than 253 characters", name);
+    if (r != NAME_SUBDOMAIN && n > 63)
+        return field_error(st, k, shown, "FieldValueInvalid", field,
+                           "Invalid value: \"%.60s...\": must be no more than 63 characters", name);
+    return field_error(st, k, shown, "FieldValueInvalid", field,
+                       "Invalid value: \"%.100s\": a lowercase RFC 1123 %s must consist of lower "
+                       "case alphanumeric characters%s, and must %s",
+                       name, r == NAME_SUBDOMAIN ? "subdomain" : r == NAME_LABEL ? "label" : "label",
+                       r == NAME_SUBDOMAIN ? ", '-' or '.'" : " or '-'",
+                       r == NAME_1035 ? "start with an alphabetic character, and end with an "
+                                        "alphanumeric character"
+                                      : "start and end with an alphanumeric character");
+}
+
 static int check_name(const ks_kind *k, const char *name, ks_status *st)
 {
-    bool dots = k->id != KS_NAMESPACE;
-    if (name_valid(name, dots))
+    return check_name_as(k, name, false, name, st);
+}
+
+/* metadata.labels: qualified keys, valid values (types: check_string_map). */
+static int check_labels(const ks_kind *k, json_object *j, const char *path, ks_status *st)
+{
+    json_object *m = tlr_json_obj(j, path);
+    if (!m)
         return TLR_OK;
-    int rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
-                           "%s \"%s\" is invalid: metadata.name: Invalid value: \"%s\": a "
-                           "lowercase RFC 1123 %s must consist of lower case alphanumeric "
-                           "characters%s, and must start and end with an alphanumeric "
-                           "character",
-                           k->kind, name, name, dots ? "subdomain" : "label",
-                           dots ? ", '-' or '.'" : " or '-'");
-    ks_status_details(st, k, name);
-    return rc;
+    const char *name = tlr_json_str(j, "metadata.name");
+    json_object_object_foreach(m, key, v) {
+        char field[200];
+        snprintf(field, sizeof(field), "%s", path);
+        if (!is_qualified_name(key))
+            return field_error(st, k, name, "FieldValueInvalid", field,
+                               "Invalid value: \"%.100s\": name part must consist of alphanumeric "
+                               "characters, '-', '_' or '.', and must start and end with an "
+                               "alphanumeric character (an optional prefix: a DNS-1123 "
+                               "subdomain followed by '/'), at most 63 characters", key);
+        const char *val = v ? json_object_get_string(v) : "";
+        if (!is_label_token(val, strlen(val), true)) {
+            snprintf(field, sizeof(field), "%s", path);
+            return field_error(st, k, name, "FieldValueInvalid", field,
+                               "Invalid value: \"%.100s\": a valid label must be an empty string "
+                               "or consist of alphanumeric characters, '-', '_' or '.', and must "
+                               "start and end with an alphanumeric character, at most 63 "
+                               "characters", val);
+        }
+    }
+    return TLR_OK;
+}
+
+/* Containers of a pod spec at spec: at least one; each with a name (a
+ * DNS-1123 label, unique across containers and initContainers) and an
+ * image. */
+static int check_containers(const ks_kind *k, json_object *j, const char *spec, ks_status *st)
+{
+    static const char *const lists[] = { "containers", "initContainers" };
+    const char *name = tlr_json_str(j, "metadata.name");
+    if (!name || !name[0])
+        name = tlr_json_str(j, "metadata.generateName");
+    char path[96], field[160];
+    snprintf(path, sizeof(path), "%s.containers", spec);
+    json_object *main_list = tlr_json_arr(j, path);
+    if (!main_list || json_object_array_length(main_list) == 0)
+        return field_error(st, k, name, "FieldValueRequired", path, "Required value");
+    for (size_t l = 0; l < 2; l++) {
+        snprintf(path, sizeof(path), "%s.%s", spec, lists[l]);
+        json_object *arr = tlr_json_arr(j, path);
+        for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+            json_object *c = json_object_array_get_idx(arr, i);
+            const char *cn = tlr_json_str(c, "name");
+            const char *image = tlr_json_str(c, "image");
+            if (!cn || !cn[0]) {
+                snprintf(field, sizeof(field), "%s[%zu].name", path, i);
+                return field_error(st, k, name, "FieldValueRequired", field, "Required value");
+            }
+            if (!is_dns_label(cn, strlen(cn))) {
+                snprintf(field, sizeof(field), "%s[%zu].name", path, i);
+                return field_error(st, k, name, "FieldValueInvalid", field,
+                                   "Invalid value: \"%.100s\": a lowercase RFC 1123 label must "
+                                   "consist of lower case alphanumeric characters or '-', and "
+                                   "must start and end with an alphanumeric character", cn);
+            }
+            /* Unique against every container before this one, in both lists. */
+            for (size_t l2 = 0; l2 <= l; l2++) {
+                char p2[96];
+                snprintf(p2, sizeof(p2), "%s.%s", spec, lists[l2]);
+                json_object *a2 = tlr_json_arr(j, p2);
+                size_t upto = l2 == l ? i : (a2 ? json_object_array_length(a2) : 0);
+                for (size_t i2 = 0; a2 && i2 < upto; i2++) {
+                    const char *other = tlr_json_str(json_object_array_get_idx(a2, i2), "name");
+                    if (other && !strcmp(other, cn)) {
+                        snprintf(field, sizeof(field), "%s[%zu].name", path, i);
+                        return field_error(st, k, name, "FieldValueDuplicate", field,
+                                           "Duplicate value: \"%.100s\"", cn);
+                    }
+                }
+            }
+            if (!image || !image[0]) {
+                snprintf(field, sizeof(field), "%s[%zu].image", path, i);
+                return field_error(st, k, name, "FieldValueRequired", field, "Required value");
+            }
+        }
+    }
+    return TLR_OK;
 }
 
 /* Kinds whose metadata.generation counts spec changes. */
@@ -1104,6 +1317,8 @@ int ks_store_create_obj(ks_store *s, ks_kind_id kind, const char *ns, json_objec
     }
     if (name && name[0] && (rc = check_name(k, name, st)))
         goto out;
+    if ((!name || !name[0]) && (rc = check_name_as(k, gen, true, gen, st)))
+        goto out;
     if ((!name || !name[0]) && strlen(gen) > 200) {
         rc = check_name(k, gen, st);
         if (!rc)
@@ -1164,7 +1379,7 @@ int ks_store_create_obj(ks_store *s, ks_kind_id kind, const char *ns, json_objec
         }
         json_object_object_add(meta, "name", json_object_new_string(buf));
         name = tlr_json_str(meta, "name");
-        if (!name_valid(name, kind != KS_NAMESPACE)) {
+        if (check_name(k, name, NULL) != TLR_OK) {
             pthread_mutex_unlock(&s->mu);
             rc = check_name(k, name, st);
             goto out;

@@ -72,7 +72,7 @@ static void test_create_errors(void **state)
           "\"initContainers\":[{\"name\":\"i\",\"resources\":{\"limits\":{\"memory\":\"-1Gi\"}}}]}}",
           TLR_E_INVAL, 422 },
         { "a number is a quantity", KS_POD, "default",
-          "{\"metadata\":{\"name\":\"q4\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+          "{\"metadata\":{\"name\":\"q4\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
           "\"resources\":{\"requests\":{\"cpu\":2,\"memory\":\"1Gi\"}}}]}}", TLR_OK, 0 },
         { "template with a negative request", KS_DEPLOYMENT, "default",
           "{\"metadata\":{\"name\":\"d2\"},\"spec\":{\"template\":{\"spec\":{\"containers\":"
@@ -406,10 +406,106 @@ static void test_controller_wakes(void **state)
     ks_store_free(s);
 }
 
+/* What kube-apiserver's validation refuses, refused the same way: 422
+ * Invalid, the field in the message and in details.causes[0].field. */
+static void test_validation(void **state)
+{
+    (void)state;
+    ks_store *s = new_store(0);
+    static const struct {
+        const char *name;
+        ks_kind_id kind;
+        const char *body;
+        const char *field;    /* NULL: accepted */
+        const char *cause;
+    } cases[] = {
+#define POD(meta, ctrs) "{\"metadata\":{" meta "},\"spec\":{\"containers\":[" ctrs "]}}"
+#define C(n) "{\"name\":\"" n "\",\"image\":\"busybox\"}"
+        { "a valid pod", KS_POD, POD("\"name\":\"ok.pod-1\"", C("a") "," C("b")), NULL, NULL },
+        { "name with a double dot", KS_POD, POD("\"name\":\"a..b\"", C("a")), "metadata.name",
+          "FieldValueInvalid" },
+        { "name with .- ", KS_CONFIGMAP, "{\"metadata\":{\"name\":\"a.-b\"}}", "metadata.name",
+          "FieldValueInvalid" },
+        { "a name over 253 characters", KS_CONFIGMAP,
+          "{\"metadata\":{\"name\":\"" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}",
+          "metadata.name", "FieldValueInvalid" },
+        { "service name starting with a digit (DNS-1035)", KS_SERVICE,
+          "{\"metadata\":{\"name\":\"1svc\"},\"spec\":{\"ports\":[{\"port\":80}]}}",
+          "metadata.name", "FieldValueInvalid" },
+        { "namespace with a dot (DNS-1123 label)", KS_NAMESPACE,
+          "{\"metadata\":{\"name\":\"a.b\"}}", "metadata.name", "FieldValueInvalid" },
+        { "generateName ending in '-'", KS_CONFIGMAP, "{\"metadata\":{\"generateName\":\"web-\"}}",
+          NULL, NULL },
+        { "generateName with upper case", KS_CONFIGMAP,
+          "{\"metadata\":{\"generateName\":\"Web-\"}}", "metadata.generateName", "FieldValueInvalid" },
+        { "container without a name", KS_POD, POD("\"name\":\"p1\"", "{\"image\":\"busybox\"}"),
+          "spec.containers[0].name", "FieldValueRequired" },
+        { "container name not a label", KS_POD, POD("\"name\":\"p2\"", C("My_C")),
+          "spec.containers[0].name", "FieldValueInvalid" },
+        { "two containers with one name", KS_POD, POD("\"name\":\"p3\"", C("a") "," C("a")),
+          "spec.containers[1].name", "FieldValueDuplicate" },
+        { "an init container with a container's name", KS_POD,
+          "{\"metadata\":{\"name\":\"p4\"},\"spec\":{\"containers\":[" C("a") "],"
+          "\"initContainers\":[" C("a") "]}}", "spec.initContainers[0].name", "FieldValueDuplicate" },
+        { "container without an image", KS_POD, POD("\"name\":\"p5\"", "{\"name\":\"a\"}"),
+          "spec.containers[0].image", "FieldValueRequired" },
+        { "template container without an image", KS_DEPLOYMENT,
+          "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":{\"containers\":"
+          "[{\"name\":\"a\"}]}}}}", "spec.template.spec.containers[0].image", "FieldValueRequired" },
+        { "pod with no containers", KS_POD, "{\"metadata\":{\"name\":\"p6\"},\"spec\":{\"containers\":[]}}",
+          "spec.containers", "FieldValueRequired" },
+        { "label key with two slashes", KS_POD, POD("\"name\":\"p7\",\"labels\":{\"a/b/c\":\"x\"}", C("a")),
+          "metadata.labels", "FieldValueInvalid" },
+        { "label key prefix not a subdomain", KS_CONFIGMAP,
+          "{\"metadata\":{\"name\":\"l1\",\"labels\":{\"Ex.com/app\":\"x\"}}}", "metadata.labels",
+          "FieldValueInvalid" },
+        { "label value with a space", KS_CONFIGMAP,
+          "{\"metadata\":{\"name\":\"l2\",\"labels\":{\"app\":\"a b\"}}}", "metadata.labels",
+          "FieldValueInvalid" },
+        { "label value of 64 characters", KS_CONFIGMAP,
+          "{\"metadata\":{\"name\":\"l3\",\"labels\":{\"app\":\""
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}}", "metadata.labels",
+          "FieldValueInvalid" },
+        { "valid labels: prefixed key, empty value, dots and underscores", KS_CONFIGMAP,
+          "{\"metadata\":{\"name\":\"l4\",\"labels\":{\"app.kubernetes.io/name\":\"My_App.v1\","
+          "\"empty\":\"\"}}}", NULL, NULL },
+        { "template label invalid", KS_DEPLOYMENT,
+          "{\"metadata\":{\"name\":\"d2\"},\"spec\":{\"template\":{\"metadata\":{\"labels\":"
+          "{\"app\":\"-x\"}},\"spec\":{\"containers\":[" C("a") "]}}}}",
+          "spec.template.metadata.labels", "FieldValueInvalid" },
+#undef POD
+#undef C
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ks_status st = { 0 };
+        int rc = ks_store_create_text(s, cases[i].kind, "default", cases[i].body, NULL, &st);
+        bool ok = cases[i].field
+                      ? rc == TLR_E_INVAL && st.code == 422 && !strcmp(st.reason, "Invalid") &&
+                            !strcmp(st.cause_field, cases[i].field) && st.cause_reason &&
+                            !strcmp(st.cause_reason, cases[i].cause) &&
+                            strstr(st.message, cases[i].field) && strstr(st.message, " is invalid: ")
+                      : rc == TLR_OK;
+        if (!ok) {
+            print_error("%s: got rc %d code %d field \"%s\" cause %s (%s), want %s %s\n",
+                        cases[i].name, rc, st.code, st.cause_field,
+                        st.cause_reason ? st.cause_reason : "-", st.message,
+                        cases[i].field ? cases[i].field : "accepted",
+                        cases[i].cause ? cases[i].cause : "");
+            failed++;
+        }
+    }
+    ks_store_free(s);
+    assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_errors),
+        cmocka_unit_test(test_validation),
         cmocka_unit_test(test_update_conflict_and_status),
         cmocka_unit_test(test_finalizers),
         cmocka_unit_test(test_paging_snapshot),

@@ -5,7 +5,12 @@
 # (whose controllers create the pods) and checked live; every planted
 # problem is found and nothing else.  Then --serve as an admission
 # webhook over TLS: real AdmissionReview v1 documents posted with curl
-# and with Python's ssl client, both verifying the server certificate.
+# and with Python's ssl client, both verifying the server certificate;
+# a namespace the API server would refuse ('..') is answered 400 Invalid
+# with no API call; lookups are cached (kubesim's debug log counts the
+# calls); TLS 1.1 and TLS 1.2 suites that are not ECDHE + AEAD are
+# refused; a rotated certificate is served without a
+# restart and a broken one is not taken.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib.sh"
@@ -55,7 +60,7 @@ run bad "$work/bad.yaml"
 check "malformed PDB: exit 2 naming the file" bash -c "[ $RC -eq 2 ] && grep -q 'bad.yaml' '$work/bad.err'"
 
 # --- live, on kubesim -------------------------------------------------------------
-start_kubesim "$kubesim" "$work"
+KUBESIM_LOG_LEVEL=debug start_kubesim "$kubesim" "$work"   # debug: one log line per request
 K=$(kubectl_for 1.33)
 cat >"$work/node.json" <<'JSON'
 {"apiVersion":"v1","kind":"Node","metadata":{"name":"legacy-1","labels":{"kubernetes.io/hostname":"legacy-1"}},
@@ -173,6 +178,78 @@ sys.exit(0 if a["response"]["allowed"] is False else 1)' "$work/ca.crt" "https:/
 echo '{"not":"a review"}' >"$work/junk.json"
 check "a body that is not an AdmissionReview: 400" [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/ca.crt" \
   --data-binary "@$work/junk.json" "https://127.0.0.1:$wport/validate")" = 400 ]
+
+# --- names the API server would refuse never become an API call -------------------
+api_calls() { grep -c '"msg":"request"' "$work/kubesim.err" || true; }
+before=$(api_calls)
+for bad in '..' '.' 'Shop' 'a%2F..' "$(printf 'a%.0s' $(seq 64))"; do
+  review 11111111-aaaa-4bbb-8ccc-0000000000b1 CREATE "$bad" pdb \
+    '{"maxUnavailable":1,"selector":{"matchLabels":{"app":"x"}}}' >"$work/badns.json"
+  post badns
+  check "namespace '$bad' is refused: 400 Invalid naming request.namespace" answer badns \
+    'a["response"]["allowed"] is False and a["response"]["status"]["code"]==400 and a["response"]["status"]["reason"]=="Invalid" and a["response"]["status"]["message"].startswith("request.namespace must be a DNS-1123 label")'
+done
+review 11111111-aaaa-4bbb-8ccc-0000000000b2 CREATE shop '../../x' \
+  '{"maxUnavailable":1,"selector":{"matchLabels":{"app":"x"}}}' >"$work/badname.json"
+post badname
+check "name '../../x' is refused: 400 Invalid naming request.name" answer badname \
+  'a["response"]["allowed"] is False and a["response"]["status"]["code"]==400 and a["response"]["status"]["message"].startswith("request.name must be a DNS-1123 subdomain")'
+check "bad names made no API call (kubesim served $before requests before and after)" \
+  [ "$(api_calls)" = "$before" ]
+check "a refused name is logged with the review's uid" \
+  grep -q '"uid":"11111111-aaaa-4bbb-8ccc-0000000000b1".*request.namespace must be' "$work/webhook.err"
+
+# --- lookups are cached: three reviews in one namespace, one list of its PDBs -------
+ml_lists() { grep -cE '"path":"/apis/policy/v1/namespaces/ml/poddisruptionbudgets(\?[^"]*)?"' \
+  "$work/kubesim.err" || true; }
+before=$(ml_lists)
+for i in 1 2 3; do
+  review "11111111-aaaa-4bbb-8ccc-00000000c00$i" CREATE ml "nb-$i" \
+    '{"maxUnavailable":1,"selector":{"matchLabels":{"app":"nb-'"$i"'"}}}' >"$work/cached.json"
+  post cached
+done
+pdb_lists=$(($(ml_lists) - before))
+check "three reviews in ml within the cache TTL: one PDB list (got $pdb_lists)" [ "$pdb_lists" = 1 ]
+
+# --- TLS: 1.2 at least ----------------------------------------------------------------
+tls_ok() {  # tls_ok ARGS...: does a handshake with these openssl s_client options succeed?
+  openssl s_client -connect "127.0.0.1:$wport" -CAfile "$work/ca.crt" -verify_return_error "$@" \
+    </dev/null >"$work/sclient.out" 2>&1
+}
+tls_refused() { ! tls_ok "$@"; }
+check "TLS 1.2 is accepted" tls_ok -tls1_2
+check "TLS 1.1 is refused (client allows it: SECLEVEL 0)" bash -c \
+  "! openssl s_client -connect 127.0.0.1:$wport -tls1_1 -cipher DEFAULT@SECLEVEL=0 </dev/null >/dev/null 2>&1"
+check "TLS 1.2 with ECDHE and AES-GCM is accepted" tls_ok -tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256
+check "...and with ChaCha20-Poly1305" tls_ok -tls1_2 -cipher ECDHE-RSA-CHACHA20-POLY1305
+for c in AES128-SHA AES128-GCM-SHA256 ECDHE-RSA-AES128-SHA DHE-RSA-AES128-GCM-SHA256; do
+  check "TLS 1.2 cipher $c (not ECDHE or not AEAD) is refused" tls_refused -tls1_2 -cipher "$c"
+done
+
+# --- certificate rotation without a restart -------------------------------------------
+served_cn() { openssl s_client -connect "127.0.0.1:$wport" -CAfile "$work/ca.crt" </dev/null 2>/dev/null |
+  sed -n 's/^subject=.*CN *= *//p'; }
+check "before rotation the first certificate is served" [ "$(served_cn)" = tailor-pdb-webhook ]
+openssl req -newkey rsa:2048 -nodes -keyout "$work/new.key" -out "$work/new.csr" \
+  -subj /CN=tailor-pdb-webhook-rotated 2>/dev/null
+openssl x509 -req -in "$work/new.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -CAcreateserial \
+  -out "$work/new.crt" -days 1 -extfile "$work/san.ext" 2>/dev/null
+cp "$work/new.crt" "$work/srv.crt.tmp" && mv "$work/srv.crt.tmp" "$work/srv.crt"   # as a Secret volume swaps
+cp "$work/new.key" "$work/srv.key.tmp" && mv "$work/srv.key.tmp" "$work/srv.key"
+rotated=
+for _ in $(seq 40); do
+  [ "$(served_cn)" = tailor-pdb-webhook-rotated ] && { rotated=1; break; }
+  sleep 0.25
+done
+check "the rotated certificate is served without a restart" [ "$rotated" = 1 ]
+check "curl verifies the rotated certificate" curl -fsS --cacert "$work/ca.crt" "https://127.0.0.1:$wport/healthz"
+echo 'not a certificate' >"$work/srv.crt"
+for _ in $(seq 40); do
+  grep -q 'cannot be used; serving the old one' "$work/webhook.err" && break
+  sleep 0.25
+done
+check "a broken certificate file is logged" grep -q '"cause":"the certificate file holds no PEM certificate"' "$work/webhook.err"
+check "and the last good certificate is still served" [ "$(served_cn)" = tailor-pdb-webhook-rotated ]
 check "decisions are logged as JSON lines" grep -q '"msg":"admission review".*"allowed":false' "$work/webhook.err"
 kill -TERM "$wpid"
 wait_exit "$wpid" 10

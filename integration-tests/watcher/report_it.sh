@@ -13,7 +13,11 @@
 #     second Event;
 #   - fixing the bad pool takes it out of the error state
 #     (tailor_watcher_invalid_objects) and back into the Snapshot, and its
-#     ValidationSucceeded turns True.
+#     ValidationSucceeded turns True;
+#   - a pod whose cpu request the API server accepts but tailor cannot use
+#     (1e308 cores): a Warning Event FailedValidation on the Pod naming
+#     the field, so `kubectl describe pod` says why it stays Pending, and
+#     a log line naming the pod.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib.sh"
@@ -164,6 +168,28 @@ check "fixed: the bad pool leaves the error state" wait_until 10 eq 1 invalid_po
 check "...its ValidationSucceeded is True again" wait_until 10 eq True cond bad ValidationSucceeded status
 check "...and the Snapshot holds it" eq bad,balanced,good pool_names
 check "...with no new Event" eq 1 count FailedValidation bad
+
+# A pod tailor cannot use: the Event is on the Pod.
+"${K[@]}" apply --validate=false -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: huge, namespace: default}
+spec:
+  containers:
+  - {name: c, image: busybox, resources: {requests: {cpu: "1e308"}}}
+YAML
+pod_events() {
+  events_json | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("\n".join(e["message"] for e in d["items"] if e["reason"] == "FailedValidation"
+                and e["type"] == "Warning" and e["involvedObject"]["kind"] == "Pod"
+                and e["involvedObject"]["name"] == "huge"))'
+}
+check "a pod requesting 1e308 cpu: a FailedValidation Event on the Pod naming the field" \
+  wait_until 10 has 'spec.containers[0].resources.requests.cpu' pod_events
+check "...and a log line naming the pod" \
+  grep -q '"msg":"ignoring an object that does not convert.*"namespace":"default","name":"huge"' "$work/watcher.log"
 
 kill -TERM "$wpid"
 wait_exit "$wpid" 10

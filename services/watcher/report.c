@@ -329,7 +329,9 @@ void watcher_report_invalid(watcher_report *r, Tailor__V1__ClusterKind kind, jso
     if (first_time(x, err)) {
         if (r->o.log)
             TLR_WARN(r->o.log, "ignoring an object that does not convert; the cache keeps its previous version",
-                     TLR_S("kind", m.kind ? m.kind : "?"), TLR_S("error", err));
+                     TLR_S("kind", m.kind ? m.kind : "?"),
+                     TLR_S("namespace", tlr_json_str(obj, "metadata.namespace")),
+                     TLR_S("name", tlr_json_str(obj, "metadata.name")), TLR_S("error", err));
         post(r, &m, obj, "FailedValidation", err);
     }
     if (!m.res)

@@ -275,6 +275,40 @@ static void test_invalid_nodeclass(void **state)
     assert_int_equal(watcher_report_invalid_count(f->rep, NC_KIND), 1);
 }
 
+/* A pending pod whose cpu request is a quantity the API server accepts
+ * but tailor cannot use (1e308 cores): one FailedValidation Event on the
+ * Pod naming the field, so `kubectl describe pod` says why it stays
+ * Pending; a relist of the same pod says nothing again. */
+static void test_invalid_pod(void **state)
+{
+    fixture *f = *state;
+    const char *text =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"huge\",\"namespace\":"
+        "\"shop\",\"uid\":\"pu1\",\"generation\":1,\"resourceVersion\":\"9\"},\"spec\":{"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":"
+        "{\"cpu\":\"1e308\"}}}]},\"status\":{\"phase\":\"Pending\"}}";
+    Tailor__V1__ClusterChange chg;
+    bool became;
+    for (int i = 0; i < 2; i++) {
+        json_object *o = json_tokener_parse(text);
+        assert_int_equal(watcher_cache_apply(f->cache, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD,
+                                             i ? TLR_KUBE_MODIFIED : TLR_KUBE_ADDED, o, &chg, &became),
+                         TLR_E_PARSE);
+        json_object_put(o);
+    }
+    assert_int_equal(f->rec.nev, 1);
+    assert_string_equal(f->rec.kind[0], "Pod");
+    assert_string_equal(f->rec.api[0], "v1");
+    assert_string_equal(f->rec.name[0], "huge");
+    assert_string_equal(f->rec.uid[0], "pu1");
+    assert_string_equal(f->rec.type[0], "Warning");
+    assert_string_equal(f->rec.reason[0], "FailedValidation");
+    if (!strstr(f->rec.message[0], "spec.containers[0].resources.requests.cpu"))
+        fail_msg("got message %s, want one naming spec.containers[0].resources.requests.cpu",
+                 f->rec.message[0]);
+    assert_int_equal(f->rec.npatch, 0);   /* a Pod has no validation condition */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +317,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_valid_leaves_others_false_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_and_relisted_away, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_nodeclass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid_pod, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

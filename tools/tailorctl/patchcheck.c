@@ -279,7 +279,7 @@ int cmd_patch_check(int argc, char **argv)
         goto out;
     }
     exit_code = EXIT_FAIL;
-    if ((rc = pdbc_connect(cfg.kubeconfig, cfg.context, cfg.in_cluster, &kc, err,
+    if ((rc = pdbc_connect(cfg.kubeconfig, cfg.context, cfg.in_cluster, 0, &kc, err,
                            sizeof(err))) != TLR_OK) {
         fprintf(stderr, "tailorctl patch-check: kubeconfig: %s\n", err[0] ? err : tlr_strerror(rc));
         goto out;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctlfiles.h"
 #include "pdbserve.h"
@@ -72,13 +73,26 @@ static const tlr_setting settings[] = {
 typedef struct list_ctx {
     tlr_pdbc *c;
     const char *kind;
+    size_t *seen, max;         /* objects so far, all kinds; max 0: no cap */
+    int64_t deadline_ms;       /* monotonic; 0: none */
     int rc;
     char err[512];
 } list_ctx;
 
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 static int on_item(void *arg, json_object *item)
 {
     list_ctx *l = arg;
+    if (l->max && ++*l->seen > l->max)
+        return l->rc = TLR_E_TOOBIG;   /* stops the list: the namespace is too big to judge */
+    if (l->deadline_ms && mono_ms() > l->deadline_ms)
+        return l->rc = TLR_E_TIMEOUT;
     int rc = tlr_pdbc_add(l->c, l->kind, item, l->err, sizeof(l->err));
     if (rc != TLR_OK && rc != TLR_E_NOTFOUND) {
         /* A malformed object in the cluster is reported, not fatal. */
@@ -89,6 +103,14 @@ static int on_item(void *arg, json_object *item)
 
 int pdbc_load_live(tlr_kube *kc, const char *ns, tlr_pdbc *c, char *err, size_t errlen)
 {
+    return pdbc_load_bounded(kc, ns, 0, 0, c, err, errlen);
+}
+
+int pdbc_load_bounded(tlr_kube *kc, const char *ns, size_t max_objects, int budget_ms,
+                      tlr_pdbc *c, char *err, size_t errlen)
+{
+    size_t seen = 0;
+    int64_t deadline = budget_ms > 0 ? mono_ms() + budget_ms : 0;
     static const struct { tlr_kube_res res; const char *kind; bool optional; } kinds[] = {
         { TLR_KUBE_RES_PDBS, "PodDisruptionBudget", false },
         { TLR_KUBE_RES_PODS, "Pod", false },
@@ -98,9 +120,22 @@ int pdbc_load_live(tlr_kube *kc, const char *ns, tlr_pdbc *c, char *err, size_t 
         { { "", "v1", "replicationcontrollers", true }, "ReplicationController", true },
     };
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        list_ctx l = { c, kinds[i].kind, TLR_OK, "" };
+        list_ctx l = { c, kinds[i].kind, &seen, max_objects, deadline, TLR_OK, "" };
         tlr_kube_status st = { 0 };
+        if (deadline && mono_ms() > deadline) {
+            snprintf(err, errlen, "listing %s: over the %d ms budget", kinds[i].res.plural,
+                     budget_ms);
+            return TLR_E_TIMEOUT;
+        }
         int rc = tlr_kube_list(kc, &kinds[i].res, ns, NULL, on_item, &l, NULL, &st);
+        if (l.rc != TLR_OK) {
+            if (l.rc == TLR_E_TOOBIG)
+                snprintf(err, errlen, "more than %zu objects in the namespace", max_objects);
+            else
+                snprintf(err, errlen, "listing %s: over the %d ms budget", kinds[i].res.plural,
+                         budget_ms);
+            return l.rc;
+        }
         if (rc == TLR_E_NOTFOUND && kinds[i].optional)
             continue;   /* a server that does not serve the kind has none */
         if (rc != TLR_OK) {
@@ -112,15 +147,15 @@ int pdbc_load_live(tlr_kube *kc, const char *ns, tlr_pdbc *c, char *err, size_t 
     return TLR_OK;
 }
 
-int pdbc_connect(const char *kubeconfig, const char *context, bool in_cluster, tlr_kube **out,
-                 char *err, size_t errlen)
+int pdbc_connect(const char *kubeconfig, const char *context, bool in_cluster, int timeout_ms,
+                 tlr_kube **out, char *err, size_t errlen)
 {
     tlr_kube_config *cfg = NULL;
     int rc = in_cluster ? tlr_kube_config_incluster(NULL, &cfg, err, errlen)
                         : tlr_kube_config_load(kubeconfig, context, &cfg, err, errlen);
     if (rc != TLR_OK)
         return rc;
-    return tlr_kube_create(cfg, NULL, out);
+    return tlr_kube_create(cfg, &(tlr_kube_opts){ .timeout_ms = timeout_ms }, out);
 }
 
 /* -o, -n and -A as kubectl spells them, for tlr_conf's long flags. */
@@ -211,7 +246,7 @@ int cmd_pdb_check(int argc, char **argv)
     } else {
         tlr_pdbc_create(TLR_PDBC_LIVE, &c);
         err[0] = '\0';
-        if ((rc = pdbc_connect(cfg.kubeconfig, cfg.context, cfg.in_cluster, &kc, err,
+        if ((rc = pdbc_connect(cfg.kubeconfig, cfg.context, cfg.in_cluster, 0, &kc, err,
                                sizeof(err))) != TLR_OK) {
             fprintf(stderr, "tailorctl pdb-check: kubeconfig: %s\n", err[0] ? err
                     : tlr_strerror(rc));
