@@ -222,6 +222,7 @@ check "TLS 1.1 is refused (client allows it: SECLEVEL 0)" bash -c \
   "! openssl s_client -connect 127.0.0.1:$wport -tls1_1 -cipher DEFAULT@SECLEVEL=0 </dev/null >/dev/null 2>&1"
 check "TLS 1.2 with ECDHE and AES-GCM is accepted" tls_ok -tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256
 check "...and with ChaCha20-Poly1305" tls_ok -tls1_2 -cipher ECDHE-RSA-CHACHA20-POLY1305
+check "TLS 1.3 is accepted" tls_ok -tls1_3
 for c in AES128-SHA AES128-GCM-SHA256 ECDHE-RSA-AES128-SHA DHE-RSA-AES128-GCM-SHA256; do
   check "TLS 1.2 cipher $c (not ECDHE or not AEAD) is refused" tls_refused -tls1_2 -cipher "$c"
 done

@@ -1,7 +1,7 @@
 /* pdbserve.c - the admission webhook behind tailorctl pdb-check --serve.
  *
- * nng's HTTP server with a TLS configuration (nng is built on mbedTLS
- * here): POST /validate takes an AdmissionReview v1, GET /healthz answers
+ * nng's HTTP server with a TLS configuration on tailor's OpenSSL engine
+ * for nng (common/transport/tls_engine.c): POST /validate takes an AdmissionReview v1, GET /healthz answers
  * "ok".  For each review the namespace's pods, workloads and PDBs are
  * listed from the API server (when a kubeconfig or the in-cluster service
  * account works), so "minAvailable >= replicas" and overlaps can be
@@ -24,7 +24,11 @@
  * label / subdomain) is answered "not allowed, 400 Invalid" and never
  * turned into an API call.
  *
- * TLS: 1.2 is the minimum version.  The certificate and key are watched
+ * TLS: the engine's policy, the same as the service bus's: TLS 1.2 or
+ * 1.3, and TLS 1.2 only with ECDHE and AEAD suites (AES-GCM,
+ * ChaCha20-Poly1305); no client certificate is asked for (the API server
+ * presents none; deploy/webhook's NetworkPolicy admits only the control
+ * plane).  The certificate and key are watched
  * (stat every RELOAD_SECS): when either file changes -- cert-manager or a
  * Secret volume rotates them -- both are read, checked with OpenSSL (a
  * certificate, a key, and the key belongs to the certificate), and a new
@@ -58,6 +62,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_log.h"
+#include "tlr_tls.h"
 
 #define REVIEW_MAX (4u << 20)
 #define RELOAD_SECS 2
@@ -300,6 +305,10 @@ static int tls_load(const pdbserve_opts *o, nng_tls_config **out, const char **w
     }
     if (!pair_ok(cert, key, why))
         goto out;
+    if (tlr_tls_engine_use() != TLR_OK) {
+        *why = "cannot register the OpenSSL TLS engine with nng";
+        goto out;
+    }
     if ((rv = nng_tls_config_alloc(&tls, NNG_TLS_MODE_SERVER)) != 0 ||
         (rv = nng_tls_config_version(tls, NNG_TLS_1_2, NNG_TLS_1_3)) != 0 ||
         (rv = nng_tls_config_own_cert(tls, cert, key, NULL)) != 0) {
