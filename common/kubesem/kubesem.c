@@ -455,6 +455,36 @@ const char *tlr_ks_pod_ignored(const Tailor__V1__Pod *p, char *buf, size_t n, bo
 
 #define AWS_SCHEME "aws://"
 
+/* ---- object names ---------------------------------------------------- */
+
+/* DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric at both ends. */
+bool tlr_ks_dns1123_label(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return false;
+    return true;
+}
+
+/* DNS-1123 subdomain: at most 253, dot-separated DNS-1123 labels. */
+bool tlr_ks_dns1123_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 253)
+        return false;
+    for (const char *p = s;;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        if (!tlr_ks_dns1123_label(p, len))
+            return false;
+        if (!dot)
+            return true;
+        p = dot + 1;
+    }
+}
+
 const char *tlr_provider_id_instance(const char *provider_id)
 {
     if (!provider_id || strncmp(provider_id, AWS_SCHEME, sizeof(AWS_SCHEME) - 1) != 0)

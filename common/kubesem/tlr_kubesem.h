@@ -171,6 +171,16 @@ const char *tlr_ks_restricted_label(const char *key, bool nodepool_key_ok);
  * non-negative integer.  DaemonSet pods are never ignored here. */
 const char *tlr_ks_pod_ignored(const Tailor__V1__Pod *p, char *buf, size_t n, bool *quiet);
 
+/* ---- object names -------------------------------------------------- */
+
+/* kube-apiserver's name rules (apimachinery's IsDNS1123Label and
+ * IsDNS1123Subdomain).  A label: s[0..n), 1-63 of [a-z0-9-], alphanumeric
+ * at both ends (namespaces).  A subdomain: NUL-terminated, 1-253
+ * characters, DNS-1123 labels joined by dots (most objects' names: Pods,
+ * PDBs, NodeClaims). */
+bool tlr_ks_dns1123_label(const char *s, size_t n);
+bool tlr_ks_dns1123_subdomain(const char *s);
+
 /* ---- provider IDs ------------------------------------------------- */
 
 /* The instance id of an "aws://" provider ID (borrowed from provider_id):

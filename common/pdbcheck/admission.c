@@ -24,6 +24,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 
 const char *tlr_pdbc_review_namespace(json_object *review)
 {
@@ -31,34 +32,6 @@ const char *tlr_pdbc_review_namespace(json_object *review)
     if (!ns || !ns[0])
         ns = tlr_json_str(review, "request.object.metadata.namespace");
     return ns && ns[0] ? ns : NULL;
-}
-
-/* DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric at both ends. */
-static bool is_dns_label(const char *s, size_t n)
-{
-    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-            return false;
-    return true;
-}
-
-/* DNS-1123 subdomain: at most 253, dot-separated DNS-1123 labels. */
-static bool is_dns_subdomain(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 253)
-        return false;
-    for (const char *p = s;;) {
-        const char *dot = strchr(p, '.');
-        size_t len = dot ? (size_t)(dot - p) : strlen(p);
-        if (!is_dns_label(p, len))
-            return false;
-        if (!dot)
-            return true;
-        p = dot + 1;
-    }
 }
 
 bool tlr_pdbc_review_names(json_object *review, char *why, size_t whylen)
@@ -80,7 +53,7 @@ bool tlr_pdbc_review_names(json_object *review, char *why, size_t whylen)
             continue;   /* absent: a cluster-scoped request, or a name still to be generated */
         /* An embedded NUL would hide the rest of the string from the checks. */
         bool ok = s && (size_t)json_object_get_string_len(v) == strlen(s) &&
-                  (names[i].label ? is_dns_label(s, strlen(s)) : is_dns_subdomain(s));
+                  (names[i].label ? tlr_ks_dns1123_label(s, strlen(s)) : tlr_ks_dns1123_subdomain(s));
         if (!ok) {
             if (why && whylen)
                 snprintf(why, whylen, "%s must be a DNS-1123 %s (lowercase letters, digits and "
