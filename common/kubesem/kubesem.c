@@ -457,10 +457,11 @@ const char *tlr_ks_pod_ignored(const Tailor__V1__Pod *p, char *buf, size_t n, bo
 
 /* ---- object names ---------------------------------------------------- */
 
-/* DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric at both ends. */
-bool tlr_ks_dns1123_label(const char *s, size_t n)
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n), of any length: a label's
+ * shape, the part of a subdomain between dots. */
+static bool dns1123_part(const char *s, size_t n)
 {
-    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+    if (n == 0 || s[0] == '-' || s[n - 1] == '-')
         return false;
     for (size_t i = 0; i < n; i++)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
@@ -468,7 +469,13 @@ bool tlr_ks_dns1123_label(const char *s, size_t n)
     return true;
 }
 
-/* DNS-1123 subdomain: at most 253, dot-separated DNS-1123 labels. */
+bool tlr_ks_dns1123_label(const char *s, size_t n)
+{
+    return n <= 63 && dns1123_part(s, n);
+}
+
+/* As apimachinery's IsDNS1123Subdomain: only the whole is limited (253);
+ * a part between dots may be longer than a label's 63. */
 bool tlr_ks_dns1123_subdomain(const char *s)
 {
     size_t n = strlen(s);
@@ -477,7 +484,7 @@ bool tlr_ks_dns1123_subdomain(const char *s)
     for (const char *p = s;;) {
         const char *dot = strchr(p, '.');
         size_t len = dot ? (size_t)(dot - p) : strlen(p);
-        if (!tlr_ks_dns1123_label(p, len))
+        if (!dns1123_part(p, len))
             return false;
         if (!dot)
             return true;

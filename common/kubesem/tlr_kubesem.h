@@ -176,8 +176,9 @@ const char *tlr_ks_pod_ignored(const Tailor__V1__Pod *p, char *buf, size_t n, bo
 /* kube-apiserver's name rules (apimachinery's IsDNS1123Label and
  * IsDNS1123Subdomain).  A label: s[0..n), 1-63 of [a-z0-9-], alphanumeric
  * at both ends (namespaces).  A subdomain: NUL-terminated, 1-253
- * characters, DNS-1123 labels joined by dots (most objects' names: Pods,
- * PDBs, NodeClaims). */
+ * characters, parts of [a-z0-9-] alphanumeric at both ends joined by dots
+ * -- a part may be longer than 63 (most objects' names: Pods, PDBs,
+ * NodeClaims). */
 bool tlr_ks_dns1123_label(const char *s, size_t n);
 bool tlr_ks_dns1123_subdomain(const char *s);
 

@@ -312,6 +312,9 @@ static void test_admit(void **state)
     "\"object\":{\"metadata\":{\"name\":" name ",\"namespace\":" ns "},"                       \
     "\"spec\":{\"maxUnavailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}}}"
 
+/* 254 characters: one past a subdomain's 253. */
+#define NAME254 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
 static void test_admit_names(void **state)
 {
     (void)state;
@@ -331,6 +334,11 @@ static void test_admit_names(void **state)
         { NAMED("\"shop\"", "\"../x\""), false, "request.name" },
         { NAMED("\"shop\"", "\"web..x\""), false, "request.name" },
         { NAMED("\"shop\"", "\"web\\u0000\""), false, "request.name" },
+        /* A name is a subdomain: only the whole is limited (253), a part
+         * between dots may pass a label's 63, as kube-apiserver allows. */
+        { NAMED("\"shop\"", "\"checkout-frontend-canary-eu-west-with-a-very-long-deployment-name-abcde\""),
+          true, NULL },
+        { NAMED("\"shop\"", "\"" NAME254 "\""), false, "request.name" },
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -997,10 +997,10 @@ static bool any_alnum(char c)
     return lower_alnum(c) || (c >= 'A' && c <= 'Z');
 }
 
-/* DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric ends (s[0..n)). */
-static bool is_dns_label(const char *s, size_t n)
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..n), any length. */
+static bool is_dns_part(const char *s, size_t n)
 {
-    if (n == 0 || n > 63 || !lower_alnum(s[0]) || !lower_alnum(s[n - 1]))
+    if (n == 0 || !lower_alnum(s[0]) || !lower_alnum(s[n - 1]))
         return false;
     for (size_t i = 0; i < n; i++)
         if (!lower_alnum(s[i]) && s[i] != '-')
@@ -1008,7 +1008,14 @@ static bool is_dns_label(const char *s, size_t n)
     return true;
 }
 
-/* DNS-1123 subdomain: at most 253, dot-separated DNS-1123 labels. */
+/* DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric ends (s[0..n)). */
+static bool is_dns_label(const char *s, size_t n)
+{
+    return n <= 63 && is_dns_part(s, n);
+}
+
+/* DNS-1123 subdomain: at most 253 in all, dot-separated parts shaped like
+ * labels -- kube-apiserver limits only the whole, not each part. */
 static bool is_dns_subdomain(const char *s, size_t n)
 {
     if (n == 0 || n > 253)
@@ -1016,7 +1023,7 @@ static bool is_dns_subdomain(const char *s, size_t n)
     for (size_t i = 0; i <= n;) {
         const char *dot = memchr(s + i, '.', n - i);
         size_t len = dot ? (size_t)(dot - (s + i)) : n - i;
-        if (!is_dns_label(s + i, len))
+        if (!is_dns_part(s + i, len))
             return false;
         i += len + 1;
         if (!dot)

@@ -422,6 +422,9 @@ static void test_validation(void **state)
 #define POD(meta, ctrs) "{\"metadata\":{" meta "},\"spec\":{\"containers\":[" ctrs "]}}"
 #define C(n) "{\"name\":\"" n "\",\"image\":\"busybox\"}"
         { "a valid pod", KS_POD, POD("\"name\":\"ok.pod-1\"", C("a") "," C("b")), NULL, NULL },
+        { "a pod name of 71 characters without a dot (only the whole is limited)", KS_POD,
+          POD("\"name\":\"checkout-frontend-canary-eu-west-with-a-very-long-deployment-name-abcde\"",
+              C("a")), NULL, NULL },
         { "name with a double dot", KS_POD, POD("\"name\":\"a..b\"", C("a")), "metadata.name",
           "FieldValueInvalid" },
         { "name with .- ", KS_CONFIGMAP, "{\"metadata\":{\"name\":\"a.-b\"}}", "metadata.name",
