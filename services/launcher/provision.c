@@ -1272,6 +1272,17 @@ void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
             r->status = new_status(TLR_E_INVAL, "NoName", "a LaunchRequest claim needs a name");
             continue;
         }
+        /* The name becomes an API path and an EC2 tag: nothing the API
+         * server would refuse goes further (the bytes are not echoed in
+         * the message: they may not even be text). */
+        if (!tlr_ks_dns1123_subdomain(in->name)) {
+            r->status = new_status(TLR_E_INVAL, "InvalidName", "a NodeClaim name must be a "
+                                   "DNS-1123 subdomain (lowercase letters, digits, '-' and '.', "
+                                   "alphanumeric at both ends, at most 253 characters)");
+            TLR_WARN(p->o.log, "launch refused: invalid NodeClaim name",
+                     TLR_S("nodeclaim", in->name));
+            continue;
+        }
         lc_claim *c = lc_claims_find(p->claims, in->name);
         if (c) {   /* idempotent: the second request describes the first launch */
             fill_result(r, c);

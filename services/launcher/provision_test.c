@@ -341,6 +341,40 @@ static void test_launch_request_limits(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "claim_create repl-1"), 1);
 }
 
+/* A LaunchRequest claim whose name the API server would refuse (a path
+ * segment, bytes that are not text, upper case) is refused InvalidName:
+ * no NodeClaim written, nothing bought, the bytes not echoed in the
+ * message; a good name in the same request is launched. */
+static void test_launch_request_names(void **state)
+{
+    fixture *fx = *state;
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(NULL);
+    assert_int_equal(lc_prov_batch(fx->p, tk_batch(1), NULL), TLR_OK);
+    const char *names[4] = { "../nodes", "bad\xff\xfename", "Repl-1", "repl-ok" };
+    Tailor__V1__NodeClaim *ncs[4];
+    for (int i = 0; i < 4; i++)
+        ncs[i] = tk_claim(names[i], 1, "c5.large", NULL, NULL);
+    Tailor__V1__LaunchRequest req = TAILOR__V1__LAUNCH_REQUEST__INIT;
+    req.nodeclaims = ncs;
+    req.n_nodeclaims = 4;
+    Tailor__V1__LaunchResponse *resp;
+    lc_prov_launch(fx->p, &req, &resp);
+    assert_int_equal(resp->n_results, 4);
+    for (int i = 0; i < 3; i++) {
+        const Tailor__V1__Status *st = resp->results[i]->status;
+        assert_int_equal((int)st->code, TLR_E_INVAL);
+        assert_string_equal(st->reason, "InvalidName");
+        assert_null(strstr(st->message, names[i]));
+    }
+    assert_int_equal((int)resp->results[3]->status->code, TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "create_fleet"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create repl-ok"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create ../nodes"), 0);
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+    for (int i = 0; i < 4; i++)
+        protobuf_c_message_free_unpacked(&ncs[i]->base, NULL);
+}
+
 static void test_terminate(void **state)
 {
     fixture *fx = *state;
@@ -1105,6 +1139,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_request_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_rechecks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_term_forgets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_terminate_twice, setup, teardown),
