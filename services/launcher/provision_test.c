@@ -261,18 +261,27 @@ static void test_catalog_miss_resend(void **state)
     assert_int_equal(r.launched, 1);
 }
 
+/* Send a LaunchRequest of ncs[0..n) (borrowed), as the disruptor does
+ * for a replacement; the response (owned) has one result per claim. */
+static Tailor__V1__LaunchResponse *launch_claims(fixture *fx, Tailor__V1__NodeClaim **ncs,
+                                                 size_t n)
+{
+    Tailor__V1__LaunchRequest req = TAILOR__V1__LAUNCH_REQUEST__INIT;
+    req.nodeclaims = ncs;
+    req.n_nodeclaims = n;
+    req.reason = "consolidation-replace:d1";
+    Tailor__V1__LaunchResponse *resp;
+    lc_prov_launch(fx->p, &req, &resp);
+    assert_int_equal(resp->n_results, n);
+    return resp;
+}
+
 static void test_launch_request_idempotent(void **state)
 {
     fixture *fx = *state;
     Tailor__V1__NodeClaim *nc = tk_claim("repl-1", 1, "c5.large", NULL, NULL);
-    Tailor__V1__LaunchRequest req = TAILOR__V1__LAUNCH_REQUEST__INIT;
-    req.nodeclaims = &nc;
-    req.n_nodeclaims = 1;
-    req.reason = "consolidation-replace:d1";
     for (int round = 0; round < 2; round++) {
-        Tailor__V1__LaunchResponse *resp;
-        lc_prov_launch(fx->p, &req, &resp);
-        assert_int_equal(resp->n_results, 1);
+        Tailor__V1__LaunchResponse *resp = launch_claims(fx, &nc, 1);
         assert_int_equal(resp->results[0]->status->code, TLR_OK);
         assert_string_equal(resp->results[0]->instance_id, "i-00001");
         assert_string_equal(resp->results[0]->provider_id, "aws:///us-east-1a/i-00001");
@@ -317,13 +326,7 @@ static void test_launch_request_limits(void **state)
     const int want[2] = { TLR_OK, TLR_E_CAPACITY };
     for (int i = 0; i < 2; i++) {
         Tailor__V1__NodeClaim *nc = tk_claim(names[i], 1, "c5.large", NULL, NULL);
-        Tailor__V1__LaunchRequest req = TAILOR__V1__LAUNCH_REQUEST__INIT;
-        req.nodeclaims = &nc;
-        req.n_nodeclaims = 1;
-        req.reason = "consolidation-replace:d1";
-        Tailor__V1__LaunchResponse *resp;
-        lc_prov_launch(fx->p, &req, &resp);
-        assert_int_equal(resp->n_results, 1);
+        Tailor__V1__LaunchResponse *resp = launch_claims(fx, &nc, 1);
         const Tailor__V1__Status *st = resp->results[0]->status;
         if ((int)st->code != want[i])
             fail_msg("%s: got %d %s (%s), want %d", names[i], (int)st->code, st->reason, st->message,
@@ -354,12 +357,7 @@ static void test_launch_request_names(void **state)
     Tailor__V1__NodeClaim *ncs[4];
     for (int i = 0; i < 4; i++)
         ncs[i] = tk_claim(names[i], 1, "c5.large", NULL, NULL);
-    Tailor__V1__LaunchRequest req = TAILOR__V1__LAUNCH_REQUEST__INIT;
-    req.nodeclaims = ncs;
-    req.n_nodeclaims = 4;
-    Tailor__V1__LaunchResponse *resp;
-    lc_prov_launch(fx->p, &req, &resp);
-    assert_int_equal(resp->n_results, 4);
+    Tailor__V1__LaunchResponse *resp = launch_claims(fx, ncs, 4);
     for (int i = 0; i < 3; i++) {
         const Tailor__V1__Status *st = resp->results[i]->status;
         assert_int_equal((int)st->code, TLR_E_INVAL);
