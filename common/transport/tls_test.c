@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 #include <nng/nng.h>
+#include <nng/protocol/pubsub0/sub.h>
+#include <nng/protocol/reqrep0/req.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -292,6 +294,40 @@ static int call_as(const char *id, bool foreign, const char *url, tlr_logger *lo
     return rc;
 }
 
+/* A client with a certificate from another CA (named id) asks url: the
+ * handshake fails, so no request is ever answered.  A plain req0 socket
+ * that redials only every 10 s, so no attempt is in the middle of a
+ * handshake when it closes (nng 1.5.2 leaks a connection closed
+ * mid-handshake, tlr_req.h).  Returns nng_recv's error. */
+static int foreign_call(const char *id, const char *url, tlr_logger *log)
+{
+    tlr_tls *t = NULL;
+    char err[256];
+    assert_int_equal(open_as(id, true, log, &t, err, sizeof(err)), TLR_OK);
+    nng_socket c;
+    assert_int_equal(nng_req0_open(&c), 0);
+    assert_int_equal(nng_socket_set_ms(c, NNG_OPT_RECONNMINT, 10000), 0);
+    assert_int_equal(nng_socket_set_ms(c, NNG_OPT_RECONNMAXT, 10000), 0);
+    assert_int_equal(nng_socket_set_ms(c, NNG_OPT_SENDTIMEO, 1500), 0);
+    assert_int_equal(nng_socket_set_ms(c, NNG_OPT_RECVTIMEO, 1500), 0);
+    assert_int_equal(tlr_tls_dial(t, c, url), 0);
+    Tailor__V1__SolveRequest rq = TAILOR__V1__SOLVE_REQUEST__INIT;
+    nng_msg *m = NULL;
+    assert_int_equal(tlr_envelope_pack(NULL, &rq.base, "r-1", id, &m), TLR_OK);
+    int rv = nng_sendmsg(c, m, 0);
+    if (rv != 0) {
+        nng_msg_free(m);
+    } else {
+        nng_msg *r = NULL;
+        rv = nng_recvmsg(c, &r, 0);
+        if (rv == 0)
+            nng_msg_free(r);
+    }
+    nng_close(c);
+    tlr_tls_free(t);
+    return rv;
+}
+
 static void test_rep_authorization(void **state)
 {
     (void)state;
@@ -333,9 +369,9 @@ static void test_rep_authorization(void **state)
         strstr(st.message, "tailor.v1.SolveRequest") == NULL)
         fail_msg("AUTH message: got \"%s\", want identity and type", st.message);
     /* Same name, another CA: no connection at all. */
-    rc = call_as("tailorctl", true, url, log, &st);
-    if (rc != TLR_E_UNAVAILABLE && rc != TLR_E_TIMEOUT)
-        fail_msg("foreign CA: got %s, want no answer", tlr_errname(rc));
+    rc = foreign_call("tailorctl", url, log);
+    if (rc != NNG_ETIMEDOUT)
+        fail_msg("foreign CA: got %s, want no answer", nng_strerror(rc));
     assert_int_equal(call_as("tailor-launcher", false, url, log, &st), TLR_OK);
 
     tlr_loop_stop(loop);
@@ -383,20 +419,24 @@ static void test_pub_allow(void **state)
     const char *topics[] = { "pending" };
     tlr_loop *loop = NULL;
     assert_int_equal(tlr_loop_create(&loop), TLR_OK);
-    got g = { 0 }, b = { 0 };
-    tlr_sub *good = NULL, *bad = NULL;
+    got g = { 0 };
+    tlr_sub *good = NULL;
     assert_int_equal(tlr_sub_create(loop, &(tlr_sub_opts){ .urls = urls, .nurls = 1,
                                                            .topics = topics, .ntopics = 1,
                                                            .log = log, .fn = on_msg, .arg = &g,
                                                            .tls = good_t, .allow = watcher_only },
                                     &good),
                      TLR_OK);
-    assert_int_equal(tlr_sub_create(loop, &(tlr_sub_opts){ .urls = urls, .nurls = 1,
-                                                           .topics = topics, .ntopics = 1,
-                                                           .log = log, .fn = on_msg, .arg = &b,
-                                                           .tls = bad_t },
-                                    &bad),
-                     TLR_OK);
+    /* The solver's subscription: a plain sub0 socket with the solver's
+     * certificate that redials only every 10 s, so no attempt of it is in
+     * the middle of a handshake when the test closes (nng 1.5.2 leaks a
+     * connection closed mid-handshake, tlr_req.h). */
+    nng_socket bad;
+    assert_int_equal(nng_sub0_open(&bad), 0);
+    assert_int_equal(nng_socket_set(bad, NNG_OPT_SUB_SUBSCRIBE, "pending", 8), 0);
+    assert_int_equal(nng_socket_set_ms(bad, NNG_OPT_RECONNMINT, 10000), 0);
+    assert_int_equal(nng_socket_set_ms(bad, NNG_OPT_RECONNMAXT, 10000), 0);
+    assert_int_equal(tlr_tls_dial(bad_t, bad, url), 0);
     pthread_t th;
     pthread_create(&th, NULL, run_loop, loop);
     /* Wait for the launcher's subscription; the solver's keeps being
@@ -414,9 +454,11 @@ static void test_pub_allow(void **state)
     tlr_loop_stop(loop);
     pthread_join(th, NULL);
     assert_int_equal(g.n, 5);
-    assert_int_equal(b.n, 0);
+    void *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(nng_recv(bad, &buf, &len, NNG_FLAG_NONBLOCK | NNG_FLAG_ALLOC), NNG_EAGAIN);
     tlr_sub_free(good);
-    tlr_sub_free(bad);
+    nng_close(bad);
     tlr_pub_free(p);
     tlr_loop_free(loop);
     tlr_tls_free(pt);
