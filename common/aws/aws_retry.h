@@ -34,6 +34,13 @@ int aws_attempt_timeout(int timeout_ms, long *ms, int *cut);
 int aws_retry_sleep(int64_t delay_ms, int64_t retry_after_ms, const tlr_fence *fence,
                     int64_t *slept_ms);
 
+/* Say in msg (n bytes) why a retry sleep ended the call: src is what
+ * aws_retry_sleep() returned (TLR_E_TIMEOUT: the deadline; TLR_E_CANCELED:
+ * the fence ran out, or shutdown).  msg holds the last failure on entry;
+ * it is kept in parentheses. */
+void aws_retry_stopped_message(char *msg, size_t n, const char *what, int src,
+                               const tlr_fence *fence);
+
 /* Fill msg with "<what>: deadline passed (<detail>)" for a call cut short. */
 void aws_deadline_message(char *msg, size_t n, const char *what, const char *detail);
 

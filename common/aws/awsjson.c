@@ -457,15 +457,7 @@ static int send_request(tlr_aws_json *j, const request *rq, json_object **out,
                  TLR_I("delay_ms", delay > ra ? delay : ra));
         int src = aws_retry_sleep(delay, ra, j->fence, NULL);
         if (src != TLR_OK) {
-            char last[sizeof(e.message)];
-            snprintf(last, sizeof(last), "%s", e.message);
-            if (src == TLR_E_TIMEOUT)
-                aws_deadline_message(e.message, sizeof(e.message), what, last);
-            else if (!tlr_fence_valid(j->fence, tlr_mono_ms()))
-                snprintf(e.message, sizeof(e.message), "%s not retried: this replica's Lease "
-                         "ended (%.300s)", what, last);
-            else
-                snprintf(e.message, sizeof(e.message), "%s: shutting down (%.300s)", what, last);
+            aws_retry_stopped_message(e.message, sizeof(e.message), what, src, j->fence);
             rc = src;
             break;
         }

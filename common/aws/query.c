@@ -616,17 +616,7 @@ int tlr_aws_query_call(tlr_aws_query *q, const char *action, const tlr_aws_param
                      TLR_I("http_status", e.http_status), TLR_I("attempt", attempt + 1),
                      TLR_I("delay_ms", delay > ra ? delay : ra));
             if ((src = aws_retry_sleep(delay, ra, q->fence, NULL)) != TLR_OK) {
-                char last[sizeof(e.message)];
-
-                snprintf(last, sizeof(last), "%s", e.message);
-                if (src == TLR_E_TIMEOUT)
-                    aws_deadline_message(e.message, sizeof(e.message), what, last);
-                else if (!tlr_fence_valid(q->fence, tlr_mono_ms()))
-                    snprintf(e.message, sizeof(e.message), "%s not retried: this replica's "
-                             "Lease ended (%.300s)", what, last);
-                else
-                    snprintf(e.message, sizeof(e.message), "%s: shutting down (%.300s)", what,
-                             last);
+                aws_retry_stopped_message(e.message, sizeof(e.message), what, src, q->fence);
                 rc = src;
                 break;
             }

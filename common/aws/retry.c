@@ -61,6 +61,20 @@ int aws_retry_sleep(int64_t delay_ms, int64_t retry_after_ms, const tlr_fence *f
     }
 }
 
+void aws_retry_stopped_message(char *msg, size_t n, const char *what, int src,
+                               const tlr_fence *fence)
+{
+    char last[512];
+
+    snprintf(last, sizeof(last), "%s", msg);
+    if (src == TLR_E_TIMEOUT)
+        aws_deadline_message(msg, n, what, last);
+    else if (!tlr_fence_valid(fence, tlr_mono_ms()))
+        snprintf(msg, n, "%s not retried: this replica's Lease ended (%.300s)", what, last);
+    else
+        snprintf(msg, n, "%s: shutting down (%.300s)", what, last);
+}
+
 void aws_deadline_message(char *msg, size_t n, const char *what, const char *detail)
 {
     snprintf(msg, n, "%s: deadline passed (%s)", what, detail);
