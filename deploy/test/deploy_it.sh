@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deploy_it.sh KUBESIM - the deploy/ manifests parse and apply.
 #
-#  1. real kubectl (1.27 and 1.33) builds deploy/, deploy/webhook/ and
+#  1. real kubectl (1.27 and 1.33) builds deploy/base, deploy/webhook/ and
 #     deploy/policies/ with its own kustomize (every object parsed, with
 #     apiVersion, kind and name);
 #  2. what the issue asks of them holds (probes, replicas, leader
@@ -23,8 +23,8 @@ trap 'stop_kubesim; rm -rf "$work"' EXIT
 
 for v in 1.27 1.33; do
   k=/usr/lib/google-cloud-sdk/bin/kubectl.$v
-  check "kubectl $v kustomize deploy/ (36 objects)" bash -c \
-    "$k kustomize '$deploy' >'$work/all-$v.yaml' && [ \$(grep -c '^kind:' '$work/all-$v.yaml') = 36 ]"
+  check "kubectl $v kustomize deploy/base (36 objects)" bash -c \
+    "$k kustomize '$deploy/base' >'$work/all-$v.yaml' && [ \$(grep -c '^kind:' '$work/all-$v.yaml') = 36 ]"
   check "kubectl $v kustomize deploy/webhook (8 objects)" bash -c \
     "$k kustomize '$deploy/webhook' >'$work/webhook-$v.yaml' && [ \$(grep -c '^kind:' '$work/webhook-$v.yaml') = 8 ]"
   check "kubectl $v kustomize deploy/policies (6 objects)" bash -c \
@@ -141,7 +141,7 @@ check "only the known kinds are not served" bash -c "[ \"\$(tr '\n' ' ' <'$work/
 'ClusterRole ClusterRoleBinding CustomResourceDefinition HorizontalPodAutoscaler NetworkPolicy Role RoleBinding ValidatingWebhookConfiguration ' ]"
 # A server-side dry run of namespaced objects needs their namespace to
 # exist (as on a real API server): create it, then dry-run the rest.
-check "kubectl create the namespace" bash -c "$K apply --validate=false -f '$deploy/namespace.yaml' >/dev/null"
+check "kubectl create the namespace" bash -c "$K apply --validate=false -f '$deploy/base/namespace.yaml' >/dev/null"
 check "kubectl apply --dry-run=server of the served objects" bash -c \
   "$K apply --validate=false --dry-run=server -f '$work/apply.yaml' >'$work/dry.txt' 2>&1 || { cat '$work/dry.txt'; false; }"
 check "the dry run created nothing" bash -c "! $K get deploy -n tailor -o name 2>/dev/null | grep -q ."
