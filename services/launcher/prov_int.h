@@ -37,7 +37,7 @@ struct lc_prov {
     tlr_cluster_identity id;             /* strings owned */
     lc_told *told;                       /* FailedScheduling events, rate-limited */
     size_t ntold, captold;
-    tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_cloud_err, *m_pods, *m_fleets;
+    tlr_metric_family *m_created, *m_terminated, *m_cloud, *m_cloud_err, *m_pods, *m_fleets, *m_solves;
     tlr_metric_family *m_nodes_created, *m_unschedulable, *m_ignored;
     tlr_metric_family *m_launch_fail, *m_term_fail, *m_batch_time, *m_batch_size;
     tlr_metric_family *m_gc_instances;

@@ -147,6 +147,11 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
         p->m_pods = tlr_metrics_counter(o->metrics, "tailor_launcher_pods_nominated_total",
                                         "Pods nominated to new or in-flight NodeClaims.", 0,
                                         NULL);
+        static const char *const result[] = { "result" };
+        p->m_solves = tlr_metrics_counter(o->metrics, "tailor_launcher_solves_total",
+                                          "Solve calls to the solver service, by result (ok, "
+                                          "error: no answer in time or an error Status).",
+                                          1, result);
         p->m_fleets = tlr_metrics_counter(o->metrics, "tailor_launcher_create_fleet_calls_total",
                                           "CreateFleet calls made (batched or not).", 0, NULL);
         p->m_gc_instances = tlr_metrics_counter(
@@ -982,7 +987,10 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
     int64_t launch_t0 = 0;
     for (int round = 0; round < LC_MAX_REPLANS; round++) {
         Tailor__V1__SolveResponse *resp = NULL;
-        if ((rc = solve(p, &resp, &r.solve_ms)))
+        rc = solve(p, &resp, &r.solve_ms);
+        if (p->m_solves)
+            tlr_metrics_counter_inc(p->m_solves, (const char *const[]){ rc ? "error" : "ok" });
+        if (rc)
             break;
         r.solves++;
         r.pods_unplaced = (int)resp->n_pod_errors;
