@@ -38,6 +38,8 @@
 #   K8S_VERSION        1.31                  Kubernetes version of the public AMIs seeded
 #   SERVICE_CIDR       10.100.0.0/16         the cluster's service CIDR
 #   CLUSTER_DNS        10.100.0.10           kube-dns ClusterIP
+#   KUBESIM_TLS_SAN    (none)                more names/addresses for kubesim's server
+#                                            certificate, e.g. the address containers reach it at
 #   NODE_ROLES         KarpenterNodeRole-{demo,e2e,it,bench,migrate-it,$CLUSTER_NAME}
 #                      IAM roles EC2NodeClasses may name (spec.role), made
 #                      as a user makes the node role before installing

@@ -44,6 +44,7 @@ static const ks_module *const modules[] = {
 typedef struct main_cfg {
     char *listen;
     char *tls_listen;
+    char *tls_san;
     char *data_dir;
     char *token;
     char *kubeconfig_out;
@@ -59,6 +60,10 @@ static const tlr_setting main_settings[] = {
     { .name = "tls-listen", .env = "KUBESIM_TLS_LISTEN", .type = TLR_SET_STR,
       .offset = offsetof(main_cfg, tls_listen),
       .help = "HTTPS address host:port with a generated CA (empty = no HTTPS)" },
+    { .name = "tls-san", .env = "KUBESIM_TLS_SAN", .type = TLR_SET_STR,
+      .offset = offsetof(main_cfg, tls_san),
+      .help = "more names and addresses for the server certificate, comma-separated "
+              "(as kubeadm's certSANs: the address pods reach the API server at)" },
     { .name = "data-dir", .env = "KUBESIM_DATA_DIR", .type = TLR_SET_STR,
       .offset = offsetof(main_cfg, data_dir), .def = "/tmp/kubesim",
       .help = "where the CA, server certificate and key are written" },
@@ -190,8 +195,18 @@ int main(int argc, char **argv)
         char *colon = strrchr(host, ':');
         if (colon)
             *colon = 0;
-        const char *hosts[] = { "localhost", "127.0.0.1", "kubesim", host[0] ? host : NULL,
-                                NULL };
+        /* localhost, 127.0.0.1, kubesim, the listen host, up to 16 of --tls-san. */
+        const char *hosts[4 + 16 + 1] = { "localhost", "127.0.0.1", "kubesim" };
+        size_t nh = 3;
+        if (host[0])
+            hosts[nh++] = host;
+        char sans[1024];
+        snprintf(sans, sizeof(sans), "%s", cfg->tls_san ? cfg->tls_san : "");
+        for (char *save = NULL, *t = strtok_r(sans, ",", &save); t && nh < 4 + 16;
+             t = strtok_r(NULL, ",", &save))
+            if (*t)
+                hosts[nh++] = t;
+        hosts[nh] = NULL;
         char err[256];
         rc = ks_certs_generate(cfg->data_dir, hosts, &certs, err, sizeof(err));
         if (rc) {
