@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # deploy_it.sh KUBESIM - the deploy/ manifests parse and apply.
 #
-#  1. real kubectl (1.27 and 1.33) builds deploy/base, deploy/webhook/ and
-#     deploy/policies/ with its own kustomize (every object parsed, with
-#     apiVersion, kind and name);
-#  2. what the issue asks of them holds (probes, replicas, leader
-#     election, HPA, IRSA, non-root and read-only root, least-privilege
-#     RBAC without wildcards, PDBs, NetworkPolicies, IAM JSON, images);
-#  3. kubectl apply --dry-run=server, then apply for real, of every object
-#     whose kind kubesim serves; the kinds it does not serve (RBAC, CRDs,
+#  1. real kubectl (1.27 and 1.33) builds deploy/base, the overlays
+#     deploy/overlays/prod and deploy/overlays/dev, deploy/webhook/,
+#     deploy/policies/ and deploy/certs/ with its own kustomize (every
+#     object parsed, with apiVersion, kind and name);
+#  2. what the issue asks of them holds, on the prod overlay (probes,
+#     replicas, leader election, HPA, IRSA, non-root and read-only root,
+#     least-privilege RBAC without wildcards, PDBs, NetworkPolicies, IAM
+#     JSON, images) and what the dev overlay changes (local images never
+#     pulled, one launcher and disruptor, the local cluster's settings, no
+#     IRSA);
+#  3. kubectl apply --dry-run=server of both overlays, then apply of the
+#     prod overlay for real, of every object whose kind kubesim serves; the kinds it does not serve (RBAC, CRDs,
 #     HPA, NetworkPolicy, admission and Gatekeeper objects) are listed and
 #     must be exactly the known ones, so a kind kubesim gains is applied
 #     from then on.
@@ -24,7 +28,11 @@ trap 'stop_kubesim; rm -rf "$work"' EXIT
 for v in 1.27 1.33; do
   k=/usr/lib/google-cloud-sdk/bin/kubectl.$v
   check "kubectl $v kustomize deploy/base (36 objects)" bash -c \
-    "$k kustomize '$deploy/base' >'$work/all-$v.yaml' && [ \$(grep -c '^kind:' '$work/all-$v.yaml') = 36 ]"
+    "$k kustomize '$deploy/base' >'$work/base-$v.yaml' && [ \$(grep -c '^kind:' '$work/base-$v.yaml') = 36 ]"
+  check "kubectl $v kustomize deploy/overlays/prod (36 objects)" bash -c \
+    "$k kustomize '$deploy/overlays/prod' >'$work/all-$v.yaml' && [ \$(grep -c '^kind:' '$work/all-$v.yaml') = 36 ]"
+  check "kubectl $v kustomize deploy/overlays/dev (36 objects)" bash -c \
+    "$k kustomize '$deploy/overlays/dev' >'$work/dev-$v.yaml' && [ \$(grep -c '^kind:' '$work/dev-$v.yaml') = 36 ]"
   check "kubectl $v kustomize deploy/webhook (8 objects)" bash -c \
     "$k kustomize '$deploy/webhook' >'$work/webhook-$v.yaml' && [ \$(grep -c '^kind:' '$work/webhook-$v.yaml') = 8 ]"
   check "kubectl $v kustomize deploy/policies (6 objects)" bash -c \
@@ -36,7 +44,7 @@ cat "$work/all-1.33.yaml" >"$work/all.yaml"
 printf -- '---\n' >>"$work/all.yaml"
 cat "$work/webhook-1.33.yaml" >>"$work/all.yaml"
 
-check "what the manifests must say" /usr/bin/python3 - "$work/all.yaml" "$deploy" <<'PY'
+check "what the manifests must say" /usr/bin/python3 - "$work/all.yaml" "$deploy" "$work/dev-1.33.yaml" "$work/base-1.33.yaml" <<'PY'
 import json, sys, glob, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 deploy = sys.argv[2]
@@ -119,6 +127,31 @@ df = open(deploy + "/docker/Dockerfile").read()
 for t in ["watcher", "solver", "launcher", "disruptor", "tailorctl"]:
     need(f"AS {t}\n" in df, f"Dockerfile target {t}")
 need("USER 65532:65532" in df and df.count("FROM ") >= 7, "Dockerfile: multi-stage, non-root")
+# The dev overlay: the base with local images and the local cluster's settings.
+dev = {}
+for d in yaml.safe_load_all(open(sys.argv[3])):
+    if d:
+        dev.setdefault(d["kind"], {})[d["metadata"]["name"]] = d
+for n in ["tailor-watcher", "tailor-solver", "tailor-launcher", "tailor-disruptor"]:
+    c = dev["Deployment"][n]["spec"]["template"]["spec"]["containers"][0]
+    need(c["image"] == f"localhost/{n.replace('tailor-', 'tailor/tailor-')}:dev" and
+         c["imagePullPolicy"] == "Never", f"dev {n}: the local image, never pulled")
+    need(c["livenessProbe"] == deps[n]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"],
+         f"dev {n}: the base's probes")
+for n in ["tailor-launcher", "tailor-disruptor"]:
+    d = dev["Deployment"][n]; c = d["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    need(d["spec"]["replicas"] == 1, f"dev {n}: one replica")
+    need(env["TAILOR_CLUSTER_NAME"] == "tailor-local" and env["TAILOR_AWS_ENDPOINT"].startswith("http://")
+         and env["AWS_SHARED_CREDENTIALS_FILE"].startswith("/etc/tailor/aws/"), f"dev {n}: the local cluster's moto")
+    need("eks.amazonaws.com/role-arn" not in (dev["ServiceAccount"][n]["metadata"].get("annotations") or {}),
+         f"dev {n}: no IRSA role")
+need(dev["Deployment"]["tailor-solver"]["spec"]["replicas"] == 2, "dev: two solvers")
+need(dev["Namespace"]["tailor"]["metadata"]["labels"]["pod-security.kubernetes.io/warn"] == "restricted",
+     "dev: the namespace still warns about what Pod Security restricted refuses")
+base = [d for d in yaml.safe_load_all(open(sys.argv[4])) if d]
+need(not any("eks.amazonaws.com/role-arn" in (d["metadata"].get("annotations") or {}) for d in base),
+     "base: no account-specific IRSA role")
 for b in bad:
     print("  missing:", b)
 sys.exit(1 if bad else 0)
@@ -144,6 +177,14 @@ check "only the known kinds are not served" bash -c "[ \"\$(tr '\n' ' ' <'$work/
 check "kubectl create the namespace" bash -c "$K apply --validate=false -f '$deploy/base/namespace.yaml' >/dev/null"
 check "kubectl apply --dry-run=server of the served objects" bash -c \
   "$K apply --validate=false --dry-run=server -f '$work/apply.yaml' >'$work/dry.txt' 2>&1 || { cat '$work/dry.txt'; false; }"
+/usr/bin/python3 - "$work/dev-1.33.yaml" "$work/served" "$work/apply-dev.yaml" <<'PY'
+import sys, yaml
+served = set(open(sys.argv[2]).read().split())
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] in served]
+open(sys.argv[3], "w").write(yaml.safe_dump_all(docs, sort_keys=False))
+PY
+check "kubectl apply --dry-run=server of the dev overlay's served objects" bash -c \
+  "$K apply --validate=false --dry-run=server -f '$work/apply-dev.yaml' >'$work/dry-dev.txt' 2>&1 || { cat '$work/dry-dev.txt'; false; }"
 check "the dry run created nothing" bash -c "! $K get deploy -n tailor -o name 2>/dev/null | grep -q ."
 check "kubectl apply of the served objects" bash -c "$K apply --validate=false -f '$work/apply.yaml' >'$work/apply.txt' 2>&1 || { cat '$work/apply.txt'; false; }"
 check "five Deployments, five Services, five PDBs, five ServiceAccounts in tailor" bash -c \
