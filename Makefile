@@ -1,6 +1,7 @@
 # The two commands (see README.md):
 #   make demo   - run tailor's main job on the local embedded cluster
 #   make test   - install what is missing, build, run every test
+#   make images - the five container images, localhost/tailor/*:dev (podman)
 #
 # Everything else is CMake; this file only strings the steps together.
 # Three build trees, each for one purpose:
@@ -11,7 +12,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all deps build test test-release test-sanitize test-fuzz fuzz-long demo bench clean
+.PHONY: all deps build test test-release test-sanitize test-fuzz fuzz-long demo bench images clean
 
 all: build
 
@@ -61,6 +62,12 @@ bench: deps build/release/CMakeCache.txt
 	cmake --build build/release -j $(JOBS)
 	@set -e; for b in build/release/bench/*/bench-*; do \
 	  echo "== $$b"; TAILOR_SHARED_DATA=$(CURDIR)/../shared/data $$b; done
+
+# Container images with podman (deploy/README.md, "Images"): IMAGE_TAG
+# (default dev); scripts/images.sh takes IMAGE_BASE and ENGINE=docker too.
+IMAGE_TAG ?= dev
+images:
+	@bash scripts/images.sh $(IMAGE_TAG)
 
 demo: build
 	@bash scripts/demo.sh build/release

@@ -10,6 +10,9 @@
 #   Every DIR/*_fuzz.c becomes a libFuzzer target when TAILOR_FUZZ is on.
 
 function(tailor_add_unit_tests dir)
+  if(NOT TAILOR_BUILD_TESTS)
+    return()
+  endif()
   file(GLOB tests CONFIGURE_DEPENDS ${dir}/*_test.c)
   foreach(src ${tests})
     get_filename_component(name ${src} NAME_WE)

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# deps.sh - install what building and testing tailor needs on Debian 12.
+# deps.sh [containers] - install what building and testing tailor needs on
+# Debian 12; with "containers", what building and running its images needs
+# instead (scripts/images.sh: podman, buildah, mmdebstrap for the base image,
+# runc).
 #
 # Idempotent and fast when everything is present: it asks dpkg first and
 # only runs apt-get (update + install) for what is missing.  Needs root for
@@ -19,6 +22,16 @@ PACKAGES=(
   libcmocka-dev valgrind clang                                   # tests, leak checks, libFuzzer
   prometheus                                                     # promtool checks /metrics
 )
+
+# Images (scripts/images.sh, scripts/podman.sh): rootful podman needs no
+# uidmap, fuse-overlayfs or slirp4netns.
+CONTAINER_PACKAGES=(podman buildah mmdebstrap runc)
+
+case "${1:-}" in
+  "") ;;
+  containers) PACKAGES=("${CONTAINER_PACKAGES[@]}") ;;
+  *) echo "usage: deps.sh [containers]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

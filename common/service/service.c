@@ -189,7 +189,7 @@ int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops)
         goto out;
     }
     if (res.version) {
-        printf("%s %s (contract tailor.v1)\n", prog, TLR_VERSION);
+        tlr_version_print(stdout, prog);
         exit_code = 0;
         goto out;
     }
@@ -258,7 +258,8 @@ int tlr_service_main(int argc, char **argv, const tlr_service_ops *ops)
     tlr_buf_init(&dump, 64 * 1024);
     tlr_conf_dump_json(table, nset, ops->cfg, &dump);
     TLR_INFO(svc.log, "starting", TLR_S("id", svc.id), TLR_S("version", TLR_VERSION),
-             TLR_S("config_file", res.config_path), TLR_RAW("settings", tlr_buf_str(&dump)));
+             TLR_S("commit", tlr_build_commit()), TLR_S("config_file", res.config_path),
+             TLR_RAW("settings", tlr_buf_str(&dump)));
     tlr_buf_free(&dump);
     check_transport(table, nset, ops->cfg, svc.log, why, sizeof(why));   /* the warnings */
 

@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tlr_conf.h"
 #include "tlr_log.h"
@@ -38,6 +39,12 @@
 #include "tlr_metrics.h"
 
 #define TLR_VERSION "0.1.0"
+
+/* The commit this binary was built from: "4f1c1f6a2b3c", with "-dirty"
+ * when tracked files differed from it, or "unknown" (cmake/gitcommit.cmake). */
+const char *tlr_build_commit(void);
+/* Writes what --version prints: "PROG 0.1.0 (commit C, contract tailor.v1)". */
+void tlr_version_print(FILE *out, const char *prog);
 
 typedef struct tlr_service_conf {
     char *config;        /* --config FILE */

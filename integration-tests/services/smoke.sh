@@ -30,9 +30,24 @@ start_kubesim() {
   return 1
 }
 
+# version_names_commit PROG BIN: BIN --version is "PROG 0.1.0 (commit C,
+# contract tailor.v1)" with C this checkout's commit (what the build saw).
+commit=$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+version_names_commit() {
+  local out
+  out=$("$2" --version) || return 1
+  [[ "$out" =~ ^$1\ [0-9]+\.[0-9]+\.[0-9]+\ \(commit\ $commit(-dirty)?,\ contract\ tailor\.v1\)$ ]] ||
+    { echo "got: $out (want commit $commit)" >&2; return 1; }
+}
+if [ "$mode" = plain ]; then
+  check "tailorctl --version names the commit" \
+    version_names_commit tailorctl "$bindir/../tools/tailorctl"
+fi
+
 for svc in watcher solver launcher disruptor; do
   bin="$bindir/tailor-$svc"
   if [ "$mode" = plain ]; then
+    check "$svc --version names the commit" version_names_commit "tailor-$svc" "$bin"
     check "$svc --help lists the common and own settings" \
       bash -c "'$bin' --help | grep -q -- '--http-listen' && '$bin' --help | grep -q -- '--listen'"
     check "$svc rejects an unknown flag with exit 2" \

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("tailorctl %s (contract tailor.v1)\n", TLR_VERSION);
+        tlr_version_print(stdout, "tailorctl");
         return 0;
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
