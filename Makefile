@@ -12,7 +12,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_ARGS ?= --output-on-failure
 
-.PHONY: all deps build test test-release test-sanitize test-fuzz fuzz-long demo bench images clean
+.PHONY: all deps build test test-release test-sanitize test-fuzz fuzz-long demo demo-containers bench images clean
 
 all: build
 
@@ -42,7 +42,7 @@ test-release: build/release/CMakeCache.txt
 
 test-sanitize: build/sanitize/CMakeCache.txt
 	cmake --build build/sanitize -j $(JOBS)
-	cd build/sanitize && ctest $(CTEST_ARGS) -j $(JOBS) -LE 'valgrind|fuzz|bench' 2>&1 | tee ctest.out; exit $${PIPESTATUS[0]}
+	cd build/sanitize && ctest $(CTEST_ARGS) -j $(JOBS) -LE 'valgrind|fuzz|bench|containers' 2>&1 | tee ctest.out; exit $${PIPESTATUS[0]}
 
 test-fuzz: build/fuzz/CMakeCache.txt
 	cmake --build build/fuzz -j $(JOBS)
@@ -71,6 +71,12 @@ images:
 
 demo: build
 	@bash scripts/demo.sh build/release
+
+# The services from their images (make images), each in its own container,
+# against the local cluster, as deploy/overlays/dev describes them
+# (integration-tests/containers/containers_it.py --demo; deploy/README.md).
+demo-containers: build
+	@/usr/bin/python3 integration-tests/containers/containers_it.py build/release --demo
 
 clean:
 	rm -rf build
