@@ -24,8 +24,9 @@ PACKAGES=(
 )
 
 # Images (scripts/images.sh, scripts/podman.sh): rootful podman needs no
-# uidmap, fuse-overlayfs or slirp4netns.
-CONTAINER_PACKAGES=(podman buildah mmdebstrap runc)
+# uidmap, fuse-overlayfs or slirp4netns.  Its bridge network (CNI's bridge
+# and firewall plugins, which the container test uses) needs iptables.
+CONTAINER_PACKAGES=(podman buildah mmdebstrap runc iptables)
 
 case "${1:-}" in
   "") ;;
