@@ -11,23 +11,32 @@
 #include "tlr_err.h"
 #include "tlr_time.h"
 
+static void remember(tlr_peers *p, nng_pipe pipe, const char *id)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->nids == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 8;
+        p->ids = tlr_realloc(p->ids, p->cap * sizeof(*p->ids));
+    }
+    tlr_peer_id *e = &p->ids[p->nids++];
+    e->pipe = pipe;
+    e->added_ms = tlr_mono_ms();
+    snprintf(e->id, sizeof(e->id), "%s", id);
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* ADD_PRE of a guarded socket: false when the pipe was refused (closed). */
 static bool admit(tlr_peers *p, nng_pipe pipe)
 {
     char id[TLR_TLS_ID_MAX];
     int rc = tlr_tls_pipe_identity(pipe, id);
-    if (rc == TLR_E_UNAVAILABLE)
-        return true;   /* not TLS: nothing to check */
+    if (rc == TLR_E_UNAVAILABLE) {
+        if (p->track_age)   /* not TLS: nothing to check */
+            remember(p, pipe, "");
+        return true;
+    }
     if (rc == TLR_OK && tlr_tls_allowed(p->allow, id)) {
-        pthread_mutex_lock(&p->mu);
-        if (p->nids == p->cap) {
-            p->cap = p->cap ? p->cap * 2 : 8;
-            p->ids = tlr_realloc(p->ids, p->cap * sizeof(*p->ids));
-        }
-        tlr_peer_id *e = &p->ids[p->nids++];
-        e->pipe = (uint32_t)nng_pipe_id(pipe);
-        memcpy(e->id, id, sizeof(e->id));
-        pthread_mutex_unlock(&p->mu);
+        remember(p, pipe, id);
         return true;
     }
     char allowed[256];
@@ -41,10 +50,10 @@ static bool admit(tlr_peers *p, nng_pipe pipe)
 
 static void forget(tlr_peers *p, nng_pipe pipe)
 {
-    uint32_t pid = (uint32_t)nng_pipe_id(pipe);
+    int pid = nng_pipe_id(pipe);
     pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->nids; i++) {
-        if (p->ids[i].pipe == pid) {
+        if (nng_pipe_id(p->ids[i].pipe) == pid) {
             p->ids[i] = p->ids[--p->nids];
             break;
         }
@@ -60,8 +69,10 @@ static void on_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
         atomic_fetch_add(&p->n, 1);
         if (p->guard)
             admit(p, pipe);
+        else if (p->track_age)
+            remember(p, pipe, "");
     } else if (ev == NNG_PIPE_EV_REM_POST) {
-        if (p->guard)
+        if (p->guard || p->track_age)
             forget(p, pipe);
         atomic_fetch_sub(&p->n, 1);
     }
@@ -73,6 +84,11 @@ void tlr_peers_guard(tlr_peers *p, const char *const *allow, tlr_logger *log, co
     p->allow = allow;
     p->log = log;
     snprintf(p->what, sizeof(p->what), "%s", what ? what : "");
+}
+
+void tlr_peers_track_age(tlr_peers *p)
+{
+    p->track_age = true;
 }
 
 int tlr_peers_watch(tlr_peers *p, nng_socket s)
@@ -114,14 +130,32 @@ int tlr_peers_wait(const tlr_peers *p, size_t n, int timeout_ms)
 
 int tlr_peers_identity(tlr_peers *p, nng_pipe pipe, char id[TLR_TLS_ID_MAX])
 {
-    uint32_t pid = (uint32_t)nng_pipe_id(pipe);
+    int pid = nng_pipe_id(pipe);
     int rc = TLR_E_NOTFOUND;
     pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->nids; i++) {
-        if (p->ids[i].pipe == pid) {
-            memcpy(id, p->ids[i].id, TLR_TLS_ID_MAX);
-            rc = TLR_OK;
+        if (nng_pipe_id(p->ids[i].pipe) == pid) {
+            if (p->ids[i].id[0]) {   /* "" : a pipe kept only for its age */
+                memcpy(id, p->ids[i].id, TLR_TLS_ID_MAX);
+                rc = TLR_OK;
+            }
             break;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+int tlr_peers_oldest(tlr_peers *p, int64_t added_before_ms, nng_pipe *out)
+{
+    int rc = TLR_E_NOTFOUND;
+    int64_t best = added_before_ms;
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->nids; i++) {
+        if (p->ids[i].added_ms < best) {
+            best = p->ids[i].added_ms;
+            *out = p->ids[i].pipe;
+            rc = TLR_OK;
         }
     }
     pthread_mutex_unlock(&p->mu);

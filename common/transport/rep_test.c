@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -277,6 +278,47 @@ static void test_ping_override(void **state)
     finish(&f);
 }
 
+/* A client with a connection age limit closes its oldest connection
+ * before a call once it is past the limit and another one is up; nng
+ * redials it, and no call fails for it.  Without the limit, nothing is
+ * closed. */
+static void test_connection_age(void **state)
+{
+    (void)state;
+    fixture f = { 0 };
+    const tlr_rep_route routes[] = {
+        { .request = &tailor__v1__solve_request__descriptor, .handle = solve,
+          .reply_done = solve_done, .arg = &f },
+    };
+    start(&f, "inproc://rep_test_age", routes, 1);
+    const char *urls[] = { "inproc://rep_test_age", "inproc://rep_test_age" };
+    tlr_req_client *aged = NULL;
+    assert_int_equal(tlr_req_client_create(&(tlr_req_opts){ .urls = urls, .nurls = 2,
+                                               .timeout_ms = 2000, .sender = "unit/aged",
+                                               .max_conn_age_ms = 100 },
+                                           &aged), TLR_OK);
+    assert_int_equal(tlr_req_client_wait(aged, 2, 2000), TLR_OK);
+    tlr_req_client *plain = f.cli;
+    for (int i = 0; i < 20; i++) {
+        tlr_status st;
+        f.cli = aged;
+        assert_int_equal(call_solve(&f, "ok", 0, &st), TLR_OK);
+        f.cli = plain;
+        assert_int_equal(call_solve(&f, "ok", 0, &st), TLR_OK);
+        usleep(50 * 1000);
+    }
+    tlr_req_stats sa, sp;
+    tlr_req_client_stats(aged, &sa);
+    tlr_req_client_stats(plain, &sp);
+    assert_int_equal(sa.ok, 20);
+    assert_in_range(sa.recycled, 3, 20);   /* ~1 s of calls, 100 ms age */
+    assert_int_equal(sp.recycled, 0);
+    assert_int_equal(tlr_req_client_wait(aged, 2, 2000), TLR_OK);   /* redialled */
+    stop(&f);
+    tlr_req_client_free(aged);
+    finish(&f);
+}
+
 static void test_bad_opts(void **state)
 {
     tlr_loop *loop = NULL;
@@ -327,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_codes),
         cmocka_unit_test(test_route_limit),
         cmocka_unit_test(test_ping_override),
+        cmocka_unit_test(test_connection_age),
         cmocka_unit_test(test_bad_opts),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

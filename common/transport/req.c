@@ -34,6 +34,7 @@ struct tlr_req_client {
     bool ctx_open;
     int timeout_ms;
     int retries;
+    int max_age_ms;
     size_t max_msg;
     tlr_logger *log;
     char *sender;
@@ -73,6 +74,7 @@ int tlr_req_client_create(const tlr_req_opts *o, tlr_req_client **out)
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : TIMEOUT_DEFAULT_MS;
     c->retries = o->retries > 0 ? o->retries : 0;
     c->max_msg = o->max_msg ? o->max_msg : TLR_MSG_MAX_DEFAULT;
+    c->max_age_ms = o->max_conn_age_ms > 0 ? o->max_conn_age_ms : 0;
     c->log = o->log;
     c->sender = tlr_strdup(o->sender ? o->sender : "");
     c->urls = join_urls(o->urls, o->nurls);
@@ -88,6 +90,8 @@ int tlr_req_client_create(const tlr_req_opts *o, tlr_req_client **out)
     }
     if (o->tls != NULL)
         tlr_peers_guard(&c->peers, o->allow, c->log, c->urls);
+    if (c->max_age_ms > 0)
+        tlr_peers_track_age(&c->peers);
     if ((rc = tlr_peers_watch(&c->peers, c->sock)) != TLR_OK)
         goto fail;
     if ((rv = nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ,
@@ -147,6 +151,20 @@ void tlr_req_client_free(tlr_req_client *c)
     free(c->sender);
     free(c->urls);
     free(c);
+}
+
+/* Close the oldest connection past the age limit, if another one is up
+ * (tlr_req_opts.max_conn_age_ms): nng redials it, maybe to another replica. */
+static void recycle(tlr_req_client *c)
+{
+    nng_pipe old;
+    if (c->max_age_ms <= 0 || tlr_peers_count(&c->peers) < 2 ||
+        tlr_peers_oldest(&c->peers, tlr_mono_ms() - c->max_age_ms, &old) != TLR_OK)
+        return;
+    c->stats.recycled++;
+    TLR_DEBUG(c->log, "connection recycled for its age", TLR_S("urls", c->urls),
+              TLR_I("max_age_ms", c->max_age_ms));
+    nng_pipe_close(old);
 }
 
 /* Count the outcome of a call and fill st for a local failure. */
@@ -277,6 +295,7 @@ int tlr_req_call(tlr_req_client *c, const ProtobufCMessage *req,
     int attempt_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
 
     c->stats.calls++;
+    recycle(c);
     snprintf(rid, sizeof(rid), "%016" PRIx64 "-%" PRIu64, c->rid_prefix,
              ++c->seq);
     int rc = tlr_envelope_pack(NULL, req, rid, c->sender, &m);

@@ -44,7 +44,16 @@ typedef struct tlr_req_opts {
      * (NULL-terminated, borrowed; NULL = any verified peer). */
     tlr_tls *tls;
     const char *const *allow;
+    /* Connection age limit, ms; 0 = keep connections.  Before a call, when
+     * another connection is up, the oldest one past this age is closed and
+     * nng redials it.  Behind a Kubernetes Service each dial may land on
+     * another replica, so replicas added since (a scaled-out solver) get a
+     * share of the calls -- gRPC's MAX_CONNECTION_AGE, from the client.
+     * Nothing is in flight then (one call at a time), so nothing is lost. */
+    int max_conn_age_ms;
 } tlr_req_opts;
+
+typedef struct tlr_req_stats tlr_req_stats;
 
 typedef struct tlr_req_stats {
     uint64_t calls;
@@ -53,6 +62,7 @@ typedef struct tlr_req_stats {
     uint64_t unavailable;     /* TLR_E_UNAVAILABLE */
     uint64_t remote_errors;   /* TLR_E_REMOTE */
     uint64_t bad_replies;     /* DECODE, VERSION, UNKNOWN_TYPE, TOOBIG */
+    uint64_t recycled;        /* connections closed for their age */
 } tlr_req_stats;
 
 /* Open the socket and start dialling every URL.  On TLR_OK *out is new

@@ -14,6 +14,11 @@
  * and records pipe id -> identity for tlr_peers_identity().  Pipes that are
  * not TLS (ipc, inproc, tcp with --insecure-transport) carry no identity
  * and are let through: refusing plaintext is the service's start-up check.
+ *
+ * Age (tlr_peers_track_age).  Every pipe's arrival time is kept too, so a
+ * client can close its oldest connection (tlr_peers_oldest): behind a
+ * Kubernetes Service, a redial is how a client reaches replicas added
+ * since it connected.
  */
 #ifndef TLR_TRANSPORT_PEERS_H
 #define TLR_TRANSPORT_PEERS_H
@@ -30,8 +35,9 @@
 #include "tlr_tls.h"
 
 typedef struct tlr_peer_id {
-    uint32_t pipe;
-    char id[TLR_TLS_ID_MAX];
+    nng_pipe pipe;
+    int64_t added_ms;             /* tlr_mono_ms() at ADD_PRE */
+    char id[TLR_TLS_ID_MAX];      /* "" when not TLS */
 } tlr_peer_id;
 
 typedef struct tlr_peers {
@@ -39,6 +45,7 @@ typedef struct tlr_peers {
     atomic_size_t refused;        /* pipes closed by the guard */
     /* Set by tlr_peers_guard, read-only afterwards. */
     bool guard;
+    bool track_age;
     const char *const *allow;     /* borrowed; NULL: any verified peer */
     tlr_logger *log;              /* borrowed */
     char what[160];               /* "rep tls+tcp://..." for logs */
@@ -52,6 +59,8 @@ typedef struct tlr_peers {
  * verified peer).  what (copied) names the socket in log lines. */
 void   tlr_peers_guard(tlr_peers *p, const char *const *allow, tlr_logger *log,
                        const char *what);
+/* Before tlr_peers_watch: keep every pipe's arrival time. */
+void   tlr_peers_track_age(tlr_peers *p);
 /* Start counting s's pipes into p (borrowed; must outlive the socket).
  * Call before dialling or listening.  TLR_OK or TLR_E_IO. */
 int    tlr_peers_watch(tlr_peers *p, nng_socket s);
@@ -63,5 +72,9 @@ int    tlr_peers_wait(const tlr_peers *p, size_t n, int timeout_ms);
 /* The identity of pipe's peer into id: TLR_OK, or TLR_E_NOTFOUND (not a
  * TLS pipe, or already gone). */
 int    tlr_peers_identity(tlr_peers *p, nng_pipe pipe, char id[TLR_TLS_ID_MAX]);
+/* The pipe that arrived first, if it arrived before added_before_ms
+ * (tlr_mono_ms clock): TLR_OK, or TLR_E_NOTFOUND.  Needs track_age or a
+ * guard (only TLS pipes are remembered then). */
+int    tlr_peers_oldest(tlr_peers *p, int64_t added_before_ms, nng_pipe *out);
 
 #endif

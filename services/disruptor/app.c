@@ -322,10 +322,11 @@ static const char *const only_watcher[] = { TLR_ID_WATCHER, NULL };
 static const char *const only_ctl[] = { TLR_ID_CTL, NULL };
 
 static int req_client(ds_app *a, const char *const *urls, size_t n, size_t max_msg,
-                      const char *const *servers, tlr_req_client **out)
+                      const char *const *servers, int max_age_ms, tlr_req_client **out)
 {
     tlr_req_opts ro = { urls, n, (int)a->cfg->rpc_timeout_ms, 0, max_msg, a->log,
-                        tlr_service_id(a->svc), tlr_service_tls(a->svc), servers };
+                        tlr_service_id(a->svc), tlr_service_tls(a->svc), servers,
+                        .max_conn_age_ms = max_age_ms };
     return tlr_req_client_create(&ro, out);
 }
 
@@ -353,10 +354,10 @@ static int connect_deps(ds_app *a, size_t max_msg)
         a->catalog = NULL;
     }
     const char *lu[1] = { cfg->launcher }, *wu[1] = { cfg->watcher };
-    if ((rc = req_client(a, lu, 1, max_msg, only_launcher, &a->r_launcher)) ||
+    if ((rc = req_client(a, lu, 1, max_msg, only_launcher, 0, &a->r_launcher)) ||
         (rc = req_client(a, (const char *const *)cfg->solvers.items, cfg->solvers.n, max_msg,
-                         only_solver, &a->r_solver)) ||
-        (rc = req_client(a, wu, 1, max_msg, only_watcher, &a->r_watcher))) {
+                         only_solver, (int)cfg->solver_conn_age_ms, &a->r_solver)) ||
+        (rc = req_client(a, wu, 1, max_msg, only_watcher, 0, &a->r_watcher))) {
         snprintf(a->why, sizeof(a->why), "service URLs: %s", tlr_strerror(rc));
         return rc;
     }

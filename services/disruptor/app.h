@@ -38,6 +38,7 @@ typedef struct ds_app_cfg {
     int64_t lease_ms, lease_renew_deadline_ms, lease_retry_ms;
     bool dry_run;
     int64_t rpc_timeout_ms;
+    int64_t solver_conn_age_ms;
     int64_t ami_refresh_ms;
 } ds_app_cfg;
 

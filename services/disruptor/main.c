@@ -110,6 +110,11 @@ static const tlr_setting settings[] = {
       .max = 86400000 },
     { "rpc-timeout", "TAILOR_RPC_TIMEOUT", TLR_SET_DURATION, offsetof(ds_app_cfg, rpc_timeout_ms),
       "30s", "per request to the watcher, solvers and launcher", .min = 100, .max = 600000 },
+    { "solver-connection-age", "TAILOR_SOLVER_CONNECTION_AGE", TLR_SET_DURATION,
+      offsetof(ds_app_cfg, solver_conn_age_ms), "1m",
+      "close the oldest solver connection past this age before a request (when another is "
+      "up): a redial through the Service reaches solver replicas added since; 0 = keep",
+      .min = 0, .max = 86400000 },
 };
 
 int main(int argc, char **argv)

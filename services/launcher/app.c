@@ -517,7 +517,8 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     lc_kube_create(&kopts, &a->kops);
     tlr_req_opts ro = { (const char *const *)cfg->solvers.items, cfg->solvers.n,
                         (int)cfg->solve_timeout_ms, 1, max_msg, a->log, tlr_service_id(svc),
-                        tlr_service_tls(svc), only_solver };
+                        tlr_service_tls(svc), only_solver,
+                        .max_conn_age_ms = (int)cfg->solver_conn_age_ms };
     if ((rc = tlr_req_client_create(&ro, &a->req))) {
         snprintf(a->why, sizeof(a->why), "solver URLs: %s", tlr_strerror(rc));
         return rc;

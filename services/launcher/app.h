@@ -30,6 +30,7 @@ typedef struct lc_app_cfg {
     bool spot;                      /* false: no spot offerings in the catalog */
     char *default_ami, *k8s_version;
     int64_t solve_timeout_ms;
+    int64_t solver_conn_age_ms;
     int64_t lifecycle_every_ms, gc_every_ms;
     int64_t ice_ttl_ms, resolve_ttl_ms;
     int parallel;

@@ -74,6 +74,11 @@ static const tlr_setting settings[] = {
     { "solve-timeout", "TAILOR_SOLVE_TIMEOUT", TLR_SET_DURATION,
       offsetof(lc_app_cfg, solve_timeout_ms), "30s", "per Solve attempt",
       .min = 100, .max = 600000 },
+    { "solver-connection-age", "TAILOR_SOLVER_CONNECTION_AGE", TLR_SET_DURATION,
+      offsetof(lc_app_cfg, solver_conn_age_ms), "1m",
+      "close the oldest solver connection past this age before a Solve (when another is "
+      "up): a redial through the Service reaches solver replicas added since; 0 = keep",
+      .min = 0, .max = 86400000 },
     { "lifecycle-interval", "TAILOR_LIFECYCLE_INTERVAL", TLR_SET_DURATION,
       offsetof(lc_app_cfg, lifecycle_every_ms), "2s", "NodeClaim lifecycle pass period",
       .min = 100, .max = 600000 },
