@@ -275,11 +275,24 @@ spec:
         started, _ = pl.scale("tailor-solver", 4)
         for p in started:
             check(f"{p.name} (scale-out) ready", pl.wait_ready(p, 60))
-        say("burst 2: 80 pods while the solver has 4 replicas")
-        pods([("worker", 40, "2", "4Gi"), ("cache", 40, "500m", "3Gi")])
-        time.sleep(3)
-        served = solver_counts()
+        # The launcher closes a solver connection older than
+        # TAILOR_SOLVER_CONNECTION_AGE before a Solve; its redial through the
+        # Service may reach a new replica.  Waves of pods, one Solve each,
+        # until a new replica has served one (at most 10 waves).
+        say("burst 2: waves of 8 pods while the solver has 4 replicas, until a new replica solves")
+        new_names = {p.name for p in started}
+        served = {}
+        for wave in range(10):
+            pods([(f"wave{wave}", 8, "500m", "1Gi")])
+            time.sleep(2.5)
+            served = solver_counts()
+            if any(served.get(n, 0) > 0 for n in new_names):
+                break
         say("solves served so far by replica: " + json.dumps(served))
+        check(f"a replica added by the scale-out served Solves after {wave + 1} wave(s)",
+              any(served.get(n, 0) > 0 for n in new_names))
+        pods([("worker", 40, "2", "4Gi"), ("cache", 40, "500m", "3Gi")])
+        time.sleep(1.5)
         say("the solver scales 4 -> 1 (newest first), then burst 3: 40 pods")
         _, deleted = pl.scale("tailor-solver", 1)
         for p, code in deleted:
