@@ -292,8 +292,10 @@ check "user userData merged: the node has the label of the user's partial NodeCo
   q 'pool_nodes("ud") and all(n["metadata"]["labels"].get("tailor.dev/from-user-nodeconfig") == "yes" for n in pool_nodes("ud"))'
 check "user userData merged: the node's agent ran the user's shell part and both NodeConfigs" \
   grep -q '"ran":"shell: echo user-shell-part-ran > /etc/tailor-it-marker; nodeadm: NodeConfig part 2; nodeadm: NodeConfig part 3"' "$STATE_DIR/kubesim.log"
-check "kubelet maxPods 5: 12 pods on ceil(12/5) = 3 m5.xlarge nodes" \
-  q 'len(pool_nodes("small")) == 3 and all(n["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.xlarge" for n in pool_nodes("small"))'
+# 3 nodes when the 12 pods come in one batch; a loaded machine may split
+# them over two batch windows (say 6 + 6), and then 4 is the right answer.
+check "kubelet maxPods 5: 12 pods on ceil(12/5) = 3 m5.xlarge nodes (4 if they came in two batches)" \
+  q 'len(pool_nodes("small")) in (3, 4) and all(n["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.xlarge" for n in pool_nodes("small"))'
 # m5.xlarge: 4 vCPU - kube-reserved 80m - systemReserved 1 = 2920m; pods 5.
 check "maxPods 5 + systemReserved cpu 1: each node reports pods 5, cpu 2920m" \
   q 'all(n["status"]["allocatable"]["pods"] == "5" and n["status"]["allocatable"]["cpu"] == "2920m" for n in pool_nodes("small"))'
