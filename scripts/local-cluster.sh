@@ -33,6 +33,7 @@
 #   KUBESIM_BIN        newest build/*/integration-tests/kubesim/kubesim
 #   MOTO_PYTHON        a python3 that imports moto (pyenv's on this machine)
 #   BOOT_DELAY         2s                    instance launch -> Node Ready
+#   BOOT_JITTER        0s                    up to this much more per instance
 #   DISCOVERY_TAG      demo                  karpenter.sh/discovery value of the node network
 #   TAILOR_SHARED_DATA <repo>/../shared/data (instance catalog)
 #   K8S_VERSION        1.31                  Kubernetes version of the public AMIs seeded
@@ -50,6 +51,7 @@ STATE_DIR=${STATE_DIR:-/tmp/tailor-local}
 CLUSTER_NAME=${CLUSTER_NAME:-tailor-local}
 REGION=${AWS_REGION:-us-east-1}
 BOOT_DELAY=${BOOT_DELAY:-2s}
+BOOT_JITTER=${BOOT_JITTER:-0s}
 DISCOVERY_TAG=${DISCOVERY_TAG:-demo}
 SHARED=${TAILOR_SHARED_DATA:-$repo/../shared/data}
 K8S_VERSION=${K8S_VERSION:-1.31}
@@ -251,7 +253,7 @@ cmd_up() {
                  --kubeconfig-out "$STATE_DIR/kubeconfig" --data-dir "$STATE_DIR/kubesim")
   if "$kubesim" --help 2>&1 | grep -q -- '--aws-endpoint'; then
     ks_args+=(--aws-endpoint "$moto_url" --aws-region "$REGION" --cluster-name "$CLUSTER_NAME"
-              --boot-delay "$BOOT_DELAY")
+              --boot-delay "$BOOT_DELAY" --boot-jitter "$BOOT_JITTER")
     [ -f "$SHARED/aws-instance-types.json" ] && ks_args+=(--catalog "$SHARED/aws-instance-types.json")
   else
     say "warning: this kubesim has no kubelet simulator (no --aws-endpoint flag); EC2 instances will not join"

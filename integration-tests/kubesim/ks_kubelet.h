@@ -104,6 +104,9 @@ typedef struct ks_kubelet_opts {
      * startup_taint_delay after registration; NULL = KS_KUBELET_AGENT_TAINTS. */
     const char *agent_taints;
     int64_t boot_delay_ms;
+    /* up to this much more per instance (a fixed share of it per instance
+     * id): real instances launched together do not all boot at once */
+    int64_t boot_jitter_ms;
     int64_t startup_taint_delay_ms;
     const tlr_clock *clock;         /* borrowed; NULL = system clock */
     /* The instance types' hardware comes from here (tlr_catalog.h); a

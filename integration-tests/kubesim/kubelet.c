@@ -49,7 +49,7 @@ struct ks_kubelet {
     char *cluster, *region, *cluster_tag;
     char *api_endpoint, *ca_pem;
     json_object *agent_taints;   /* owned array of taint keys */
-    int64_t boot_delay_ms, taint_delay_ms;
+    int64_t boot_delay_ms, boot_jitter_ms, taint_delay_ms;
     tlr_clock clock;
     const Tailor__V1__Catalog *catalog;
     tlr_logger *log;
@@ -91,6 +91,7 @@ int ks_kubelet_create(ks_store *s, const ks_kubelet_opts *o, const ks_kubelet_ec
         json_object_array_add(k->agent_taints, json_object_new_string(t));
     free(keys);
     k->boot_delay_ms = o->boot_delay_ms;
+    k->boot_jitter_ms = o->boot_jitter_ms;
     k->taint_delay_ms = o->startup_taint_delay_ms;
     k->clock = o->clock != NULL ? *o->clock : tlr_clock_system;
     k->catalog = o->catalog;
@@ -139,6 +140,19 @@ static bool tagged_for(const ks_kubelet *k, const tlr_ec2_instance *in)
 static bool is_live(const tlr_ec2_instance *in)
 {
     return strcmp(in->state, "pending") == 0 || strcmp(in->state, "running") == 0;
+}
+
+/* Launch to registration for instance id: the boot delay plus a share
+ * of the jitter fixed by the id (FNV-1a), so a burst's nodes join over a
+ * spread of time, as real ones do, the same way on every poll. */
+static int64_t boot_ms(const ks_kubelet *k, const char *id)
+{
+    if (k->boot_jitter_ms <= 0)
+        return k->boot_delay_ms;
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = id; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return k->boot_delay_ms + (int64_t)(h % (uint64_t)(k->boot_jitter_ms + 1));
 }
 
 static int cmp_inst(const void *a, const void *b)
@@ -611,8 +625,9 @@ int ks_kubelet_pass(ks_kubelet *k, ks_kubelet_stats *stats)
         sc.instances++;
         if (find_node(mn, nmn, in->id) != NULL || strcmp(in->state, "running") != 0)
             continue;
-        if (!((in->launch_ms > 0 && wall >= in->launch_ms + k->boot_delay_ms) ||
-              mono >= e->first_seen_ms + k->boot_delay_ms)) {
+        int64_t boot = boot_ms(k, in->id);
+        if (!((in->launch_ms > 0 && wall >= in->launch_ms + boot) ||
+              mono >= e->first_seen_ms + boot)) {
             sc.waiting++;
             continue;
         }
@@ -705,7 +720,7 @@ typedef struct kubelet_cfg {
     char *cluster_name;
     char *catalog;
     int64_t poll_ms;
-    int64_t boot_delay_ms;
+    int64_t boot_delay_ms, boot_jitter_ms;
     int64_t taint_delay_ms;
     char *agent_taints;
     /* Not settings: main.c fills these (ks_kubelet_cfg_set_apiserver). */
@@ -743,6 +758,10 @@ static const tlr_setting kubelet_settings[] = {
     { .name = "boot-delay", .env = "KUBESIM_BOOT_DELAY", .type = TLR_SET_DURATION,
       .offset = offsetof(kubelet_cfg, boot_delay_ms), .def = "2s", .min = 0, .max = 3600000,
       .help = "time from instance launch to its Node registering" },
+    { .name = "boot-jitter", .env = "KUBESIM_BOOT_JITTER", .type = TLR_SET_DURATION,
+      .offset = offsetof(kubelet_cfg, boot_jitter_ms), .def = "0s", .min = 0, .max = 3600000,
+      .help = "up to this much more boot time per instance (a fixed share of it per instance "
+              "id): instances launched together do not all boot at once" },
     { .name = "startup-taint-delay", .env = "KUBESIM_STARTUP_TAINT_DELAY",
       .type = TLR_SET_DURATION, .offset = offsetof(kubelet_cfg, taint_delay_ms), .def = "1s",
       .min = 0, .max = 3600000,
@@ -917,6 +936,7 @@ static int kubelet_start(ks_store *s, const void *cfgp, tlr_logger *lg, void **s
                                .api_endpoint = cfg->api_endpoint, .ca_pem = cfg->ca_pem,
                                .agent_taints = cfg->agent_taints,
                                .boot_delay_ms = cfg->boot_delay_ms,
+                               .boot_jitter_ms = cfg->boot_jitter_ms,
                                .startup_taint_delay_ms = cfg->taint_delay_ms,
                                .catalog = ks->catalog, .log = lg },
                            &(ks_kubelet_ec2_ops){ .describe_instances = real_describe,
