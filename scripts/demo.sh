@@ -135,6 +135,26 @@ grep '"msg":"kubelet: node registered"' "$STATE_DIR/kubesim.log" 2>/dev/null |
 refused=$(grep -c '"msg":"kubelet: instance never joins' "$STATE_DIR/kubesim.log" 2>/dev/null || true)
 echo "  instances whose bootstrap was refused: ${refused:-0}"
 echo "  cost: \$$cost per hour; time to all running: $(elapsed)s"
+# The plan against what the cluster became: what the launcher's Solve
+# answers planned, and how the zone-spread Deployment (web) landed.
+planned=$(grep '"msg":"batch provisioned"' "$out/launcher.log" 2>/dev/null |
+  sed -n 's/.*"plan_cost_per_hour":\([0-9.e+-]*\).*/\1/p' | awk '{s+=$1} END{printf "%.4f", s}')
+k get pods,nodes -A -o json >"$out/final.json" 2>/dev/null || true
+spread=$(/usr/bin/python3 - "$out/final.json" <<'PY'
+import json, sys
+from collections import Counter
+items = json.load(open(sys.argv[1])).get("items", [])
+zone = {n["metadata"]["name"]: n["metadata"].get("labels", {}).get("topology.kubernetes.io/zone", "")
+        for n in items if n["kind"] == "Node"}
+per = Counter(zone.get(p["spec"].get("nodeName", ""), "") for p in items
+              if p["kind"] == "Pod" and p["metadata"].get("labels", {}).get("app") == "web"
+              and p["spec"].get("nodeName"))
+zs = sorted(set(zone.values()))
+counts = [per.get(z, 0) for z in zs] or [0]
+print("%s (skew %d)" % (", ".join("%s %d" % (z, per.get(z, 0)) for z in zs), max(counts) - min(counts)))
+PY
+)
+echo "  planned: \$$planned per hour (the launcher's plans), realized \$$cost; web (maxSkew 1) by zone: $spread"
 /usr/bin/python3 "$here/demo-report.py" "$out/series.csv" "$out/report.html"
 echo "  report: $out/report.html"
 ok=1

@@ -159,6 +159,7 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
              TLR_I("solves", r.solves), TLR_I("inflight", r.inflight), TLR_I("launched", r.launched),
              TLR_I("failed", r.failed), TLR_I("nominated", r.pods_nominated),
              TLR_I("unplaced", r.pods_unplaced), TLR_I("fleets", r.fleets), TLR_I("ice", r.ice),
+             TLR_F("plan_cost_per_hour", r.plan_cost),
              TLR_I("solve_ms", r.solve_ms), TLR_I("claims_ms", r.claims_ms),
              TLR_I("launch_ms", r.launch_ms), TLR_I("to_fleets_ms", r.fleets_ms),
              TLR_I("to_issued_ms", r.issued_ms),
@@ -547,6 +548,7 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     po.k8s_version = cfg->k8s_version;
     po.no_fleet_batching = !cfg->fleet_batching;
     po.register_ttl_ms = cfg->registration_ttl_ms;
+    po.plan_gate_ms = cfg->plan_gate_ms;
     po.min_values_policy = cfg->min_values_policy == 1
                                ? TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT
                                : TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_STRICT;

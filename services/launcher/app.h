@@ -41,6 +41,7 @@ typedef struct lc_app_cfg {
     /* cluster identity (empty = discovered: EKS DescribeCluster, kube-dns) */
     char *cluster_endpoint, *cluster_ca, *cluster_cidr, *cluster_dns;
     int64_t registration_ttl_ms;
+    int64_t plan_gate_ms;          /* 0: no plan gates (plangate.h) */
     int min_values_policy;          /* 0 Strict, 1 BestEffort */
     int preference_policy;          /* 0 Respect, 1 Ignore */
 } lc_app_cfg;

@@ -15,7 +15,7 @@
 static void record(lc_fake *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void record(lc_fake *f, const char *fmt, ...)
 {
-    char buf[2048];
+    char buf[8192];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);

@@ -5,9 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "lifecycle.h"
+#include "plangate.h"
+#include "prov_int.h"
 #include "provision.h"
 #include "testkit.h"
 #include "tlr_err.h"
@@ -258,6 +261,184 @@ static void test_prov_registration(void **state)
     lc_fake_clear(&f);
 }
 
+/* A pod with a zone spread the scheduler must not break (DoNotSchedule). */
+static void spread_pod(Tailor__V1__PendingBatch *b, const char *uid, int action)
+{
+    for (size_t i = 0; i < b->n_pending_pods; i++) {
+        Tailor__V1__Pod *pod = b->pending_pods[i];
+        if (strcmp(pod->uid, uid) != 0)
+            continue;
+        Tailor__V1__TopologySpreadConstraint *t = tlr_malloc(sizeof(*t));
+        tailor__v1__topology_spread_constraint__init(t);
+        t->max_skew = 1;
+        t->topology_key = tlr_strdup("topology.kubernetes.io/zone");
+        t->when_unsatisfiable = action;
+        TK_PUSH(pod->topology_spread_constraints, pod->n_topology_spread_constraints, t);
+    }
+}
+
+/* One plan of three claims: one pod each, p1 and p2 zone-spread, p3 not. */
+static Tailor__V1__SolveResponse *three_claims(void)
+{
+    Tailor__V1__SolveResponse *r = tk_resp(NULL);
+    for (int i = 1; i <= 3; i++) {
+        Tailor__V1__NodeClaim *nc = tk_claim(NULL, 0, "c5.large", NULL, NULL);
+        char u[8];
+        snprintf(u, sizeof(u), "p%d", i);
+        TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
+        TK_PUSH(r->new_nodeclaims, r->n_new_nodeclaims, nc);
+    }
+    return r;
+}
+
+typedef struct gate_fix {
+    lc_fake f;
+    Tailor__V1__Catalog *cat;
+    lc_prov *p;
+    lc_claim *c[3];   /* the claims of p1, p2, p3 */
+} gate_fix;
+
+static void gate_start(gate_fix *g, int64_t gate_ms, int action)
+{
+    static const tlr_cluster_identity id = { "prod", "https://api.prod.example", "Q0EK",
+                                             "10.100.0.0/16", NULL };
+    lc_fake_init(&g->f);
+    g->cat = tk_catalog();
+    lc_prov_opts o = { 0 };
+    o.cluster = "prod";
+    o.clock = &g->f.clock;
+    o.solver = lc_fake_solver(&g->f);
+    o.cloud = lc_fake_cloud(&g->f);
+    o.kube = lc_fake_kube(&g->f);
+    o.catalog = g->cat;
+    o.identity = &id;
+    o.plan_gate_ms = gate_ms;
+    lc_prov_create(&o, &g->p);
+    g->f.solve_q[g->f.nsolve_q++] = three_claims();
+    Tailor__V1__PendingBatch *b = tk_batch(3);
+    spread_pod(b, "p1", action);
+    spread_pod(b, "p2", action);
+    assert_int_equal(lc_prov_batch(g->p, b, NULL), TLR_OK);
+    lc_claims *cs = lc_prov_claims(g->p);
+    assert_int_equal(lc_claims_count(cs), 3);
+    for (size_t i = 0; i < 3; i++) {
+        lc_claim *c = lc_claims_at(cs, i);
+        int k = c->nc->planned_pod_uids[0][1] - '1';
+        g->c[k] = c;
+        assert_non_null(c->nc->status);
+        assert_true(c->nc->status->instance_id[0]);
+    }
+}
+
+static void gate_node(gate_fix *g, int k, const char *name)
+{
+    lc_fake_add_node(&g->f, name, g->c[k]->nc->status->provider_id, true, "karpenter.sh/unregistered");
+}
+
+static size_t patches(const gate_fix *g, const char *node)
+{
+    char pre[64];
+    snprintf(pre, sizeof(pre), "node_patch %s {\"metadata\":{\"resourceVersion\"", node);
+    return lc_fake_count(&g->f, pre);
+}
+
+static void gate_stop(gate_fix *g)
+{
+    lc_prov_free(g->p);
+    protobuf_c_message_free_unpacked(&g->cat->base, NULL);
+    lc_fake_clear(&g->f);
+}
+
+/* A plan with zone-spread pods registers together: all its claims join
+ * one gate (written to Kubernetes with the annotation); a node keeps its
+ * unregistered taint while another node of the plan is missing, then all
+ * register in one pass. */
+static void test_plan_gate_together(void **state)
+{
+    (void)state;
+    gate_fix g;
+    gate_start(&g, 90000,
+               TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_DO_NOT_SCHEDULE);
+    const char *g1 = lc_plan_gate_of(g.c[0]->nc);
+    assert_non_null(g1);
+    for (int k = 1; k < 3; k++) {
+        assert_non_null(lc_plan_gate_of(g.c[k]->nc));
+        assert_string_equal(lc_plan_gate_of(g.c[k]->nc), g1);
+    }
+    size_t annotated = 0;
+    for (size_t i = 0; i < g.f.ncalls; i++)
+        annotated += strncmp(g.f.calls[i], "claim_create ", 13) == 0 &&
+                     strstr(g.f.calls[i], "plan-gate\":\"default-") != NULL;
+    assert_int_equal(annotated, 3);
+
+    gate_node(&g, 0, "n1");
+    gate_node(&g, 2, "n3");
+    g.f.now_ms += 5000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1"), 0);   /* both wait for p2's node */
+    assert_int_equal(patches(&g, "n3"), 0);
+    assert_int_equal(g.c[0]->registered_ms, 0);
+    g.f.now_ms += 5000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1") + patches(&g, "n3"), 0);
+    gate_node(&g, 1, "n2");
+    lc_prov_lifecycle(g.p);
+    for (int k = 0; k < 3; k++) {
+        char n[8];
+        snprintf(n, sizeof(n), "n%d", k + 1);
+        assert_int_equal(patches(&g, n), 1);
+        assert_true(g.c[k]->registered_ms > 0);
+        /* the registration took the unregistered taint off */
+        const lc_node *node = lc_fake_node(&g.f, n);
+        for (size_t i = 0; i < node->ntaints; i++)
+            assert_string_not_equal(node->taints[i].key, "karpenter.sh/unregistered");
+    }
+    gate_stop(&g);
+}
+
+/* A sibling that never gets a Node holds the gate only until the gate
+ * timeout after launch; a failed sibling not at all.  No gate without
+ * the option, nor for ScheduleAnyway spreads. */
+static void test_plan_gate_bounded(void **state)
+{
+    (void)state;
+    gate_fix g;
+    const int dns =
+        TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_DO_NOT_SCHEDULE;
+    gate_start(&g, 30000, dns);
+    gate_node(&g, 0, "n1");
+    g.f.now_ms += 29000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1"), 0);
+    g.f.now_ms += 1000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1"), 1);   /* timed out: registered alone */
+    gate_stop(&g);
+
+    gate_start(&g, 30000, dns);
+    lc_prov_set_phase(g.p, g.c[1], TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED);
+    gate_node(&g, 0, "n1");
+    g.f.now_ms += 1000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1"), 0);   /* p3's node is still missing */
+    lc_prov_set_phase(g.p, g.c[2], TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED);
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1"), 1);   /* failed siblings hold nothing */
+    gate_stop(&g);
+
+    gate_start(&g, 0, dns);
+    assert_null(lc_plan_gate_of(g.c[0]->nc));
+    gate_stop(&g);
+    gate_start(&g, 30000,
+               TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_SCHEDULE_ANYWAY);
+    for (int k = 0; k < 3; k++)
+        assert_null(lc_plan_gate_of(g.c[k]->nc));
+    gate_node(&g, 0, "n1");
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1"), 1);   /* no gate: registered at once */
+    gate_stop(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +447,8 @@ int main(void)
         cmocka_unit_test(test_registration_patch),
         cmocka_unit_test(test_initialized_waits),
         cmocka_unit_test(test_prov_registration),
+        cmocka_unit_test(test_plan_gate_together),
+        cmocka_unit_test(test_plan_gate_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

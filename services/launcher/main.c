@@ -116,6 +116,11 @@ static const tlr_setting settings[] = {
       offsetof(lc_app_cfg, registration_ttl_ms), "15m",
       "a launched NodeClaim whose Node has not registered by then is deleted and its "
       "instance terminated", .min = 1000, .max = 24LL * 3600 * 1000 },
+    { "plan-gate-timeout", "TAILOR_PLAN_GATE_TIMEOUT", TLR_SET_DURATION,
+      offsetof(lc_app_cfg, plan_gate_ms), "90s",
+      "the nodes launched for one plan's spread pods register together; a node waits at most "
+      "this long after its launch for the others (0: no waiting)",
+      .min = 0, .max = 3600000 },
     TLR_SETTING_LEASE_NAMESPACE(lc_app_cfg, lease_namespace),
     TLR_SETTING_LEASE_TIMING(lc_app_cfg, lease_ms, lease_renew_deadline_ms, lease_retry_ms),
 };

@@ -28,6 +28,7 @@
 #include "fleet.h"
 #include "gc.h"
 #include "lifecycle.h"
+#include "plangate.h"
 #include "prov_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
@@ -959,6 +960,72 @@ static void update_catmetrics(lc_prov *p)
     p->catm_due = lc_prov_mono(p) + 30000;
 }
 
+/* ---- plan gates (plangate.h) ------------------------------------------ */
+
+static bool claim_needs_gate(const lc_prov *p, const Tailor__V1__NodeClaim *nc)
+{
+    for (size_t j = 0; j < nc->n_planned_pod_uids; j++)
+        if (lc_plan_gate_pod(find_pod(p, nc->planned_pod_uids[j])))
+            return true;
+    return false;
+}
+
+/* The new claims ncs[0..n) of one plan (named): when two or more and one
+ * holds a pod with a DoNotSchedule spread, they all join one gate, named
+ * after the first: a spread pod may land on any of the plan's nodes its
+ * affinity allows, so any of them registering early is a domain alone. */
+static void plan_gate_mark(lc_prov *p, Tailor__V1__NodeClaim **ncs, size_t n)
+{
+    if (p->o.plan_gate_ms <= 0 || n < 2)
+        return;
+    bool need = false;
+    for (size_t i = 0; i < n && !need; i++)
+        need = claim_needs_gate(p, ncs[i]);
+    if (!need)
+        return;
+    char *name = tlr_strdup(ncs[0]->name);
+    for (size_t i = 0; i < n; i++)
+        lc_plan_gate_set(ncs[i], name);
+    TLR_INFO(p->o.log, "plan gate: these nodeclaims register together", TLR_S("gate", name),
+             TLR_I("nodeclaims", (int64_t)n));
+    free(name);
+}
+
+/* Must claim c, whose Node appeared, wait before registering: is another
+ * tracked claim of its gate still without a Node, within the gate timeout
+ * since c's launch? */
+static bool plan_gate_closed(lc_prov *p, const lc_claim *c, const lc_nodes *nodes, int64_t now)
+{
+    const char *gate = lc_plan_gate_of(c->nc);
+    if (!gate || p->o.plan_gate_ms <= 0)
+        return false;
+    size_t waiting = 0, total = 0;
+    for (size_t i = 0; i < lc_claims_count(p->claims); i++) {
+        lc_claim *d = lc_claims_at(p->claims, i);
+        const char *g = lc_plan_gate_of(d->nc);
+        if (!g || strcmp(g, gate) != 0)
+            continue;
+        total++;
+        const Tailor__V1__NodeClaimStatus *st = d->nc->status;
+        if (st && st->phase == TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED)
+            continue;
+        if (!lc_node_for_instance(nodes, st ? st->instance_id : NULL))
+            waiting++;
+    }
+    if (!waiting)
+        return false;
+    if (now - c->launched_ms >= p->o.plan_gate_ms) {
+        TLR_WARN(p->o.log, "plan gate timed out: registering without the rest of the plan's nodes",
+                 TLR_S("nodeclaim", c->nc->name), TLR_S("gate", gate),
+                 TLR_I("nodes_missing", (int64_t)waiting), TLR_I("nodeclaims", (int64_t)total));
+        return false;
+    }
+    TLR_DEBUG(p->o.log, "plan gate: waiting for the plan's other nodes",
+              TLR_S("nodeclaim", c->nc->name), TLR_S("gate", gate),
+              TLR_I("nodes_missing", (int64_t)waiting));
+    return true;
+}
+
 int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
 {
     lc_batch_result r = { 0 };
@@ -993,6 +1060,7 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
         if (rc)
             break;
         r.solves++;
+        r.plan_cost += resp->total_cost_per_hour;
         r.pods_unplaced = (int)resp->n_pod_errors;
         size_t ignored = 0;
         for (size_t i = 0; i < resp->n_pod_errors; i++)
@@ -1027,6 +1095,7 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
         }
         /* Its claims are ours now: the answer keeps only its pod errors. */
         resp->n_new_nodeclaims = 0;
+        plan_gate_mark(p, ncs, n);
         if (n > 0 && launch_t0 == 0)
             launch_t0 = lc_prov_mono(p);
         lc_claim **made = tlr_calloc(n + 1, sizeof(*made));
@@ -1549,7 +1618,7 @@ void lc_prov_lifecycle(lc_prov *p)
                 ? lc_catalog_find(p->catalog, c->nc->status->instance_type) : NULL;
         switch (lc_lifecycle_decide(c, node, it, p->o.register_ttl_ms, now)) {
         case LC_LIFE_REGISTERED:
-            if (!register_node(p, c, node)) {
+            if (plan_gate_closed(p, c, &nodes, now) || !register_node(p, c, node)) {
                 i++;
                 continue;
             }

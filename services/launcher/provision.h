@@ -73,6 +73,9 @@ typedef struct lc_prov_opts {
      * nothing launches until lc_prov_set_identity() completes it. */
     const tlr_cluster_identity *identity;
     int64_t register_ttl_ms;            /* 0 = LC_REGISTER_TTL_MS (15 min) */
+    /* How long a gated claim's registration may wait for the rest of its
+     * plan's nodes (plangate.h); 0 = no plan gates. */
+    int64_t plan_gate_ms;
     /* Instance profiles of classes that name a role (nodeclass.h); get
      * NULL = not managed. */
     lc_iam_ops iam;
@@ -97,6 +100,7 @@ typedef struct lc_batch_result {
     int pods_unplaced;   /* pod errors in the last solve */
     int fleets;          /* CreateFleet calls made */
     int ice;             /* offerings in the ICE cache after the batch */
+    double plan_cost;    /* $/h of the new claims the Solve answers planned */
     int64_t solve_ms;    /* wall time in Solve calls */
     int64_t launch_ms;   /* from the first NodeClaim create to the end of the launch pass */
     int64_t claims_ms;   /* writing the NodeClaims */
