@@ -30,6 +30,25 @@
  *                        GPUs as whole nvidia.com/gpu, shared GPUs
  *                        (gpu_milli < 1000) rounded up to 1.
  *   alibaba-cpu          the same trace with GPU requests dropped.
+ * Cluster-like cases the solver was not developed on (cases.c: the real
+ * catalog, us-east-1 zones a/b/c, spot priced at 28-55 % of on-demand
+ * per type and zone; DaemonSets; fixed-seed PRNG):
+ *   zonespread-N         ten services, zone spreads (maxSkew 1 and 2,
+ *                        minDomains, matchLabelKeys pod-template-hash, one
+ *                        limited to two zones by node affinity,
+ *                        ScheduleAnyway) and hostname spreads; N = 110,
+ *                        1000.
+ *   statefulsets-N       seven StatefulSets with required hostname anti-
+ *                        affinity and zone spread beside Deployments;
+ *                        N = 200, 1000.
+ *   mix20-N              20 Deployments, replicas Zipf (1/rank^2), cpu-
+ *                        heavy, balanced and memory-heavy shapes, spot and
+ *                        on-demand; N = 2000 (200 with --quick).
+ *   gpu-cpu-pools        a tainted GPU pool (g4dn/g5/g6, GPU and CPU
+ *                        limits, weight 10), an on-demand pool (weight 50,
+ *                        CPU limit) and a spot+on-demand pool (weight 20);
+ *                        GPU pods with tolerations and GPU-model
+ *                        selectors, CPU pods, spot-only batch (442 pods).
  * --quick runs small sizes only (the ctest smoke run); --case PREFIX runs
  * the cases whose name starts with PREFIX; --data DIR points
  * at the shared data (default $TAILOR_SHARED_DATA, else ../shared/data);
@@ -46,6 +65,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "cases.h"
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
 #include "tlr_catalog.h"
@@ -468,11 +488,13 @@ static void print_row(const char *name, const char *strategy, size_t pods, const
            r->secs > 0 ? pods / r->secs : 0.0, r->lb_secs * 1e3, r->violations);
 }
 
+enum { CASE_ZONESPREAD = 3, CASE_STATEFULSETS, CASE_MIX20, CASE_GPU_CPU_POOLS };
+
 typedef struct bench_case {
     const char *name;
     size_t pods;
     bool diverse;
-    int real;           /* 0 synthetic, 1 alibaba-gpu, 2 alibaba-cpu */
+    int real;           /* 0 synthetic, 1 alibaba-gpu, 2 alibaba-cpu, 3.. cases.c (CASE_*) */
     const char *target; /* printed next to the result */
 } bench_case;
 
@@ -514,12 +536,22 @@ int main(int argc, char **argv)
         {"karpenter-generic-100000", 100000, false, 0, "target < 1 s"},
         {"alibaba-gpu", SIZE_MAX, false, 1, "target cost/bound <= 1.02"},
         {"alibaba-cpu", SIZE_MAX, false, 2, "target cost/bound <= 1.02"},
+        {"zonespread-110", 110, false, CASE_ZONESPREAD, NULL},
+        {"zonespread-1000", 1000, false, CASE_ZONESPREAD, NULL},
+        {"statefulsets-200", 200, false, CASE_STATEFULSETS, NULL},
+        {"statefulsets-1000", 1000, false, CASE_STATEFULSETS, NULL},
+        {"mix20-2000", 2000, false, CASE_MIX20, NULL},
+        {"gpu-cpu-pools", 0, false, CASE_GPU_CPU_POOLS, NULL},
     };
     static const bench_case small[] = {
         {"karpenter-diverse-1", 1, true, 0, NULL},
         {"karpenter-diverse-100", 100, true, 0, NULL},
         {"karpenter-generic-500", 500, false, 0, NULL},
         {"alibaba-gpu-300", 300, false, 1, NULL},
+        {"zonespread-110", 110, false, CASE_ZONESPREAD, NULL},
+        {"statefulsets-200", 200, false, CASE_STATEFULSETS, NULL},
+        {"mix20-200", 200, false, CASE_MIX20, NULL},
+        {"gpu-cpu-pools", 0, false, CASE_GPU_CPU_POOLS, NULL},
     };
     const bench_case *cases = quick ? small : full;
     size_t n_cases = quick ? sizeof(small) / sizeof(small[0]) : sizeof(full) / sizeof(full[0]);
@@ -534,8 +566,12 @@ int main(int argc, char **argv)
             continue;
         fprintf(stderr, "[%zu/%zu] %s: building...\n", c + 1, n_cases, bc->name);
         Tailor__V1__SolveRequest *req =
-            bc->real ? alibaba_case(data, bc->real == 1, bc->pods)
-                     : karpenter_case(bc->pods, bc->diverse);
+            bc->real == CASE_ZONESPREAD      ? bench_case_zonespread(data, bc->pods)
+            : bc->real == CASE_STATEFULSETS  ? bench_case_statefulsets(data, bc->pods)
+            : bc->real == CASE_MIX20         ? bench_case_mix20(data, bc->pods)
+            : bc->real == CASE_GPU_CPU_POOLS ? bench_case_gpu_cpu_pools(data)
+            : bc->real                       ? alibaba_case(data, bc->real == 1, bc->pods)
+                                             : karpenter_case(bc->pods, bc->diverse);
         if (!req) {
             bad++;
             continue;
