@@ -437,10 +437,10 @@ static void add_workloads(cs_ctx *cx, const cs_workload *w, size_t nw, const boo
     for (size_t i = 0; i < nw; i++)
         if (scale[i])
             base += w[i].replicas;
-    int reps[64];
+    int *reps = tlr_calloc(nw, sizeof(int));
     long sum = 0;
     size_t largest = 0;
-    for (size_t i = 0; i < nw && i < 64; i++) {
+    for (size_t i = 0; i < nw; i++) {
         if (!scale[i]) {
             reps[i] = w[i].replicas * fixed_mult;
             continue;
@@ -453,8 +453,9 @@ static void add_workloads(cs_ctx *cx, const cs_workload *w, size_t nw, const boo
     }
     if (base > 0 && reps[largest] + (target - sum) >= 1)
         reps[largest] += (int)(target - sum);
-    for (size_t i = 0; i < nw && i < 64; i++)
+    for (size_t i = 0; i < nw; i++)
         add_workload(cx, &w[i], reps[i]);
+    free(reps);
 }
 
 /* ---- the cases ----------------------------------------------------------- */
