@@ -1305,7 +1305,7 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
             x->classes[x->nclasses] = c;
             x->lvls[x->nclasses++] = lvi;
         }
-        if (m->strategy == TLR_SOLVE_KARPENTER)
+        if (m->strategy != TLR_SOLVE_TAILOR)
             claim_narrow_karp(m, x);
     } else {
         for (int d = 0; d < m->ndim; d++)
@@ -1879,9 +1879,24 @@ static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int 
     return r;
 }
 
-/* ---- claims opened from outside (seed.c) ------------------------------- */
+/* ---- claims opened from outside (seed.c, ffd.c) ------------------------ */
 
 static int quick_ok(const sv_model *m, const sv_bin *x, const sv_class *cl);
+
+bool sv_timed_out(sv_model *m)
+{
+    return timed_out(m);
+}
+
+bool sv_bin_quick_ok(const sv_model *m, int b, const sv_class *cl)
+{
+    return quick_ok(m, &m->bins[b], cl);
+}
+
+int sv_claim_open(sv_model *m, int c, int lv, int pi, const int *pods, int want)
+{
+    return open_claim(m, c, lv, pi, pods, want, 0, NULL);
+}
 
 int sv_room_place(sv_model *m, int b, int c, int lv, int want, int *place)
 {

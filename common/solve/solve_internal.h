@@ -477,6 +477,15 @@ void sv_place_pods(sv_model *m, int b, int c, int lv, const int *pods, int n, in
 int  sv_claim_open_target(sv_model *m, int pi, int pt);
 void sv_claim_commit(sv_model *m, int b);
 void sv_place_existing(sv_model *m, int c);
+/* For ffd.c, as the baseline uses them: has m's deadline passed (sets
+ * m->timed_out); a cheap necessary test for bin b to take a pod of cl
+ * (room_at gives the answer); open_claim for the candidate-keeping
+ * strategies: a new claim of pool pi for up to want pods of class c at
+ * level lv, keeping every type that still fits, charged to the limits;
+ * returns the pods placed (0: nothing opened, cl->fail[pi] says why). */
+bool sv_timed_out(sv_model *m);
+bool sv_bin_quick_ok(const sv_model *m, int b, const sv_class *cl);
+int  sv_claim_open(sv_model *m, int c, int lv, int pi, const int *pods, int want);
 /* No spread, affinity, anti-affinity, host ports; no group selects it. */
 bool sv_class_movable(const sv_class *c);
 /* The topology values new claim b was narrowed to that its requirements
