@@ -27,6 +27,9 @@
  * least filled claims into other claims' slack when that is cheaper
  * (empty_claims).
  *
+ * TLR_SOLVE_FFD (ffd.c) opens and fills claims as the baseline does, with
+ * pods in first-fit-decreasing order and claims in the order they opened.
+ *
  * Cost: the compiled tables make each room check O(dims + constraints);
  * tailor's placement is O(classes x bins), the baseline's O(pods x bins x
  * types) in the worst case, like Karpenter's.
@@ -1162,8 +1165,20 @@ static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
         sv_res f;
         claim_free(m, x, x->target, &f);
         k = res_room(m, &f, &cl->req, k);
-    } else if (k > 0) {
-        k = karp_fits(m, x, compat, pm, &cl->req, 1) ? 1 : 0;
+    } else if (k > 0 && !karp_fits(m, x, compat, pm, &cl->req, 1)) {
+        k = 0;
+    } else if (k > 1) {
+        /* Candidate-keeping claims: the most of the k pods some candidate
+         * type holds (the baseline asks for one pod at a time, ffd.c for a
+         * run of identical ones). */
+        int lo = 1;
+        while (lo < k) {
+            int mid = lo + (k - lo + 1) / 2;
+            if (karp_fits(m, x, compat, pm, &cl->req, mid))
+                lo = mid;
+            else
+                k = mid - 1;
+        }
     }
     if (k <= 0)
         return 0;
@@ -2405,6 +2420,8 @@ void sv_place_all(sv_model *m)
     m->nexisting = m->nbins;
     if (m->strategy == TLR_SOLVE_KARPENTER) {
         karpenter_all(m);
+    } else if (m->strategy == TLR_SOLVE_FFD) {
+        sv_ffd_all(m);
     } else {
         class_units(m);
         for (int c = 0; c < m->nclasses; c++)

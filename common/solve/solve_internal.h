@@ -1,5 +1,5 @@
 /* solve_internal.h - the solver engine's compiled model, shared by the
- * engine's files (compile.c, place.c, emit.c, solve.c).  Not a public
+ * engine's files (compile.c, place.c, ffd.c, emit.c, solve.c).  Not a public
  * header: nothing outside common/solve includes it.
  *
  * A request is compiled once into compact structs living in one arena:
@@ -415,6 +415,7 @@ typedef struct sv_model {
     const Tailor__V1__OfferingUnavailable *const *ice;
     size_t nice;
     bool seed;                   /* tailor: seed claims from the LP (seed.c) */
+    bool ffd_sized;              /* ffd.c: the sized variant */
     int64_t seed_deadline_ns;    /* when the LP must stop generating columns */
     /* Simulate */
     bool allow_new;
@@ -498,6 +499,10 @@ int  sv_claim_topo_labels(const sv_model *m, int b, sv_id *keys, sv_id *vals, in
  * LP's rounded-down solution for the movable pods left after existing
  * capacity (see seed.c). */
 void sv_seed(sv_model *m);
+
+/* ffd.c: TLR_SOLVE_FFD's placement of the pods existing capacity and
+ * claims in flight leave (after place.c has set up their bins). */
+void sv_ffd_all(sv_model *m);
 
 /* emit.c */
 void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);
