@@ -7,6 +7,10 @@
  * pods placed, new nodes, cost $/h, the lower bound (tlr_solve_lower_bound
  * over the pods the plan placed), cost/bound, solve time, pods/s, and the
  * number of violations tlr_plan_check finds; then tailor/baseline cost.
+ * "ffd" is first-fit decreasing alone (TLR_SOLVE_FFD), the simple packer
+ * tailor must never lose to: tailor/ffd cost is printed too, and a case
+ * where tailor costs more than ffd (by more than 1e-6 relative) makes the
+ * program exit 1, as an invalid plan does.
  * For the real trace it also prints the configuration LP's certified
  * bound (tlr_solve_lower_bound_tight, seconds) and tailor's cost over it.
  * Any invalid plan makes the program exit 1.  Peak RSS (ru_maxrss) is
@@ -33,7 +37,7 @@
  * --quick runs small sizes only (the ctest smoke run); --case PREFIX runs
  * the cases whose name starts with PREFIX; --data DIR points
  * at the shared data (default $TAILOR_SHARED_DATA, else ../shared/data);
- * --strategy tailor|baseline runs one strategy only (for profiling);
+ * --strategy tailor|baseline|ffd runs one strategy only (for profiling);
  * --repeat N times each solve N times and prints the fastest.
  */
 #include <inttypes.h>
@@ -410,7 +414,7 @@ static result run(Tailor__V1__SolveRequest *req, tlr_solve_strategy s, bool prin
             end = nl ? nl + 1 : end + strlen(end);
         }
         fprintf(stderr, "  %s: plan violations (%d), first ones:\n%.*s",
-                s == TLR_SOLVE_TAILOR ? "tailor" : "baseline", out.violations,
+                s == TLR_SOLVE_TAILOR ? "tailor" : s == TLR_SOLVE_FFD ? "ffd" : "baseline", out.violations,
                 (int)(end - txt), txt);
     }
     tlr_buf_free(&v);
@@ -495,11 +499,12 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
             repeat = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc &&
-                   (strcmp(argv[i + 1], "tailor") == 0 || strcmp(argv[i + 1], "baseline") == 0)) {
+                   (strcmp(argv[i + 1], "tailor") == 0 || strcmp(argv[i + 1], "baseline") == 0 ||
+                    strcmp(argv[i + 1], "ffd") == 0)) {
             strategy = argv[++i];
         } else {
             fprintf(stderr, "usage: bench-solver [--quick] [--case NAME-PREFIX] [--data DIR] "
-                            "[--strategy tailor|baseline] [--repeat N]\n");
+                            "[--strategy tailor|baseline|ffd] [--repeat N]\n");
             return 2;
         }
     }
@@ -544,11 +549,15 @@ int main(int argc, char **argv)
                 n_cases, bc->name, req->n_pending_pods);
         bool want_k = !strategy || strcmp(strategy, "baseline") == 0;
         bool want_t = !strategy || strcmp(strategy, "tailor") == 0;
+        bool want_f = !strategy || strcmp(strategy, "ffd") == 0;
         result k = want_k ? run(req, TLR_SOLVE_KARPENTER, true, repeat, false) : (result){.ok = true};
+        result f = want_f ? run(req, TLR_SOLVE_FFD, true, repeat, false) : (result){.ok = true};
         result g = want_t ? run(req, TLR_SOLVE_TAILOR, true, repeat, true) : (result){.ok = true};
         result t = want_t ? run(req, TLR_SOLVE_TAILOR, true, repeat, false) : (result){.ok = true};
         if (want_k)
             print_row(bc->name, "baseline", req->n_pending_pods, &k);
+        if (want_f)
+            print_row(bc->name, "ffd", req->n_pending_pods, &f);
         if (want_t) {
             print_row(bc->name, "greedy", req->n_pending_pods, &g);
             print_row(bc->name, "tailor", req->n_pending_pods, &t);
@@ -561,6 +570,19 @@ int main(int argc, char **argv)
             (void)tlr_solve_lower_bound_tight(req, &tight);
             printf("%-24s tight bound %.3f (%.1f s): tailor cost/tight %.4f, relaxation/tight %.4f\n", bc->name,
                    tight, now_s() - t0, tight > 0 ? t.cost / tight : NAN, tight > 0 ? t.bound / tight : NAN);
+        }
+        if (!f.ok || f.violations)
+            bad++;
+        if (want_t && want_f) {
+            double rf = f.cost > 0 ? t.cost / f.cost : NAN;
+            /* more pods placed may cost more */
+            bool dearer = t.placed <= f.placed && t.cost > f.cost * (1 + 1e-6);
+            printf("%-24s tailor/ffd cost %.4f%s\n", bc->name, rf, dearer ? "  ** TAILOR DEARER THAN FFD **" : "");
+            if (dearer) {
+                fprintf(stderr, "%s: tailor's plan (%.3f $/h) costs more than first-fit decreasing's (%.3f $/h)\n",
+                        bc->name, t.cost, f.cost);
+                bad++;
+            }
         }
         if (!want_k || !want_t) {
             fflush(stdout);
@@ -582,6 +604,6 @@ int main(int argc, char **argv)
         tailor__v1__solve_request__free_unpacked(req, NULL);
     }
     printf("peak RSS %ld MiB; %s\n", peak_rss_mib(),
-           bad ? "SOME PLANS INVALID OR FAILED" : "all plans valid");
+           bad ? "SOME PLANS INVALID OR FAILED, OR TAILOR DEARER THAN FFD" : "all plans valid");
     return bad ? 1 : 0;
 }
