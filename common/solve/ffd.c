@@ -49,17 +49,20 @@ typedef struct ffd_key {
     double sum;    /* the shares summed */
 } ffd_key;
 
+/* A pod with its sort key, copied out so the sort touches one array. */
+typedef struct ffd_item {
+    double big, sum;
+    int64_t cpu, mem, created;
+    const char *uid;
+    int pod;
+} ffd_item;
+
 /* The sized variant's per-new-claim type: the pool type whose room caps
  * what the claim takes (SV_NONE: none), indexed by bin - nexisting. */
 typedef struct ffd_sizes {
     int *pt;
     int n;
 } ffd_sizes;
-
-typedef struct ffd_ctx {
-    const sv_model *m;
-    const ffd_key *key;   /* per class */
-} ffd_ctx;
 
 /* Each class's size: its requests over the largest allocatable of the
  * first NodePool (weight order) its first level may use, else of all
@@ -102,26 +105,21 @@ static void class_keys(const sv_model *m, ffd_key *key)
     free(pmax);
 }
 
-static int pod_cmp(const void *a, const void *b, void *arg)
+static int item_cmp(const void *a, const void *b)
 {
-    const ffd_ctx *x = arg;
-    const sv_model *m = x->m;
-    int ia = *(const int *)a, ib = *(const int *)b;
-    const sv_podst *p = &m->pods[ia], *q = &m->pods[ib];
-    const ffd_key *kp = &x->key[p->cls], *kq = &x->key[q->cls];
-    if (kp->big != kq->big)
-        return kp->big > kq->big ? -1 : 1;
-    if (kp->sum != kq->sum)
-        return kp->sum > kq->sum ? -1 : 1;
-    const sv_res *rp = &m->classes[p->cls].req, *rq = &m->classes[q->cls].req;
-    if (rp->v[SV_DIM_CPU] != rq->v[SV_DIM_CPU])
-        return rp->v[SV_DIM_CPU] > rq->v[SV_DIM_CPU] ? -1 : 1;
-    if (rp->v[SV_DIM_MEM] != rq->v[SV_DIM_MEM])
-        return rp->v[SV_DIM_MEM] > rq->v[SV_DIM_MEM] ? -1 : 1;
-    if (p->pod->creation_unix_ms != q->pod->creation_unix_ms)
-        return p->pod->creation_unix_ms < q->pod->creation_unix_ms ? -1 : 1;
-    int s = strcmp(p->pod->uid ? p->pod->uid : "", q->pod->uid ? q->pod->uid : "");
-    return s ? s : ia - ib;
+    const ffd_item *x = a, *y = b;
+    if (x->big != y->big)
+        return x->big > y->big ? -1 : 1;
+    if (x->sum != y->sum)
+        return x->sum > y->sum ? -1 : 1;
+    if (x->cpu != y->cpu)
+        return x->cpu > y->cpu ? -1 : 1;
+    if (x->mem != y->mem)
+        return x->mem > y->mem ? -1 : 1;
+    if (x->created != y->created)
+        return x->created < y->created ? -1 : 1;
+    int s = strcmp(x->uid, y->uid);
+    return s ? s : x->pod - y->pod;
 }
 
 /* Sized variant: how many of want pods of class c at level lv new claim
@@ -238,17 +236,27 @@ static int ffd_try(sv_model *m, const int *pods, int n, int lv, bool mono, int *
 
 void sv_ffd_all(sv_model *m)
 {
-    int *q = tlr_arena_alloc(m->ar, ((size_t)m->npods + 1) * sizeof(int));
-    int nq = 0;
-    for (int i = 0; i < m->npods; i++)
-        if (m->pods[i].bin == SV_NONE && !m->classes[m->pods[i].cls].bad)
-            q[nq++] = i;
-        else if (m->pods[i].bin == SV_NONE)
-            m->pods[i].err = TLR_E_UNSCHEDULABLE;
     ffd_key *key = tlr_arena_alloc(m->ar, ((size_t)m->nclasses + 1) * sizeof(ffd_key));
     class_keys(m, key);
-    ffd_ctx ctx = { m, key };
-    qsort_r(q, (size_t)nq, sizeof(int), pod_cmp, &ctx);
+    ffd_item *it = tlr_malloc(((size_t)m->npods + 1) * sizeof(*it));
+    int nq = 0;
+    for (int i = 0; i < m->npods; i++) {
+        const sv_podst *ps = &m->pods[i];
+        const sv_class *cl = &m->classes[ps->cls];
+        if (ps->bin != SV_NONE)
+            continue;
+        if (cl->bad) {
+            m->pods[i].err = TLR_E_UNSCHEDULABLE;
+            continue;
+        }
+        it[nq++] = (ffd_item){ key[ps->cls].big, key[ps->cls].sum, cl->req.v[SV_DIM_CPU], cl->req.v[SV_DIM_MEM],
+                               ps->pod->creation_unix_ms, ps->pod->uid ? ps->pod->uid : "", i };
+    }
+    qsort(it, (size_t)nq, sizeof(*it), item_cmp);
+    int *q = tlr_arena_alloc(m->ar, ((size_t)nq + 1) * sizeof(int));
+    for (int i = 0; i < nq; i++)
+        q[i] = it[i].pod;
+    free(it);
     /* cursors: class c at level lv uses [off[c] + lv] */
     int *off = tlr_arena_alloc(m->ar, ((size_t)m->nclasses + 1) * sizeof(int));
     int ncur = 0;
