@@ -7,6 +7,10 @@
  * pods placed, new nodes, cost $/h, the lower bound (tlr_solve_lower_bound
  * over the pods the plan placed), cost/bound, solve time, pods/s, and the
  * number of violations tlr_plan_check finds; then tailor/baseline cost.
+ * "ffd" is first-fit decreasing alone (TLR_SOLVE_FFD), the simple packer
+ * tailor must never lose to: tailor/ffd cost is printed too, and a case
+ * where tailor costs more than ffd (by more than 1e-6 relative) makes the
+ * program exit 1, as an invalid plan does.
  * For every case where tailor placed every pod it also prints the
  * configuration LP's certified bound (tlr_solve_lower_bound_tight) and
  * tailor's and the baseline's cost over it: the honest yardstick, tighter
@@ -56,7 +60,7 @@
  * --quick runs small sizes only (the ctest smoke run); --case PREFIX runs
  * the cases whose name starts with PREFIX; --data DIR points
  * at the shared data (default $TAILOR_SHARED_DATA, else ../shared/data);
- * --strategy tailor|baseline runs one strategy only (for profiling);
+ * --strategy tailor|baseline|ffd runs one strategy only (for profiling);
  * --repeat N times each solve N times and prints the fastest;
  * --bound-cap SECONDS caps the tight bound (above).
  */
@@ -439,7 +443,7 @@ static result run(Tailor__V1__SolveRequest *req, tlr_solve_strategy s, bool prin
             end = nl ? nl + 1 : end + strlen(end);
         }
         fprintf(stderr, "  %s: plan violations (%d), first ones:\n%.*s",
-                s == TLR_SOLVE_TAILOR ? "tailor" : "baseline", out.violations,
+                s == TLR_SOLVE_TAILOR ? "tailor" : s == TLR_SOLVE_FFD ? "ffd" : "baseline", out.violations,
                 (int)(end - txt), txt);
     }
     tlr_buf_free(&v);
@@ -582,11 +586,12 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--bound-cap") == 0 && i + 1 < argc && atof(argv[i + 1]) >= 0) {
             bound_cap = atof(argv[++i]);
         } else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc &&
-                   (strcmp(argv[i + 1], "tailor") == 0 || strcmp(argv[i + 1], "baseline") == 0)) {
+                   (strcmp(argv[i + 1], "tailor") == 0 || strcmp(argv[i + 1], "baseline") == 0 ||
+                    strcmp(argv[i + 1], "ffd") == 0)) {
             strategy = argv[++i];
         } else {
             fprintf(stderr, "usage: bench-solver [--quick] [--case NAME-PREFIX] [--data DIR] "
-                            "[--strategy tailor|baseline] [--repeat N] [--bound-cap SECONDS]\n");
+                            "[--strategy tailor|baseline|ffd] [--repeat N] [--bound-cap SECONDS]\n");
             return 2;
         }
     }
@@ -647,11 +652,15 @@ int main(int argc, char **argv)
                 n_cases, bc->name, req->n_pending_pods);
         bool want_k = !strategy || strcmp(strategy, "baseline") == 0;
         bool want_t = !strategy || strcmp(strategy, "tailor") == 0;
+        bool want_f = !strategy || strcmp(strategy, "ffd") == 0;
         result k = want_k ? run(req, TLR_SOLVE_KARPENTER, true, repeat, false) : (result){.ok = true};
+        result f = want_f ? run(req, TLR_SOLVE_FFD, true, repeat, false) : (result){.ok = true};
         result g = want_t ? run(req, TLR_SOLVE_TAILOR, true, repeat, true) : (result){.ok = true};
         result t = want_t ? run(req, TLR_SOLVE_TAILOR, true, repeat, false) : (result){.ok = true};
         if (want_k)
             print_row(bc->name, "baseline", req->n_pending_pods, &k);
+        if (want_f)
+            print_row(bc->name, "ffd", req->n_pending_pods, &f);
         if (want_t) {
             print_row(bc->name, "greedy", req->n_pending_pods, &g);
             print_row(bc->name, "tailor", req->n_pending_pods, &t);
@@ -678,6 +687,19 @@ int main(int argc, char **argv)
         } else if (want_t && t.ok && t.errors > 0) {
             printf("%-24s tight bound: skipped (tailor left %zu pods out)\n", bc->name, t.errors);
         }
+        if (!f.ok || f.violations)
+            bad++;
+        if (want_t && want_f) {
+            double rf = f.cost > 0 ? t.cost / f.cost : NAN;
+            /* more pods placed may cost more */
+            bool dearer = t.placed <= f.placed && t.cost > f.cost * (1 + 1e-6);
+            printf("%-24s tailor/ffd cost %.4f%s\n", bc->name, rf, dearer ? "  ** TAILOR DEARER THAN FFD **" : "");
+            if (dearer) {
+                fprintf(stderr, "%s: tailor's plan (%.3f $/h) costs more than first-fit decreasing's (%.3f $/h)\n",
+                        bc->name, t.cost, f.cost);
+                bad++;
+            }
+        }
         if (!want_k || !want_t) {
             fflush(stdout);
             if (!k.ok || !t.ok || !g.ok || k.violations || t.violations || g.violations)
@@ -698,6 +720,6 @@ int main(int argc, char **argv)
         tailor__v1__solve_request__free_unpacked(req, NULL);
     }
     printf("peak RSS %ld MiB; %s\n", peak_rss_mib(),
-           bad ? "SOME PLANS INVALID OR FAILED" : "all plans valid");
+           bad ? "SOME PLANS INVALID OR FAILED, OR TAILOR DEARER THAN FFD" : "all plans valid");
     return bad ? 1 : 0;
 }

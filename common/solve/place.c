@@ -27,6 +27,9 @@
  * least filled claims into other claims' slack when that is cheaper
  * (empty_claims).
  *
+ * TLR_SOLVE_FFD (ffd.c) opens and fills claims as the baseline does, with
+ * pods in first-fit-decreasing order and claims in the order they opened.
+ *
  * Cost: the compiled tables make each room check O(dims + constraints);
  * tailor's placement is O(classes x bins), the baseline's O(pods x bins x
  * types) in the worst case, like Karpenter's.
@@ -1162,8 +1165,20 @@ static int room_at(sv_model *m, int b, int c, int lvi, int want, int *place)
         sv_res f;
         claim_free(m, x, x->target, &f);
         k = res_room(m, &f, &cl->req, k);
-    } else if (k > 0) {
-        k = karp_fits(m, x, compat, pm, &cl->req, 1) ? 1 : 0;
+    } else if (k > 0 && !karp_fits(m, x, compat, pm, &cl->req, 1)) {
+        k = 0;
+    } else if (k > 1) {
+        /* Candidate-keeping claims: the most of the k pods some candidate
+         * type holds (the baseline asks for one pod at a time, ffd.c for a
+         * run of identical ones). */
+        int lo = 1;
+        while (lo < k) {
+            int mid = lo + (k - lo + 1) / 2;
+            if (karp_fits(m, x, compat, pm, &cl->req, mid))
+                lo = mid;
+            else
+                k = mid - 1;
+        }
     }
     if (k <= 0)
         return 0;
@@ -1305,7 +1320,7 @@ static void place_n(sv_model *m, int b, int c, int lvi, const int *pods, int n, 
             x->classes[x->nclasses] = c;
             x->lvls[x->nclasses++] = lvi;
         }
-        if (m->strategy == TLR_SOLVE_KARPENTER)
+        if (m->strategy != TLR_SOLVE_TAILOR)
             claim_narrow_karp(m, x);
     } else {
         for (int d = 0; d < m->ndim; d++)
@@ -1879,9 +1894,24 @@ static int open_claim(sv_model *m, int c, int lvi, int pi, const int *pods, int 
     return r;
 }
 
-/* ---- claims opened from outside (seed.c) ------------------------------- */
+/* ---- claims opened from outside (seed.c, ffd.c) ------------------------ */
 
 static int quick_ok(const sv_model *m, const sv_bin *x, const sv_class *cl);
+
+bool sv_timed_out(sv_model *m)
+{
+    return timed_out(m);
+}
+
+bool sv_bin_quick_ok(const sv_model *m, int b, const sv_class *cl)
+{
+    return quick_ok(m, &m->bins[b], cl);
+}
+
+int sv_claim_open(sv_model *m, int c, int lv, int pi, const int *pods, int want)
+{
+    return open_claim(m, c, lv, pi, pods, want, 0, NULL);
+}
 
 int sv_room_place(sv_model *m, int b, int c, int lv, int want, int *place)
 {
@@ -2390,6 +2420,8 @@ void sv_place_all(sv_model *m)
     m->nexisting = m->nbins;
     if (m->strategy == TLR_SOLVE_KARPENTER) {
         karpenter_all(m);
+    } else if (m->strategy == TLR_SOLVE_FFD) {
+        sv_ffd_all(m);
     } else {
         class_units(m);
         for (int c = 0; c < m->nclasses; c++)

@@ -92,7 +92,7 @@ static int run(const scase *c, tlr_solve_strategy st)
     tlr_solve_opts o = { .strategy = st };
     Tailor__V1__SimulateResponse *s = NULL;
     int bad = 0;
-    const char *sn = st == TLR_SOLVE_TAILOR ? "tailor" : "karpenter";
+    const char *sn = st == TLR_SOLVE_TAILOR ? "tailor" : st == TLR_SOLVE_FFD ? "ffd" : "karpenter";
     if (tlr_simulate(&req, &o, &s) != TLR_OK) {
         fprintf(stderr, "%s (%s): tlr_simulate failed\n", c->name, sn);
         bad = 1;
@@ -157,6 +157,7 @@ static void test_simulate(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         bad += run(&cases[i], TLR_SOLVE_TAILOR);
         bad += run(&cases[i], TLR_SOLVE_KARPENTER);
+        bad += run(&cases[i], TLR_SOLVE_FFD);
     }
     assert_int_equal(bad, 0);
 }

@@ -1,5 +1,5 @@
 /* solve_internal.h - the solver engine's compiled model, shared by the
- * engine's files (compile.c, place.c, emit.c, solve.c).  Not a public
+ * engine's files (compile.c, place.c, ffd.c, emit.c, solve.c).  Not a public
  * header: nothing outside common/solve includes it.
  *
  * A request is compiled once into compact structs living in one arena:
@@ -415,6 +415,7 @@ typedef struct sv_model {
     const Tailor__V1__OfferingUnavailable *const *ice;
     size_t nice;
     bool seed;                   /* tailor: seed claims from the LP (seed.c) */
+    bool ffd_sized;              /* ffd.c: the sized variant */
     int64_t seed_deadline_ns;    /* when the LP must stop generating columns */
     /* Simulate */
     bool allow_new;
@@ -477,6 +478,15 @@ void sv_place_pods(sv_model *m, int b, int c, int lv, const int *pods, int n, in
 int  sv_claim_open_target(sv_model *m, int pi, int pt);
 void sv_claim_commit(sv_model *m, int b);
 void sv_place_existing(sv_model *m, int c);
+/* For ffd.c, as the baseline uses them: has m's deadline passed (sets
+ * m->timed_out); a cheap necessary test for bin b to take a pod of cl
+ * (room_at gives the answer); open_claim for the candidate-keeping
+ * strategies: a new claim of pool pi for up to want pods of class c at
+ * level lv, keeping every type that still fits, charged to the limits;
+ * returns the pods placed (0: nothing opened, cl->fail[pi] says why). */
+bool sv_timed_out(sv_model *m);
+bool sv_bin_quick_ok(const sv_model *m, int b, const sv_class *cl);
+int  sv_claim_open(sv_model *m, int c, int lv, int pi, const int *pods, int want);
 /* No spread, affinity, anti-affinity, host ports; no group selects it. */
 bool sv_class_movable(const sv_class *c);
 /* The topology values new claim b was narrowed to that its requirements
@@ -489,6 +499,10 @@ int  sv_claim_topo_labels(const sv_model *m, int b, sv_id *keys, sv_id *vals, in
  * LP's rounded-down solution for the movable pods left after existing
  * capacity (see seed.c). */
 void sv_seed(sv_model *m);
+
+/* ffd.c: TLR_SOLVE_FFD's placement of the pods existing capacity and
+ * claims in flight leave (after place.c has set up their bins). */
+void sv_ffd_all(sv_model *m);
 
 /* emit.c */
 void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);

@@ -11,7 +11,8 @@
  * of its own cannot meet them.
  *
  * One case uses the synthetic testkit catalog instead (a family offered in
- * one zone only).  Each case runs with both strategies and checks: how many pods are
+ * one zone only).  Each case runs with every strategy (tailor, the baseline,
+ * first-fit decreasing) and checks: how many pods are
  * placed, the reason of those that are not, that every claim's options
  * carry enough distinct values of each minValues key, the
  * min-values-relaxed annotation, and the independent plan checker.
@@ -268,7 +269,7 @@ static int check_claims(const mcase *tc, const char *strat, const Tailor__V1__So
 
 static int run_case(const mcase *tc, tlr_solve_strategy st)
 {
-    const char *strat = st == TLR_SOLVE_TAILOR ? "tailor" : "karpenter";
+    const char *strat = st == TLR_SOLVE_TAILOR ? "tailor" : st == TLR_SOLVE_FFD ? "ffd" : "karpenter";
     Tailor__V1__SolveRequest *req = tk_new();
     tc->build(req);
     tlr_solve_opts o = { .strategy = st, .replica_id = "test", .no_lower_bound = true };
@@ -312,6 +313,7 @@ static void test_cases(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bad += run_case(&cases[i], TLR_SOLVE_TAILOR);
         bad += run_case(&cases[i], TLR_SOLVE_KARPENTER);
+        bad += run_case(&cases[i], TLR_SOLVE_FFD);
     }
     assert_int_equal(bad, 0);
 }

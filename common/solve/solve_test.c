@@ -1,9 +1,10 @@
 /* solve_test.c - the solver engine, one constraint at a time.
  *
  * Table-driven: each case builds a small SolveRequest with the testkit
- * (solve_testkit.h), solves it with both strategies (they honour the same
- * constraints), runs the independent plan checker (tlr_plancheck.h) on the
- * plan, and checks where each named pod went:
+ * (solve_testkit.h), solves it with every strategy (tailor, the baseline
+ * and first-fit decreasing honour the same constraints), runs the
+ * independent plan checker (tlr_plancheck.h) on the plan, and checks where
+ * each named pod went:
  *
  *   "node:N"      bound to existing node N
  *   "inflight:C"  bound to in-flight NodeClaim C
@@ -35,7 +36,7 @@ typedef struct want {
     const char *where;
 } want;
 
-#define BOTH 0
+#define BOTH 0          /* every strategy */
 #define TAILOR_ONLY 1
 
 typedef struct tcase {
@@ -854,7 +855,7 @@ static int check_want(const tcase *tc, const char *strat, const Tailor__V1__Solv
 
 static int run_case(const tcase *tc, tlr_solve_strategy st)
 {
-    const char *strat = st == TLR_SOLVE_TAILOR ? "tailor" : "karpenter";
+    const char *strat = st == TLR_SOLVE_TAILOR ? "tailor" : st == TLR_SOLVE_FFD ? "ffd" : "karpenter";
     Tailor__V1__SolveRequest *req = tk_new();
     tc->build(req);
     tlr_solve_opts o = { .strategy = st, .replica_id = "test" };
@@ -906,8 +907,10 @@ static void test_cases(void **state)
     int bad = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         bad += run_case(&cases[i], TLR_SOLVE_TAILOR);
-        if (cases[i].only == BOTH)
+        if (cases[i].only == BOTH) {
             bad += run_case(&cases[i], TLR_SOLVE_KARPENTER);
+            bad += run_case(&cases[i], TLR_SOLVE_FFD);
+        }
     }
     assert_int_equal(bad, 0);
 }

@@ -7,7 +7,8 @@
  * new NodeClaim carries the value it was given (so the Node gets the
  * label), existing nodes' pods count, minDomains holds, and a key nothing
  * can produce is refused with a reason.  Every plan also passes the
- * independent checker (tlr_plancheck.h), with both strategies.
+ * independent checker (tlr_plancheck.h), with every strategy (tailor, the
+ * baseline, first-fit decreasing).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,8 +26,9 @@
 #define K_SPREAD "capacity-spread"
 #define K_FAMILY "karpenter.k8s.aws/instance-family"
 
-static const tlr_solve_strategy strategies[2] = { TLR_SOLVE_TAILOR, TLR_SOLVE_KARPENTER };
-static const char *const sname[2] = { "tailor", "karpenter" };
+#define NST 3
+static const tlr_solve_strategy strategies[NST] = { TLR_SOLVE_TAILOR, TLR_SOLVE_KARPENTER, TLR_SOLVE_FFD };
+static const char *const sname[NST] = { "tailor", "karpenter", "ffd" };
 
 static Tailor__V1__SolveResponse *solve(const Tailor__V1__SolveRequest *req, int st)
 {
@@ -142,7 +144,7 @@ static void web_pods(Tailor__V1__SolveRequest *req, int n, const char *key, int 
 static void test_blueprint_od_spot(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         b_blueprint_pools(req);
         web_pods(req, 10, K_SPREAD, 1, 0);
@@ -170,7 +172,7 @@ static void test_blueprint_od_spot(void **state)
 static void test_preferred_keeps_domains(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         b_blueprint_pools(req);
         web_pods(req, 10, K_SPREAD, 1, 0);
@@ -221,7 +223,7 @@ static void test_checker_needs_domain(void **state)
 static void test_instance_family(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         tk_type(req, "m5.4", 4, 8, 0.20);
         tk_type(req, "m5.8", 8, 16, 0.40);
@@ -251,7 +253,7 @@ static void test_instance_family(void **state)
 static void test_template_label_single_domain(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         tk_ladder(req);
         Tailor__V1__NodePool *p = tk_pool(req, "team-a", 0);
@@ -276,7 +278,7 @@ static void test_template_label_single_domain(void **state)
 static void test_min_domains(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         b_blueprint_pools(req);
         web_pods(req, 10, K_SPREAD, 1, 6);
@@ -305,7 +307,7 @@ static void test_min_domains(void **state)
 static void test_key_nobody_produces(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         b_blueprint_pools(req);
         web_pods(req, 3, "rack", 1, 0);
@@ -325,7 +327,7 @@ static void test_key_nobody_produces(void **state)
 static void test_existing_nodes_count(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         b_blueprint_pools(req);
         Tailor__V1__Node *n = tk_node(req, "od-1", "test-1a", 4000, 8);
@@ -359,7 +361,7 @@ static void test_existing_nodes_count(void **state)
 static void test_pod_affinity_custom_key(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         b_blueprint_pools(req);
         for (int i = 0; i < 7; i++) {
@@ -402,7 +404,7 @@ static void test_pod_affinity_custom_key(void **state)
 static void test_affinity_policy_honor(void **state)
 {
     (void)state;
-    for (int st = 0; st < 2; st++) {
+    for (int st = 0; st < NST; st++) {
         Tailor__V1__SolveRequest *req = tk_new();
         b_blueprint_pools(req);
         web_pods(req, 4, K_SPREAD, 1, 0);

@@ -16,6 +16,14 @@
  *                        a new claim keeping every type that still fits;
  *                        launch the cheapest option), honouring the same
  *                        constraints so the comparison is fair.
+ *   TLR_SOLVE_FFD        first-fit decreasing (ffd.c): pods largest first,
+ *                        each on the first node or claim that holds it
+ *                        (existing nodes, in-flight claims, then new claims
+ *                        in the order they opened), a new claim only when
+ *                        none does; every claim launches its cheapest type
+ *                        that holds its pods.  The simple packer tailor's
+ *                        plan is never worse than when the portfolio runs
+ *                        it (solve.c), same constraints as the others.
  */
 #ifndef TLR_SOLVE_H
 #define TLR_SOLVE_H
@@ -28,6 +36,7 @@
 typedef enum tlr_solve_strategy {
     TLR_SOLVE_TAILOR = 0,
     TLR_SOLVE_KARPENTER = 1,
+    TLR_SOLVE_FFD = 2,
 } tlr_solve_strategy;
 
 typedef struct tlr_solve_opts {
@@ -39,6 +48,9 @@ typedef struct tlr_solve_opts {
     /* Greedy placement only: no LP-guided candidate plan (seed.c), for
      * side-by-side measurements. */
     bool no_lp_guide;
+    /* No first-fit-decreasing candidate plans (solve.c), for side-by-side
+     * measurements and tests. */
+    bool no_ffd;
 } tlr_solve_opts;
 
 /* Plan req (borrowed).  o may be NULL (defaults).  On TLR_OK *out is new
