@@ -719,6 +719,12 @@ static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
     lv->dmask_ok = true;
 }
 
+uint32_t sv_level_zones(sv_model *m, sv_class *c, sv_level *lv)
+{
+    level_domains(m, c, lv);
+    return lv->zmask;
+}
+
 /* The index of value v among tkey tki's values, SV_NONE if not one. */
 static int tk_index(const sv_model *m, int tki, sv_id v)
 {
@@ -2377,7 +2383,7 @@ static int unit_cmp(const void *a, const void *b, void *arg)
     return *(const int *)a - *(const int *)b;
 }
 
-void sv_place_all(sv_model *m)
+void sv_place_begin(sv_model *m)
 {
     for (int c = 0; c < m->nclasses; c++) {
         sv_class *cl = &m->classes[c];
@@ -2388,6 +2394,11 @@ void sv_place_all(sv_model *m)
     bins_nodes(m);
     bins_inflight(m);
     m->nexisting = m->nbins;
+}
+
+void sv_place_all(sv_model *m)
+{
+    sv_place_begin(m);
     if (m->strategy == TLR_SOLVE_KARPENTER) {
         karpenter_all(m);
     } else {

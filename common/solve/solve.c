@@ -71,8 +71,9 @@ typedef struct sv_input {
     bool allow_uninit;
 } sv_input;
 
-static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena *ar, sv_model *m,
-                      const double *hint, bool seed)
+/* Compile in's request into m (in arena ar), nothing placed yet. */
+static void model_init(const sv_input *in, tlr_solve_strategy strategy, tlr_arena *ar, sv_model *m,
+                       const double *hint, bool seed)
 {
     memset(m, 0, sizeof(*m));
     m->cats = in->cats;
@@ -102,6 +103,12 @@ static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena
     m->nremoved = in->nremoved;
     m->allow_uninit = in->allow_uninit;
     sv_model_build(m, in->pods, in->npods, in->cats, in->ncats, in->ice, in->nice, NULL, 0);
+}
+
+static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena *ar, sv_model *m,
+                      const double *hint, bool seed)
+{
+    model_init(in, strategy, ar, m, hint, seed);
     sv_place_all(m);
 }
 

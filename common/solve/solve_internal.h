@@ -466,6 +466,15 @@ int *sv_tk_values(sv_model *m, const sv_dom *d);
 
 /* place.c */
 void sv_place_all(sv_model *m);
+/* sv_place_all's first step alone: the existing nodes and in-flight claims
+ * become bins, their pods (and the pending pods an in-flight claim already
+ * plans) are counted in the groups; nothing else is placed. */
+void sv_place_begin(sv_model *m);
+/* The zones a spread of class c at level lv counts as its domains (bit z
+ * for m->zones[z]): those of the offerings its required node terms can use
+ * and of the existing capacity they accept.  Needs the bins (after
+ * sv_place_begin). */
+uint32_t sv_level_zones(sv_model *m, sv_class *c, sv_level *lv);
 int  sv_bin_room(sv_model *m, int b, int c, int lv, int want);
 /* For seed.c: room_at and place_n as they are; a new empty claim of pool
  * pi sized for pool type pt (SV_NONE when limits or the replacement cap
