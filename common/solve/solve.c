@@ -230,6 +230,24 @@ static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena 
         if (!spare->timed_out && better(spare, best))
             best = spare;
     }
+    /* Zone pre-assignment (zonepin.c): each zone spread group split over
+     * its zones up front, cheapest zone first, then packed as usual;
+     * skipped when little time is left. */
+    int64_t zt = mono_ns();
+    if (!(o && o->no_zone_pin) && in->allow_new && in->nremoved == 0 &&
+        zt + (zt - in->start_ns) / 2 < best->deadline_ns && sv_zone_spread_any(in->pods, in->npods)) {
+        sv_model *spare = best == m1 ? m2 : m1;
+        tlr_arena *sa = best == m1 ? a2 : a1;
+        tlr_arena_reset(sa);
+        model_init(in, st, sa, spare, NULL, false);
+        sv_input zin = *in;
+        zin.pods = sv_zone_pin(spare);
+        if (zin.pods) {
+            model_run(&zin, st, sa, spare, NULL, false);
+            if (!spare->timed_out && sv_zone_pin_held(spare, in->pods) && better(spare, best))
+                best = spare;
+        }
+    }
     /* Insurance: the baseline, in whichever model/arena the best plan
      * does not use. */
     double work = (double)in->npods * (double)(m1->ntypes + m1->nexisting);

@@ -499,6 +499,19 @@ int  sv_claim_topo_labels(const sv_model *m, int b, sv_id *keys, sv_id *vals, in
  * capacity (see seed.c). */
 void sv_seed(sv_model *m);
 
+/* zonepin.c: zone pre-assignment (see zonepin.c).  Does some pod carry a
+ * zone topology spread? */
+bool sv_zone_spread_any(const Tailor__V1__Pod *const *pods, size_t npods);
+/* On m, compiled from the request and not placed yet (it gets its bins of
+ * existing capacity): the pending pods in the model's order, each spread
+ * group's pods replaced by copies pinned to the zone dealt to them (in
+ * m's arena, so they live as long as it does; the rest borrowed from the
+ * request), or NULL when no pod gets pinned. */
+const Tailor__V1__Pod **sv_zone_pin(sv_model *m);
+/* Did plan m, placed from sv_zone_pin's pods, place every pinned pod
+ * (those that are not orig[i])?  Only then does it keep the spreads. */
+bool sv_zone_pin_held(const sv_model *m, const Tailor__V1__Pod *const *orig);
+
 /* emit.c */
 void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);
 void sv_emit_claims(sv_model *m, Tailor__V1__NodeClaim ***out, size_t *n, double *cost);

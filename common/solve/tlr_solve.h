@@ -39,6 +39,9 @@ typedef struct tlr_solve_opts {
     /* Greedy placement only: no LP-guided candidate plan (seed.c), for
      * side-by-side measurements. */
     bool no_lp_guide;
+    /* No zone pre-assignment candidate plan (zonepin.c), for side-by-side
+     * measurements. */
+    bool no_zone_pin;
 } tlr_solve_opts;
 
 /* Plan req (borrowed).  o may be NULL (defaults).  On TLR_OK *out is new
