@@ -197,6 +197,53 @@ static double movable_share(const sv_model *m)
     return m->npods ? (double)n / m->npods : 0;
 }
 
+/* The zone pre-assignment candidates (zonepin.c): each zone spread group
+ * split over its zones up front, then packed as usual, and re-priced as
+ * the first re-price pass does (on the cluster-like cases it wins on some
+ * and loses on others, so both run).  Returns the best of best and them,
+ * each placed in whichever model/arena the best plan does not use.
+ * Skipped in disruption probes, without zone spreads and when less than
+ * half of the time spent so far is left. */
+static sv_model *zone_pin_plans(const sv_input *in, tlr_solve_strategy st, tlr_arena *a1, tlr_arena *a2,
+                                sv_model *m1, sv_model *m2, sv_model *best)
+{
+    int64_t now = mono_ns();
+    if (!in->allow_new || in->nremoved || now + (now - in->start_ns) / 2 >= best->deadline_ns ||
+        !sv_zone_spread_any(in->pods, in->npods))
+        return best;
+    sv_model *spare = best == m1 ? m2 : m1;
+    tlr_arena *sa = best == m1 ? a2 : a1;
+    tlr_arena_reset(sa);
+    model_init(in, st, sa, spare, NULL, false);
+    sv_input zin = *in;
+    zin.pods = sv_zone_pin(spare);
+    if (!zin.pods)
+        return best;
+    model_run(&zin, st, sa, spare, NULL, false);
+    if (spare->timed_out || in->npods > SV_REPRICE_MAX_PODS) {
+        if (!spare->timed_out && sv_zone_pin_held(spare, in->pods) && better(spare, best))
+            best = spare;
+        return best;
+    }
+    double *hint = tlr_calloc((size_t)spare->nclasses + 1, sizeof(double));
+    unit_shares(spare, hint);
+    if (sv_zone_pin_held(spare, in->pods) && better(spare, best))
+        best = spare;
+    /* The same pods again, re-priced: in spare's arena as it is (the pinned
+     * pods live there) unless spare now holds the best plan. */
+    if (best == spare) {
+        spare = best == m1 ? m2 : m1;
+        sa = best == m1 ? a2 : a1;
+        tlr_arena_reset(sa);
+        zin.pods = sv_zone_pin_copy(sa, zin.pods, in->pods, in->npods);
+    }
+    model_run(&zin, st, sa, spare, hint, false);
+    free(hint);
+    if (!spare->timed_out && sv_zone_pin_held(spare, in->pods) && better(spare, best))
+        best = spare;
+    return best;
+}
+
 /* Run the strategy (with insurance); *winner is the model to emit from. */
 static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena *a1, tlr_arena *a2,
                          sv_model *m1, sv_model *m2, sv_model **winner)
@@ -230,24 +277,9 @@ static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena 
         if (!spare->timed_out && better(spare, best))
             best = spare;
     }
-    /* Zone pre-assignment (zonepin.c): each zone spread group split over
-     * its zones up front, cheapest zone first, then packed as usual;
-     * skipped when little time is left. */
-    int64_t zt = mono_ns();
-    if (!(o && o->no_zone_pin) && in->allow_new && in->nremoved == 0 &&
-        zt + (zt - in->start_ns) / 2 < best->deadline_ns && sv_zone_spread_any(in->pods, in->npods)) {
-        sv_model *spare = best == m1 ? m2 : m1;
-        tlr_arena *sa = best == m1 ? a2 : a1;
-        tlr_arena_reset(sa);
-        model_init(in, st, sa, spare, NULL, false);
-        sv_input zin = *in;
-        zin.pods = sv_zone_pin(spare);
-        if (zin.pods) {
-            model_run(&zin, st, sa, spare, NULL, false);
-            if (!spare->timed_out && sv_zone_pin_held(spare, in->pods) && better(spare, best))
-                best = spare;
-        }
-    }
+    /* Zone pre-assignment (zonepin.c). */
+    if (!(o && o->no_zone_pin))
+        best = zone_pin_plans(in, st, a1, a2, m1, m2, best);
     /* Insurance: the baseline, in whichever model/arena the best plan
      * does not use. */
     double work = (double)in->npods * (double)(m1->ntypes + m1->nexisting);

@@ -511,6 +511,10 @@ const Tailor__V1__Pod **sv_zone_pin(sv_model *m);
 /* Did plan m, placed from sv_zone_pin's pods, place every pinned pod
  * (those that are not orig[i])?  Only then does it keep the spreads. */
 bool sv_zone_pin_held(const sv_model *m, const Tailor__V1__Pod *const *orig);
+/* The same pinned pods (n of them, from sv_zone_pin) copied anew into ar,
+ * for a run in another arena; the rest borrowed from orig. */
+const Tailor__V1__Pod **sv_zone_pin_copy(tlr_arena *ar, const Tailor__V1__Pod *const *pinned,
+                                         const Tailor__V1__Pod *const *orig, size_t n);
 
 /* emit.c */
 void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);

@@ -291,3 +291,15 @@ bool sv_zone_pin_held(const sv_model *m, const Tailor__V1__Pod *const *orig)
             return false;
     return true;
 }
+
+const Tailor__V1__Pod **sv_zone_pin_copy(tlr_arena *ar, const Tailor__V1__Pod *const *pinned,
+                                         const Tailor__V1__Pod *const *orig, size_t n)
+{
+    const Tailor__V1__Pod **out = tlr_arena_alloc(ar, (n + 1) * sizeof(*out));
+    for (size_t i = 0; i < n; i++) {
+        const Tailor__V1__Pod *p = pinned[i];
+        /* pin_copy put the zone requirement last */
+        out[i] = p == orig[i] ? p : pin_copy(ar, orig[i], p->volume_requirements[p->n_volume_requirements - 1]->values[0]);
+    }
+    return out;
+}
