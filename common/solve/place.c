@@ -1693,6 +1693,10 @@ static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *ca
             sv_class *d = &m->classes[dci];
             if (d->left <= 0 || d->bad || !d->levels[0].compat[pi] || !sv_bit(d->levels[0].compat[pi], pt))
                 continue;
+            /* a class that may not share the claim's places (pinned to
+             * another zone) will not fill it */
+            if (!sv_pmask_any(sv_pmask_and(d->levels[0].pmask[pi], lv->pmask[pi])))
+                continue;
             bool aff = false;
             for (int q = 0; q < d->ncons; q++)
                 if (d->cons[q].kind == SV_C_AFFINITY)
