@@ -40,7 +40,8 @@
  * alone: a class with two zone spreads, a zone pod (anti-)affinity,
  * nodeAffinityPolicy Ignore or nodeTaintsPolicy Honor (domains beyond or
  * short of the zones the pod may use), several ORed required node terms,
- * or a selector that does not match the pod itself.
+ * a selector that does not match the pod itself, or a class no NodePool
+ * can take.
  *
  * Cost: one more compile and one more tailor placement, only when some
  * pending pod has a zone spread (sv_zone_spread_any); solve.c keeps the
@@ -142,9 +143,16 @@ static int class_zone_spread(const sv_model *m, const sv_class *c)
             return ZP_BAD;
         found = i;
     }
-    if (found != ZP_NONE && c->nreqterms != 1)
+    if (found == ZP_NONE)
+        return found;
+    if (c->nreqterms != 1)
         return ZP_BAD;
-    return found;
+    /* A class no pool can take would leave its pinned pods out, and with
+     * them the whole pinned plan (sv_zone_pin_held): leave its unit be. */
+    bool any = false;
+    for (int pi = 0; pi < m->npools && !any; pi++)
+        any = c->levels[0].compat[pi] != NULL;
+    return any ? found : ZP_BAD;
 }
 
 /* Pod p pinned to zone: a copy in ar without its zone spreads and with

@@ -188,6 +188,29 @@ static void test_affinity_two_zones(void **state)
     tk_free(req);
 }
 
+/* One replica no node can take (64 cpu) in a group of 7: it gets a
+ * PodError, the six others are still split within the skew, and the plan
+ * passes the checker. */
+static void test_unplaceable_replica(void **state)
+{
+    (void)state;
+    Tailor__V1__SolveRequest *req = tk_new();
+    three_zone_types(req, 0.04);
+    replicas(req, "web", 6, 1000, 1024, 1);
+    Tailor__V1__Pod *big = tk_pod(req, "huge-0", 64000, 1024);
+    tk_pod_label(big, "app", "web");
+    tk_pod_spread(big, K_ZONE, 1, false, "app", "web");
+    Tailor__V1__SolveResponse *s = solve(req, false);
+    assert_int_equal(s->n_pod_errors, 1);
+    assert_non_null(tk_error_of(s, big->uid));
+    int cnt[3];
+    app_zone_counts(req, s, "web", cnt);
+    expect_counts(cnt, (const int[3]){ 2, 2, 2 }, "six placeable");
+    assert_int_equal(tk_check(req, s), 0);
+    tlr_solve_response_free(s);
+    tk_free(req);
+}
+
 /* StatefulSet-like groups (each replica its own labels, one per node by
  * hostname anti-affinity, zone spread maxSkew 1) beside a Deployment
  * without topology: the pre-assigned plan costs less than tailor's
@@ -239,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_split_remainder_to_cheaper_zone),
         cmocka_unit_test(test_existing_pods_count),
         cmocka_unit_test(test_affinity_two_zones),
+        cmocka_unit_test(test_unplaceable_replica),
         cmocka_unit_test(test_cheaper_than_without),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
