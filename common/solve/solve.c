@@ -25,6 +25,11 @@
  * as usual; the cheaper plan is kept.  On the real trace this is the
  * difference between 6.6 % and 1.5 % above the lower bound.
  *
+ * Zone pre-assignment: when some pod has a zone topology spread, each
+ * spread group is split over its zones up front (zonepin.c) and tailor
+ * runs on pods pinned to their zones, plain and re-priced; the cheaper
+ * plan is kept (zone_pin_plans).
+ *
  * Insurance: with TLR_SOLVE_TAILOR, when the request is small enough that
  * running the baseline too costs little (see SV_INSURE_WORK), both
  * strategies run and the cheaper complete plan is kept, so tailor's plan is
