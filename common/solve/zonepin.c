@@ -43,9 +43,10 @@
  * a selector that does not match the pod itself, or a class no NodePool
  * can take.
  *
- * Cost: one more compile and one more tailor placement, only when some
- * pending pod has a zone spread (sv_zone_spread_any); solve.c keeps the
- * plan only when it is cheaper.
+ * Cost: one more compile and two more tailor placements (solve.c runs the
+ * pinned pods plain and re-priced), only when some pending pod has a zone
+ * spread (sv_zone_spread_any); solve.c keeps a pinned plan only when it is
+ * better.
  */
 #include <math.h>
 #include <string.h>
