@@ -207,14 +207,15 @@ static double movable_share(const sv_model *m)
  * the first re-price pass does (on the cluster-like cases it wins on some
  * and loses on others, so both run).  Returns the best of best and them,
  * each placed in whichever model/arena the best plan does not use.
- * Skipped in disruption probes, without zone spreads and when less than
+ * Skipped in disruption probes, when no zone spread group can be pinned
+ * (checked on best's model before compiling another) and when less than
  * half of the time spent so far is left. */
 static sv_model *zone_pin_plans(const sv_input *in, tlr_solve_strategy st, tlr_arena *a1, tlr_arena *a2,
                                 sv_model *m1, sv_model *m2, sv_model *best)
 {
     int64_t now = mono_ns();
     if (!in->allow_new || in->nremoved || now + (now - in->start_ns) / 2 >= best->deadline_ns ||
-        !sv_zone_spread_any(in->pods, in->npods))
+        !sv_zone_spread_any(in->pods, in->npods) || !sv_zone_pin_worth(best))
         return best;
     sv_model *spare = best == m1 ? m2 : m1;
     tlr_arena *sa = best == m1 ? a2 : a1;

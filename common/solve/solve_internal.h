@@ -502,6 +502,11 @@ void sv_seed(sv_model *m);
 /* zonepin.c: zone pre-assignment (see zonepin.c).  Does some pod carry a
  * zone topology spread? */
 bool sv_zone_spread_any(const Tailor__V1__Pod *const *pods, size_t npods);
+/* Could sv_zone_pin pin anything: is there a zone spread group whose
+ * pending pods all carry it alone?  Read-only on a model of the same
+ * request (placed or not), so that the fresh compile sv_zone_pin needs is
+ * spent only when it may pay. */
+bool sv_zone_pin_worth(const sv_model *m);
 /* On m, compiled from the request and not placed yet (it gets its bins of
  * existing capacity): the pending pods in the model's order, each spread
  * group's pods replaced by copies pinned to the zone dealt to them (in

@@ -156,6 +156,29 @@ static int class_zone_spread(const sv_model *m, const sv_class *c)
     return any ? found : ZP_BAD;
 }
 
+bool sv_zone_pin_worth(const sv_model *m)
+{
+    for (int g = 0; g < m->ngroups; g++) {
+        if (m->groups[g].tk != SV_TK_ZONE)
+            continue;
+        bool member = false, alone = true;
+        for (int ci = 0; ci < m->nclasses && alone; ci++) {
+            const sv_class *c = &m->classes[ci];
+            int k = class_zone_spread(m, c);
+            if (k >= 0 && c->cons[k].group == g) {
+                member = true;
+                continue;
+            }
+            for (int j = 0; j < c->nmatch; j++)
+                if (c->match[j] == g)
+                    alone = false;
+        }
+        if (member && alone)
+            return true;
+    }
+    return false;
+}
+
 /* Pod p pinned to zone: a copy in ar without its zone spreads and with
  * zone In [zone] added to its volume requirements.  The copy shares
  * everything else with p (borrowed). */
