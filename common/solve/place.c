@@ -722,6 +722,12 @@ static void level_domains(sv_model *m, sv_class *c, sv_level *lv)
     lv->dmask_ok = true;
 }
 
+uint32_t sv_level_zones(sv_model *m, sv_class *c, sv_level *lv)
+{
+    level_domains(m, c, lv);
+    return lv->zmask;
+}
+
 /* The index of value v among tkey tki's values, SV_NONE if not one. */
 static int tk_index(const sv_model *m, int tki, sv_id v)
 {
@@ -1702,6 +1708,10 @@ static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *ca
             sv_class *d = &m->classes[dci];
             if (d->left <= 0 || d->bad || !d->levels[0].compat[pi] || !sv_bit(d->levels[0].compat[pi], pt))
                 continue;
+            /* a class that may not share the claim's places (pinned to
+             * another zone) will not fill it */
+            if (!sv_pmask_any(sv_pmask_and(d->levels[0].pmask[pi], lv->pmask[pi])))
+                continue;
             bool aff = false;
             for (int q = 0; q < d->ncons; q++)
                 if (d->cons[q].kind == SV_C_AFFINITY)
@@ -2407,7 +2417,7 @@ static int unit_cmp(const void *a, const void *b, void *arg)
     return *(const int *)a - *(const int *)b;
 }
 
-void sv_place_all(sv_model *m)
+void sv_place_begin(sv_model *m)
 {
     for (int c = 0; c < m->nclasses; c++) {
         sv_class *cl = &m->classes[c];
@@ -2418,6 +2428,11 @@ void sv_place_all(sv_model *m)
     bins_nodes(m);
     bins_inflight(m);
     m->nexisting = m->nbins;
+}
+
+void sv_place_all(sv_model *m)
+{
+    sv_place_begin(m);
     if (m->strategy == TLR_SOLVE_KARPENTER) {
         karpenter_all(m);
     } else if (m->strategy == TLR_SOLVE_FFD) {

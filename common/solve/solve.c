@@ -25,6 +25,11 @@
  * as usual; the cheaper plan is kept.  On the real trace this is the
  * difference between 6.6 % and 1.5 % above the lower bound.
  *
+ * Zone pre-assignment: when some pod has a zone topology spread, each
+ * spread group is split over its zones up front (zonepin.c) and tailor
+ * runs on pods pinned to their zones, plain and re-priced; the cheaper
+ * plan is kept (zone_pin_plans).
+ *
  * Insurance: with TLR_SOLVE_TAILOR, when the request is small enough that
  * running the baseline too costs little (see SV_INSURE_WORK), both
  * strategies run and the cheaper complete plan is kept, so tailor's plan is
@@ -86,8 +91,9 @@ typedef struct sv_input {
     bool allow_uninit;
 } sv_input;
 
-static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena *ar, sv_model *m,
-                      const double *hint, bool seed, bool sized)
+/* Compile in's request into m (in arena ar), nothing placed yet. */
+static void model_init(const sv_input *in, tlr_solve_strategy strategy, tlr_arena *ar, sv_model *m,
+                       const double *hint, bool seed, bool sized)
 {
     memset(m, 0, sizeof(*m));
     m->cats = in->cats;
@@ -118,6 +124,12 @@ static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena
     m->nremoved = in->nremoved;
     m->allow_uninit = in->allow_uninit;
     sv_model_build(m, in->pods, in->npods, in->cats, in->ncats, in->ice, in->nice, NULL, 0);
+}
+
+static void model_run(const sv_input *in, tlr_solve_strategy strategy, tlr_arena *ar, sv_model *m,
+                      const double *hint, bool seed, bool sized)
+{
+    model_init(in, strategy, ar, m, hint, seed, sized);
     sv_place_all(m);
 }
 
@@ -206,6 +218,54 @@ static double movable_share(const sv_model *m)
     return m->npods ? (double)n / m->npods : 0;
 }
 
+/* The zone pre-assignment candidates (zonepin.c): each zone spread group
+ * split over its zones up front, then packed as usual, and re-priced as
+ * the first re-price pass does (on the cluster-like cases it wins on some
+ * and loses on others, so both run).  Returns the best of best and them,
+ * each placed in whichever model/arena the best plan does not use.
+ * Skipped in disruption probes, when no zone spread group can be pinned
+ * (checked on best's model before compiling another) and when less than
+ * half of the time spent so far is left. */
+static sv_model *zone_pin_plans(const sv_input *in, tlr_solve_strategy st, tlr_arena *a1, tlr_arena *a2,
+                                sv_model *m1, sv_model *m2, sv_model *best)
+{
+    int64_t now = mono_ns();
+    if (!in->allow_new || in->nremoved || now + (now - in->start_ns) / 2 >= best->deadline_ns ||
+        !sv_zone_spread_any(in->pods, in->npods) || !sv_zone_pin_worth(best))
+        return best;
+    sv_model *spare = best == m1 ? m2 : m1;
+    tlr_arena *sa = best == m1 ? a2 : a1;
+    tlr_arena_reset(sa);
+    model_init(in, st, sa, spare, NULL, false, false);
+    sv_input zin = *in;
+    zin.pods = sv_zone_pin(spare);
+    if (!zin.pods)
+        return best;
+    model_run(&zin, st, sa, spare, NULL, false, false);
+    if (spare->timed_out || in->npods > SV_REPRICE_MAX_PODS) {
+        if (!spare->timed_out && sv_zone_pin_held(spare, in->pods) && better(spare, best))
+            best = spare;
+        return best;
+    }
+    double *hint = tlr_calloc((size_t)spare->nclasses + 1, sizeof(double));
+    unit_shares(spare, hint);
+    if (sv_zone_pin_held(spare, in->pods) && better(spare, best))
+        best = spare;
+    /* The same pods again, re-priced: in spare's arena as it is (the pinned
+     * pods live there) unless spare now holds the best plan. */
+    if (best == spare) {
+        spare = best == m1 ? m2 : m1;
+        sa = best == m1 ? a2 : a1;
+        tlr_arena_reset(sa);
+        zin.pods = sv_zone_pin_copy(sa, zin.pods, in->pods, in->npods);
+    }
+    model_run(&zin, st, sa, spare, hint, false, false);
+    free(hint);
+    if (!spare->timed_out && sv_zone_pin_held(spare, in->pods) && better(spare, best))
+        best = spare;
+    return best;
+}
+
 /* Run the strategy (with insurance); *winner is the model to emit from. */
 static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena *a1, tlr_arena *a2,
                          sv_model *m1, sv_model *m2, sv_model **winner)
@@ -246,6 +306,9 @@ static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena 
         if (!spare->timed_out && better(spare, best))
             best = spare;
     }
+    /* Zone pre-assignment (zonepin.c). */
+    if (!(o && o->no_zone_pin))
+        best = zone_pin_plans(in, st, a1, a2, m1, m2, best);
     /* Insurance: the baseline, in whichever model/arena the best plan
      * does not use. */
     double work = (double)in->npods * (double)(m1->ntypes + m1->nexisting);

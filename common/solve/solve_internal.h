@@ -467,6 +467,15 @@ int *sv_tk_values(sv_model *m, const sv_dom *d);
 
 /* place.c */
 void sv_place_all(sv_model *m);
+/* sv_place_all's first step alone: the existing nodes and in-flight claims
+ * become bins, their pods (and the pending pods an in-flight claim already
+ * plans) are counted in the groups; nothing else is placed. */
+void sv_place_begin(sv_model *m);
+/* The zones a spread of class c at level lv counts as its domains (bit z
+ * for m->zones[z]): those of the offerings its required node terms can use
+ * and of the existing capacity they accept.  Needs the bins (after
+ * sv_place_begin). */
+uint32_t sv_level_zones(sv_model *m, sv_class *c, sv_level *lv);
 int  sv_bin_room(sv_model *m, int b, int c, int lv, int want);
 /* For seed.c: room_at and place_n as they are; a new empty claim of pool
  * pi sized for pool type pt (SV_NONE when limits or the replacement cap
@@ -503,6 +512,27 @@ void sv_seed(sv_model *m);
 /* ffd.c: TLR_SOLVE_FFD's placement of the pods existing capacity and
  * claims in flight leave (after place.c has set up their bins). */
 void sv_ffd_all(sv_model *m);
+/* zonepin.c: zone pre-assignment (see zonepin.c).  Does some pod carry a
+ * zone topology spread? */
+bool sv_zone_spread_any(const Tailor__V1__Pod *const *pods, size_t npods);
+/* Could sv_zone_pin pin anything: is there a zone spread group whose
+ * pending pods all carry it alone?  Read-only on a model of the same
+ * request (placed or not), so that the fresh compile sv_zone_pin needs is
+ * spent only when it may pay. */
+bool sv_zone_pin_worth(const sv_model *m);
+/* On m, compiled from the request and not placed yet (it gets its bins of
+ * existing capacity): the pending pods in the model's order, each spread
+ * group's pods replaced by copies pinned to the zone dealt to them (in
+ * m's arena, so they live as long as it does; the rest borrowed from the
+ * request), or NULL when no pod gets pinned. */
+const Tailor__V1__Pod **sv_zone_pin(sv_model *m);
+/* Did plan m, placed from sv_zone_pin's pods, place every pinned pod
+ * (those that are not orig[i])?  Only then does it keep the spreads. */
+bool sv_zone_pin_held(const sv_model *m, const Tailor__V1__Pod *const *orig);
+/* The same pinned pods (n of them, from sv_zone_pin) copied anew into ar,
+ * for a run in another arena; the rest borrowed from orig. */
+const Tailor__V1__Pod **sv_zone_pin_copy(tlr_arena *ar, const Tailor__V1__Pod *const *pinned,
+                                         const Tailor__V1__Pod *const *orig, size_t n);
 
 /* emit.c */
 void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);

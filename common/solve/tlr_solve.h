@@ -51,6 +51,9 @@ typedef struct tlr_solve_opts {
     /* No first-fit-decreasing candidate plans (solve.c), for side-by-side
      * measurements and tests. */
     bool no_ffd;
+    /* No zone pre-assignment candidate plan (zonepin.c), for side-by-side
+     * measurements. */
+    bool no_zone_pin;
 } tlr_solve_opts;
 
 /* Plan req (borrowed).  o may be NULL (defaults).  On TLR_OK *out is new
