@@ -6,7 +6,8 @@
  * instance-types.json, us-east-1 on-demand): N m5.2xlarge nodes of one
  * NodePool, two thirds "busy" (25 pods of 250m / 256Mi each) and one
  * third "light" (10 such pods), so the light nodes' pods fit in the busy
- * nodes' free room: a third of the cluster is removable.  At N = 5000
+ * nodes' free room: a third of the cluster is removable.  The pool allows
+ * categories c, m and r on-demand, budget 100% (--budget).  At N = 5000
  * that is 100,000 pods (the issue's bench/consolidate case).
  *
  * For each N it prints:
@@ -43,6 +44,7 @@
  *
  * Usage: bench-disruptor [--nodes N[,N...]] [--data DIR] [--no-scratch]
  *                        [--converge | --no-converge] [--max-passes N]
+ *                        [--budget NODES]   (the pool's budget; "100%")
  * Default sizes 500,2000,5000, decision figures then converge.
  * --converge: converge only.  --quick: 200 nodes only.
  */
@@ -130,7 +132,8 @@ static Tailor__V1__Pod *pod(int node, int i)
 }
 
 /* The synthetic snapshot: n nodes, every third one light. */
-static Tailor__V1__SnapshotResponse *cluster(int n, const Tailor__V1__InstanceType *it, size_t *npods)
+static Tailor__V1__SnapshotResponse *cluster(int n, const Tailor__V1__InstanceType *it, const char *budget,
+                                             size_t *npods)
 {
     Tailor__V1__SnapshotResponse *s = tlr_malloc(sizeof(*s));
     tailor__v1__snapshot_response__init(s);
@@ -156,7 +159,7 @@ static Tailor__V1__SnapshotResponse *cluster(int n, const Tailor__V1__InstanceTy
         TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY_OR_UNDERUTILIZED;
     Tailor__V1__Budget *b = tlr_malloc(sizeof(*b));
     tailor__v1__budget__init(b);
-    b->nodes = tlr_strdup("100%");
+    b->nodes = tlr_strdup(budget);
     PUSH(np->disruption->budgets, np->disruption->n_budgets, b);
     PUSH(cs->nodepools, cs->n_nodepools, np);
     Tailor__V1__NodeClass *nc = tlr_malloc(sizeof(*nc));
@@ -490,11 +493,11 @@ out:
     return ok;
 }
 
-static double run(int n, const Tailor__V1__Catalog *cat, bool scratch)
+static double run(int n, const Tailor__V1__Catalog *cat, const char *budget, bool scratch)
 {
     const Tailor__V1__InstanceType *it = ds_catalog_type(cat, TYPE);
     size_t npods;
-    Tailor__V1__SnapshotResponse *snap = cluster(n, it, &npods);
+    Tailor__V1__SnapshotResponse *snap = cluster(n, it, budget, &npods);
     double price = ds_catalog_price(cat, TYPE, "us-east-1a", TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND);
     double scratch_ms = 0, scratch_c = scratch ? scratch_cost(snap, cat, &scratch_ms) : 0;
     int64_t t0 = tlr_mono_ms();
@@ -554,11 +557,12 @@ static double run(int n, const Tailor__V1__Catalog *cat, bool scratch)
 
 /* The disruptor pass after pass on an n-node cluster until a pass decides
  * nothing; scratch_c: the from-scratch plan's cost (<= 0: compute it). */
-static void converge(int n, const Tailor__V1__Catalog *cat, double scratch_c, int max_passes)
+static void converge(int n, const Tailor__V1__Catalog *cat, const char *budget, double scratch_c,
+                     int max_passes)
 {
     const Tailor__V1__InstanceType *it = ds_catalog_type(cat, TYPE);
     size_t npods;
-    Tailor__V1__SnapshotResponse *snap = cluster(n, it, &npods);
+    Tailor__V1__SnapshotResponse *snap = cluster(n, it, budget, &npods);
     for (size_t i = 0; i < snap->cluster->n_nodes; i++) {   /* as the view prices them */
         Tailor__V1__Node *nd = snap->cluster->nodes[i];
         nd->price_per_hour = ds_catalog_price(cat, nd->instance_type, nd->zone, nd->capacity_type);
@@ -637,6 +641,26 @@ static void converge(int n, const Tailor__V1__Catalog *cat, double scratch_c, in
            scratch_c > 0 ? cost / scratch_c : 0, total_ms, slowest,
            stuck ? " (stopped: a decision could not be carried out)"
                  : passes == max_passes ? " (stopped at --max-passes)" : "");
+    /* what is left, by type: count, cpu requested / allocatable */
+    const Tailor__V1__ClusterState *cs = snap->cluster;
+    printf("  left:");
+    bool *done = tlr_calloc(cs->n_nodes + 1, sizeof(*done));
+    for (size_t i = 0; i < cs->n_nodes; i++) {
+        if (done[i])
+            continue;
+        size_t cnt = 0;
+        int64_t req = 0, al = 0;
+        for (size_t j = i; j < cs->n_nodes; j++)
+            if (!done[j] && !strcmp(cs->nodes[j]->instance_type, cs->nodes[i]->instance_type)) {
+                done[j] = true;
+                cnt++;
+                req += cs->nodes[j]->requested->cpu_millis;
+                al += cs->nodes[j]->allocatable->cpu_millis;
+            }
+        printf(" %zu %s (cpu %.0f%%)", cnt, cs->nodes[i]->instance_type, al ? 100.0 * (double)req / (double)al : 0);
+    }
+    printf("\n");
+    free(done);
     protobuf_c_message_free_unpacked(&snap->base, NULL);
 }
 
@@ -646,6 +670,7 @@ int main(int argc, char **argv)
     char sizes[256] = "500,2000,5000";
     bool scratch = true, figures = true, conv = true;
     int max_passes = 1000;
+    const char *budget = "100%";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
             snprintf(sizes, sizeof(sizes), "%s", argv[++i]);
@@ -659,11 +684,14 @@ int main(int argc, char **argv)
             figures = false;
         else if (!strcmp(argv[i], "--no-converge"))
             conv = false;
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+            budget = argv[++i];
         else if (!strcmp(argv[i], "--max-passes") && i + 1 < argc)
             max_passes = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench-disruptor [--nodes N[,N...]] [--data DIR] [--quick] "
-                            "[--no-scratch] [--converge | --no-converge] [--max-passes N]\n");
+                            "[--no-scratch] [--converge | --no-converge] [--max-passes N] "
+                            "[--budget NODES]\n");
             return 2;
         }
     }
@@ -687,9 +715,9 @@ int main(int argc, char **argv)
         int n = atoi(tok);
         if (n < 3)
             continue;
-        double scratch_c = figures ? run(n, cat, scratch) : 0;
+        double scratch_c = figures ? run(n, cat, budget, scratch) : 0;
         if (conv)
-            converge(n, cat, scratch_c, max_passes);
+            converge(n, cat, budget, scratch_c, max_passes);
     }
     tlr_catalog_free(cat);
     return 0;
