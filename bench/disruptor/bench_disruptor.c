@@ -622,8 +622,10 @@ static void converge(int n, const Tailor__V1__Catalog *cat, const char *budget, 
                    st.launched, st.moved, cost, scratch_c > 0 ? cost / scratch_c : 0, ms, sims,
                    st.launched_types);
         } else if (!c) {
-            printf("  %4d  %-22s %7s %8s %7s %10.2f %8.3f %9.1f %5d\n", pass, "nothing", "-", "-",
-                   "-", cost, scratch_c > 0 ? cost / scratch_c : 0, ms, sims);
+            printf("  %4d  %-22s %7s %8s %7s %10.2f %8.3f %9.1f %5d  (multi-node %lld ms, single-node "
+                   "%lld ms%s)\n", pass, "nothing", "-", "-", "-", cost,
+                   scratch_c > 0 ? cost / scratch_c : 0, ms, sims, (long long)m.multi_ms,
+                   (long long)m.single_ms, m.single_timed_out ? ", stopped at its 5 s budget" : "");
         }
         fflush(stdout);
         ds_cmd_free(c);
