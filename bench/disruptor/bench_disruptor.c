@@ -6,7 +6,8 @@
  * instance-types.json, us-east-1 on-demand): N m5.2xlarge nodes of one
  * NodePool, two thirds "busy" (25 pods of 250m / 256Mi each) and one
  * third "light" (10 such pods), so the light nodes' pods fit in the busy
- * nodes' free room: a third of the cluster is removable.  At N = 5000
+ * nodes' free room: a third of the cluster is removable.  The pool allows
+ * categories c, m and r on-demand, budget 100% (--budget).  At N = 5000
  * that is 100,000 pods (the issue's bench/consolidate case).
  *
  * For each N it prints:
@@ -24,8 +25,28 @@
  * as over nng (the catalog travels by hash, as in the service); the
  * engine is the one tailor-solver runs (tlr_simulate), in-process.
  *
+ * Then (converge) the disruptor as it runs, pass after pass, on the same
+ * cluster: each pass decides as the controller does (emptiness, drift,
+ * consolidation, the first that decides wins) with the service defaults
+ * (--min-savings 0.1, --max-candidates 100, no spot-to-spot, the pool's
+ * budget), then carries the decision out on the snapshot as the cluster
+ * would end up once it is executed: the candidates gone, their pods where
+ * the Simulate put them (existing nodes, or a new node of the
+ * replacement's cheapest type, in its cheapest allowed zone), the moved
+ * pods recreated at the pass's time.  The pass clock moves one minute a
+ * pass (validation delay, launch, drain).  Until a pass decides nothing
+ * (or --max-passes).  One row per pass: what was decided, nodes deleted
+ * and launched, pods moved, the cost after it and its ratio to the
+ * from-scratch plan, the decision's time; then a summary per size.  The
+ * placements come from running the decided Simulate once more (the
+ * solver is deterministic; a different answer is reported and stops the
+ * run); that Simulate is not counted in the decision's time.
+ *
  * Usage: bench-disruptor [--nodes N[,N...]] [--data DIR] [--no-scratch]
- * Default sizes 500,2000,5000.  --quick: 200 nodes only.
+ *                        [--converge | --no-converge] [--max-passes N]
+ *                        [--budget NODES]   (the pool's budget; "100%")
+ * Default sizes 500,2000,5000, decision figures then converge.
+ * --converge: converge only.  --quick: 200 nodes only.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,6 +60,7 @@
 #include "tlr_alloc.h"
 #include "tlr_catalog.h"
 #include "tlr_err.h"
+#include "tlr_kubeobj.h"
 #include "tlr_solve.h"
 #include "tlr_time.h"
 #include "view.h"
@@ -110,7 +132,8 @@ static Tailor__V1__Pod *pod(int node, int i)
 }
 
 /* The synthetic snapshot: n nodes, every third one light. */
-static Tailor__V1__SnapshotResponse *cluster(int n, const Tailor__V1__InstanceType *it, size_t *npods)
+static Tailor__V1__SnapshotResponse *cluster(int n, const Tailor__V1__InstanceType *it, const char *budget,
+                                             size_t *npods)
 {
     Tailor__V1__SnapshotResponse *s = tlr_malloc(sizeof(*s));
     tailor__v1__snapshot_response__init(s);
@@ -136,7 +159,7 @@ static Tailor__V1__SnapshotResponse *cluster(int n, const Tailor__V1__InstanceTy
         TAILOR__V1__CONSOLIDATION_POLICY__CONSOLIDATION_POLICY_WHEN_EMPTY_OR_UNDERUTILIZED;
     Tailor__V1__Budget *b = tlr_malloc(sizeof(*b));
     tailor__v1__budget__init(b);
-    b->nodes = tlr_strdup("100%");
+    b->nodes = tlr_strdup(budget);
     PUSH(np->disruption->budgets, np->disruption->n_budgets, b);
     PUSH(cs->nodepools, cs->n_nodepools, np);
     Tailor__V1__NodeClass *nc = tlr_malloc(sizeof(*nc));
@@ -270,11 +293,211 @@ static double scratch_cost(const Tailor__V1__SnapshotResponse *s, const Tailor__
     return c;
 }
 
-static void run(int n, const Tailor__V1__Catalog *cat, bool scratch)
+/* ---- converge: decide, carry the decision out, decide again ------------ */
+
+#define PASS_MS 60000   /* one pass: validation delay, launch, drain */
+#define SPLIT_MAX 4     /* consolidation.c's DS_SPLIT_MAX: what it asks the Simulate */
+#define CT_LABEL "karpenter.sh/capacity-type"
+#define ZONE_LABEL "topology.kubernetes.io/zone"
+
+static double cluster_cost(const Tailor__V1__ClusterState *cs)
+{
+    double c = 0;
+    for (size_t i = 0; i < cs->n_nodes; i++)
+        c += cs->nodes[i]->price_per_hour;
+    return c;
+}
+
+typedef struct moving {
+    const char *uid;            /* borrowed from p */
+    Tailor__V1__Pod *p;         /* borrowed from its (removed) node */
+    Tailor__V1__Node *to;       /* borrowed: where the Simulate put it */
+} moving;
+
+static int by_uid(const void *a, const void *b)
+{
+    return strcmp(((const moving *)a)->uid, ((const moving *)b)->uid);
+}
+
+static moving *find_moving(moving *mv, size_t n, const char *uid)
+{
+    moving key = { uid, NULL, NULL };
+    return bsearch(&key, mv, n, sizeof(*mv), by_uid);
+}
+
+/* p (moved off a removed node) lands on nd, recreated at now. */
+static void place(Tailor__V1__Node *nd, Tailor__V1__Pod *p, int64_t now)
+{
+    free(p->node_name);
+    p->node_name = tlr_strdup(nd->name);
+    p->creation_unix_ms = now;
+    PUSH(nd->pods, nd->n_pods, p);
+    if (p->requests) {
+        nd->requested->cpu_millis += p->requests->cpu_millis;
+        nd->requested->memory_bytes += p->requests->memory_bytes;
+    }
+    nd->requested->pods++;
+}
+
+/* The node a replacement claim becomes: its cheapest option, at that
+ * type's cheapest available offering of the claim's capacity type in a
+ * zone the claim allows (what the launcher buys).  New, or NULL when the
+ * catalog has no such offering. */
+static Tailor__V1__Node *launch(const Tailor__V1__Catalog *cat, const Tailor__V1__NodeClaim *nc,
+                                int seq, int64_t now)
+{
+    if (!nc->n_instance_type_options)
+        return NULL;
+    const char *type = nc->instance_type_options[0]->name;
+    const Tailor__V1__InstanceType *it = ds_catalog_type(cat, type);
+    Tailor__V1__CapacityType ct = tlr_nodeclaim_allows(nc, CT_LABEL, "on-demand")
+                                      ? TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND
+                                      : TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT;
+    const Tailor__V1__Offering *best = NULL;
+    for (size_t i = 0; it && i < it->n_offerings; i++) {
+        const Tailor__V1__Offering *o = it->offerings[i];
+        if (o->available && o->capacity_type == ct && tlr_nodeclaim_allows(nc, ZONE_LABEL, o->zone) &&
+            (!best || o->price_per_hour < best->price_per_hour))
+            best = o;
+    }
+    if (!best)
+        return NULL;
+    Tailor__V1__Node *nd = tlr_malloc(sizeof(*nd));
+    tailor__v1__node__init(nd);
+    char b[128];
+    snprintf(b, sizeof(b), "repl-%05d", seq);
+    nd->name = tlr_strdup(b);
+    snprintf(b, sizeof(b), "aws:///%s/i-r%05d", best->zone, seq);
+    nd->provider_id = tlr_strdup(b);
+    nd->capacity = res(it->capacity->cpu_millis, it->capacity->memory_bytes, it->capacity->pods);
+    nd->allocatable = res(it->allocatable->cpu_millis, it->allocatable->memory_bytes,
+                          it->allocatable->pods);
+    nd->requested = res(0, 0, 0);
+    nd->ready = nd->managed = nd->initialized = true;
+    nd->nodepool = tlr_strdup(nc->nodepool);
+    nd->instance_type = tlr_strdup(type);
+    nd->zone = tlr_strdup(best->zone);
+    nd->capacity_type = ct;
+    nd->price_per_hour = best->price_per_hour;
+    nd->creation_unix_ms = now;
+    bool spot = ct == TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_SPOT;
+    PUSH(nd->labels, nd->n_labels, label(CT_LABEL, spot ? "spot" : "on-demand"));
+    PUSH(nd->labels, nd->n_labels, label("karpenter.sh/nodepool", nc->nodepool));
+    PUSH(nd->labels, nd->n_labels, label("kubernetes.io/arch", it->arch));
+    PUSH(nd->labels, nd->n_labels, label("kubernetes.io/os", "linux"));
+    PUSH(nd->labels, nd->n_labels, label("node.kubernetes.io/instance-type", type));
+    PUSH(nd->labels, nd->n_labels, label(ZONE_LABEL, best->zone));
+    return nd;
+}
+
+typedef struct conv_step {
+    size_t moved, launched;
+    char launched_types[128];
+} conv_step;
+
+/* Carry c out on v's snapshot, as the cluster ends up once it is
+ * executed.  The pods go where the same Simulate puts them; false (and
+ * why printed, the snapshot untouched) when it now answers otherwise, or
+ * a pod is left without a place.  v's snapshot is changed: rebuild the
+ * view before deciding again. */
+static bool apply(ds_view *v, ds_sim *s, const ds_cmd *c, const Tailor__V1__Catalog *cat,
+                  int64_t now, int *launch_seq, conv_step *st)
+{
+    Tailor__V1__ClusterState *cs = v->cs;
+    const char **names = ds_cmd_nodes(c);
+    bool ok = false;
+    ds_sim_result r = { 0 };
+    moving *mv = NULL;
+    size_t nmv = 0;
+    Tailor__V1__Node **added = NULL;
+    size_t nadded = 0;
+    memset(st, 0, sizeof(*st));
+    for (size_t i = 0; i < c->n; i++) {
+        const ds_vnode *x = ds_view_node(v, c->c[i].node);
+        for (size_t j = 0; x && j < x->node->n_pods; j++)
+            if (ds_pod_moves(x->node->pods[j]))
+                PUSH(mv, nmv, ((moving){ x->node->pods[j]->uid, x->node->pods[j], NULL }));
+    }
+    if (nmv) {
+        int maxr = c->n == 1 ? SPLIT_MAX : 1;
+        if (ds_sim_run(s, names, c->n, true, maxr, &r) || !r.feasible || r.nreplacements != c->nrepl) {
+            fprintf(stderr, "bench-disruptor: the decided Simulate answered otherwise the second "
+                            "time (feasible %d, %zu replacements, decided %zu): %s\n",
+                    r.feasible, r.nreplacements, c->nrepl, r.why);
+            goto out;
+        }
+        qsort(mv, nmv, sizeof(*mv), by_uid);
+        for (size_t i = 0; i < r.resp->n_placements; i++) {
+            const Tailor__V1__Binding *bd = r.resp->placements[i];
+            moving *m = find_moving(mv, nmv, bd->pod_uid);
+            ds_vnode *to = bd->target_case == TAILOR__V1__BINDING__TARGET_NODE_NAME
+                               ? ds_view_node(v, bd->node_name) : NULL;
+            if (m && to)
+                m->to = to->node;
+        }
+        for (size_t k = 0; k < c->nrepl; k++) {
+            Tailor__V1__Node *nd = launch(cat, c->repl[k], (*launch_seq)++, now);
+            if (!nd) {
+                fprintf(stderr, "bench-disruptor: no offering for the replacement %s\n",
+                        c->repl[k]->n_instance_type_options ? c->repl[k]->instance_type_options[0]->name : "?");
+                goto out;
+            }
+            PUSH(added, nadded, nd);
+            size_t l = strlen(st->launched_types);
+            snprintf(st->launched_types + l, sizeof(st->launched_types) - l, "%s%s", k ? "," : "",
+                     nd->instance_type);
+            for (size_t j = 0; j < c->repl[k]->n_planned_pod_uids; j++) {
+                moving *m = find_moving(mv, nmv, c->repl[k]->planned_pod_uids[j]);
+                if (m)
+                    m->to = nd;
+            }
+        }
+        for (size_t i = 0; i < nmv; i++)
+            if (!mv[i].to) {
+                fprintf(stderr, "bench-disruptor: pod %s has no place in the decided Simulate\n",
+                        mv[i].uid);
+                goto out;
+            }
+        for (size_t i = 0; i < nmv; i++)
+            place(mv[i].to, mv[i].p, now);
+    }
+    /* the candidates go, with what did not move (nothing in this cluster) */
+    size_t k = 0;
+    for (size_t i = 0; i < cs->n_nodes; i++) {
+        Tailor__V1__Node *nd = cs->nodes[i];
+        if (!ds_cmd_has_node(c, nd->name)) {
+            cs->nodes[k++] = nd;
+            continue;
+        }
+        size_t kept = 0;
+        for (size_t j = 0; j < nd->n_pods; j++)
+            if (!ds_pod_moves(nd->pods[j]))
+                nd->pods[kept++] = nd->pods[j];
+        nd->n_pods = kept;
+        protobuf_c_message_free_unpacked(&nd->base, NULL);
+    }
+    cs->n_nodes = k;
+    for (size_t i = 0; i < nadded; i++)
+        PUSH(cs->nodes, cs->n_nodes, added[i]);
+    nadded = 0;
+    st->moved = nmv;
+    st->launched = c->nrepl;
+    ok = true;
+out:
+    for (size_t i = 0; i < nadded; i++)
+        protobuf_c_message_free_unpacked(&added[i]->base, NULL);
+    free(added);
+    free(mv);
+    free(names);
+    ds_sim_result_clear(s, &r);
+    return ok;
+}
+
+static double run(int n, const Tailor__V1__Catalog *cat, const char *budget, bool scratch)
 {
     const Tailor__V1__InstanceType *it = ds_catalog_type(cat, TYPE);
     size_t npods;
-    Tailor__V1__SnapshotResponse *snap = cluster(n, it, &npods);
+    Tailor__V1__SnapshotResponse *snap = cluster(n, it, budget, &npods);
     double price = ds_catalog_price(cat, TYPE, "us-east-1a", TAILOR__V1__CAPACITY_TYPE__CAPACITY_TYPE_ON_DEMAND);
     double scratch_ms = 0, scratch_c = scratch ? scratch_cost(snap, cat, &scratch_ms) : 0;
     int64_t t0 = tlr_mono_ms();
@@ -329,13 +552,127 @@ static void run(int n, const Tailor__V1__Catalog *cat, bool scratch)
     getrusage(RUSAGE_SELF, &ru);
     printf("  peak RSS      %ld MiB\n", ru.ru_maxrss / 1024);
     ds_view_free(v);
+    return scratch_c;
+}
+
+/* The disruptor pass after pass on an n-node cluster until a pass decides
+ * nothing; scratch_c: the from-scratch plan's cost (<= 0: compute it). */
+static void converge(int n, const Tailor__V1__Catalog *cat, const char *budget, double scratch_c,
+                     int max_passes)
+{
+    const Tailor__V1__InstanceType *it = ds_catalog_type(cat, TYPE);
+    size_t npods;
+    Tailor__V1__SnapshotResponse *snap = cluster(n, it, budget, &npods);
+    for (size_t i = 0; i < snap->cluster->n_nodes; i++) {   /* as the view prices them */
+        Tailor__V1__Node *nd = snap->cluster->nodes[i];
+        nd->price_per_hour = ds_catalog_price(cat, nd->instance_type, nd->zone, nd->capacity_type);
+    }
+    double scratch_ms = 0;
+    if (scratch_c <= 0)
+        scratch_c = scratch_cost(snap, cat, &scratch_ms);
+    wire w = { cat, 0 };
+    ds_solver_ops ops = { w_simulate, w_free, &w };
+    static const struct {
+        const char *name;
+        ds_cmd *(*decide)(ds_mctx *);
+    } methods[] = {   /* the controller's voluntary methods, in its order */
+        { "emptiness", ds_emptiness_decide },
+        { "drift", ds_drift_decide },
+        { "consolidation", ds_consolidation_decide },
+    };
+    unsigned seq = 0;
+    int launch_seq = 0, passes = 0;
+    int64_t now = NOW;
+    size_t deleted = 0, launched = 0, moved = 0;
+    double total_ms = 0, slowest = 0, cost = cluster_cost(snap->cluster);
+    bool stuck = false;
+    printf("\n== converge: %d nodes, %zu pods, cost $%.2f/h, from scratch $%.2f/h (%.3fx)\n", n,
+           npods, cost, scratch_c, scratch_c > 0 ? cost / scratch_c : 0);
+    printf("  %4s  %-22s %7s %8s %7s %10s %8s %9s %5s  %s\n", "pass", "decision", "deleted",
+           "launched", "moved", "$/h after", "/scratch", "decide ms", "sims", "launched types");
+    for (int pass = 1; pass <= max_passes; pass++) {
+        ds_view *v;
+        ds_view_build(snap, cat, NULL, now, &v);
+        snap = NULL;
+        ds_budgets b;
+        ds_budgets_compute(v, &b);
+        ds_sim s = { .v = v, .solver = ops };
+        ds_mctx m = { .v = v, .b = &b, .sim = &s, .min_savings = 0.1, .max_candidates = 100,
+                      .seq = &seq };
+        ds_cmd *c = NULL;
+        int64_t t0 = tlr_mono_ms();
+        for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]) && !c; i++)
+            c = methods[i].decide(&m);
+        double ms = ms_since(t0);
+        int sims = s.calls;
+        total_ms += ms;
+        slowest = ms > slowest ? ms : slowest;
+        conv_step st = { 0 };
+        if (c && !apply(v, &s, c, cat, now, &launch_seq, &st))
+            stuck = true;
+        if (c && !stuck) {
+            passes++;
+            deleted += c->n;
+            launched += st.launched;
+            moved += st.moved;
+            cost = cluster_cost(v->cs);
+            char kind[48];
+            snprintf(kind, sizeof(kind), "%s %zu->%zu", ds_method_name(c->method), c->n, c->nrepl);
+            printf("  %4d  %-22s %7zu %8zu %7zu %10.2f %8.3f %9.1f %5d  %s\n", pass, kind, c->n,
+                   st.launched, st.moved, cost, scratch_c > 0 ? cost / scratch_c : 0, ms, sims,
+                   st.launched_types);
+        } else if (!c) {
+            printf("  %4d  %-22s %7s %8s %7s %10.2f %8.3f %9.1f %5d  (multi-node %lld ms, single-node "
+                   "%lld ms%s)\n", pass, "nothing", "-", "-", "-", cost,
+                   scratch_c > 0 ? cost / scratch_c : 0, ms, sims, (long long)m.multi_ms,
+                   (long long)m.single_ms, m.single_timed_out ? ", stopped at its 5 s budget" : "");
+        }
+        fflush(stdout);
+        ds_cmd_free(c);
+        ds_budgets_clear(&b);
+        snap = v->snap;   /* the cluster as the decision left it */
+        v->snap = NULL;
+        ds_view_free(v);
+        now += PASS_MS;
+        if (!c || stuck)
+            break;
+    }
+    printf("  summary %d nodes: %d passes, %zu nodes touched (%zu deleted, %zu launched), %zu pods "
+           "moved, $%.2f/h = %.3fx scratch, %.0f ms deciding, slowest decision %.0f ms%s\n",
+           n, passes, deleted + launched, deleted, launched, moved, cost,
+           scratch_c > 0 ? cost / scratch_c : 0, total_ms, slowest,
+           stuck ? " (stopped: a decision could not be carried out)"
+                 : passes == max_passes ? " (stopped at --max-passes)" : "");
+    /* what is left, by type: count, cpu requested / allocatable */
+    const Tailor__V1__ClusterState *cs = snap->cluster;
+    printf("  left:");
+    bool *done = tlr_calloc(cs->n_nodes + 1, sizeof(*done));
+    for (size_t i = 0; i < cs->n_nodes; i++) {
+        if (done[i])
+            continue;
+        size_t cnt = 0;
+        int64_t req = 0, al = 0;
+        for (size_t j = i; j < cs->n_nodes; j++)
+            if (!done[j] && !strcmp(cs->nodes[j]->instance_type, cs->nodes[i]->instance_type)) {
+                done[j] = true;
+                cnt++;
+                req += cs->nodes[j]->requested->cpu_millis;
+                al += cs->nodes[j]->allocatable->cpu_millis;
+            }
+        printf(" %zu %s (cpu %.0f%%)", cnt, cs->nodes[i]->instance_type, al ? 100.0 * (double)req / (double)al : 0);
+    }
+    printf("\n");
+    free(done);
+    protobuf_c_message_free_unpacked(&snap->base, NULL);
 }
 
 int main(int argc, char **argv)
 {
     const char *data = getenv("TAILOR_SHARED_DATA");
     char sizes[256] = "500,2000,5000";
-    bool scratch = true;
+    bool scratch = true, figures = true, conv = true;
+    int max_passes = 1000;
+    const char *budget = "100%";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
             snprintf(sizes, sizeof(sizes), "%s", argv[++i]);
@@ -345,9 +682,18 @@ int main(int argc, char **argv)
             snprintf(sizes, sizeof(sizes), "200");
         else if (!strcmp(argv[i], "--no-scratch"))
             scratch = false;
+        else if (!strcmp(argv[i], "--converge"))
+            figures = false;
+        else if (!strcmp(argv[i], "--no-converge"))
+            conv = false;
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+            budget = argv[++i];
+        else if (!strcmp(argv[i], "--max-passes") && i + 1 < argc)
+            max_passes = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench-disruptor [--nodes N[,N...]] [--data DIR] [--quick] "
-                            "[--no-scratch]\n");
+                            "[--no-scratch] [--converge | --no-converge] [--max-passes N] "
+                            "[--budget NODES]\n");
             return 2;
         }
     }
@@ -369,8 +715,11 @@ int main(int argc, char **argv)
            cat->n_instance_types, path);
     for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
         int n = atoi(tok);
-        if (n >= 3)
-            run(n, cat, scratch);
+        if (n < 3)
+            continue;
+        double scratch_c = figures ? run(n, cat, budget, scratch) : 0;
+        if (conv)
+            converge(n, cat, budget, scratch_c, max_passes);
     }
     tlr_catalog_free(cat);
     return 0;

@@ -9,7 +9,14 @@
  * length looks for the longest prefix (at least two nodes) whose removal
  * is worth it -- every pod fits on the other nodes (delete), or on them
  * plus one new node cheaper than the prefix (replace); of the valid
- * probes the search meets, the one that saves the most wins.  Each probe is one
+ * probes the search meets, the one that saves the most wins.  Unlike
+ * Karpenter, when that search finds no delete, the instance types its
+ * probes were offered for the replacement price every other prefix
+ * length, and the two lengths that look best are probed too: a
+ * replacement's saving jumps with the few sizes a new node comes in, so
+ * the binary search alone settles on short replacements (4 nodes by one
+ * where 24 by one save as much per node) and a cluster takes several
+ * times the passes to converge (bench-disruptor converge).  Each probe is one
  * Simulate on the C solver, sent reduced (sim.h), so a probe costs
  * milliseconds at thousands of nodes where Karpenter's full re-simulation
  * costs seconds; a resource check in the disruptor skips probes that
@@ -265,8 +272,55 @@ static bool pin_spot(const Tailor__V1__Catalog *cat, Tailor__V1__NodeClaim *nc)
     return true;
 }
 
-ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len)
+/* The instance types the Simulates offered this pass for one node
+ * replacing a prefix (what the pool and the pods allow), each at its
+ * price there: what replace_estimate() prices prefixes with. */
+typedef struct offered {
+    char *name;                                  /* owned */
+    double price;
+    const Tailor__V1__ResourceList *alloc;       /* borrowed from the catalog */
+} offered;
+
+typedef struct offers {
+    offered *v;                                  /* owned */
+    size_t n, cap;
+} offers;
+
+static void offers_note(offers *o, const Tailor__V1__Catalog *cat, const Tailor__V1__NodeClaim *nc)
 {
+    for (size_t i = 0; i < nc->n_instance_type_options; i++) {
+        const Tailor__V1__InstanceTypeOption *t = nc->instance_type_options[i];
+        const Tailor__V1__InstanceType *it = ds_catalog_type(cat, t->name);
+        if (!it || !it->allocatable)
+            continue;
+        size_t k = 0;
+        while (k < o->n && strcmp(o->v[k].name, t->name))
+            k++;
+        if (k < o->n) {
+            if (t->price_per_hour < o->v[k].price)
+                o->v[k].price = t->price_per_hour;
+            continue;
+        }
+        TLR_GROW(o->v, o->cap, o->n + 1);
+        o->v[o->n++] = (offered){ tlr_strdup(t->name), t->price_per_hour, it->allocatable };
+    }
+}
+
+static void offers_clear(offers *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        free(o->v[i].name);
+    free(o->v);
+    memset(o, 0, sizeof(*o));
+}
+
+/* ds_consolidation_evaluate, and whether the pods fit at all (*fits: on
+ * the other nodes plus at most the replacements allowed, worth it or
+ * not); a single replacement's options go to book (may be NULL). */
+static ds_cmd *evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, bool *fits, offers *book,
+                        char *why, size_t len)
+{
+    *fits = false;
     if (!could_fit(m, set, n)) {
         snprintf(why, len, "the pods need more room than the other nodes and the largest type "
                  "together have");
@@ -288,6 +342,9 @@ ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, ch
         ds_sim_result_clear(m->sim, &r);
         return NULL;
     }
+    *fits = true;
+    if (book && r.nreplacements == 1)
+        offers_note(book, m->v->catalog, r.resp->replacements[0]);
     bool replace = r.nreplacements > 0;
     ds_cmd *c = ds_cmd_new(replace ? TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE
                                    : TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE,
@@ -381,6 +438,12 @@ ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, ch
     return c;
 }
 
+ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len)
+{
+    bool fits;
+    return evaluate(m, set, n, &fits, NULL, why, len);
+}
+
 /* ---- the in-process estimate ------------------------------------------- */
 
 typedef struct room {
@@ -461,6 +524,72 @@ static bool greedy_fits(const ds_mctx *m, ds_vnode *const *cands, size_t k, cons
     return ok;
 }
 
+/* What a probe of a prefix found. */
+enum { PROBE_NONE = 0, PROBE_NO_FIT, PROBE_FITS, PROBE_WORTH };
+
+/* One probe of the prefix cands[0..k), remembered by length in seen[k]
+ * so that no length is simulated twice; the command, when worth it,
+ * replaces *best if it saves more.  Returns seen[k]. */
+static unsigned char probe(ds_mctx *m, ds_vnode **cands, size_t k, unsigned char *seen, offers *book,
+                           ds_cmd **best)
+{
+    if (seen[k])
+        return seen[k];
+    char why[512];
+    bool fits;
+    ds_cmd *c = evaluate(m, cands, k, &fits, book, why, sizeof(why));
+    seen[k] = c ? PROBE_WORTH : fits ? PROBE_FITS : PROBE_NO_FIT;
+    if (c && (!*best || c->savings > (*best)->savings)) {
+        ds_cmd_free(*best);
+        *best = c;
+    } else {
+        ds_cmd_free(c);
+    }
+    return seen[k];
+}
+
+/* The prefix length (not yet probed) whose replacement by one node of
+ * an offered type would save the most, more than floor and at least
+ * min_savings: by resources alone (the moving pods' requests summed
+ * against the type's allocatable, the other nodes' free room not
+ * counted), never of a type in the prefix.  0 when none. */
+static size_t replace_estimate(const ds_mctx *m, ds_vnode **cands, size_t n, const unsigned char *seen,
+                               const offers *book, double floor)
+{
+    size_t bestk = 0;
+    double best = floor, price = 0;
+    int64_t cpu = 0, mem = 0, pods = 0;
+    for (size_t k = 1; k <= n; k++) {
+        const Tailor__V1__Node *nd = cands[k - 1]->node;
+        price += cands[k - 1]->price;
+        for (size_t j = 0; j < nd->n_pods; j++) {
+            const Tailor__V1__Pod *p = nd->pods[j];
+            if (!ds_pod_moves(p))
+                continue;
+            cpu += p->requests ? p->requests->cpu_millis : 0;
+            mem += p->requests ? p->requests->memory_bytes : 0;
+            pods++;
+        }
+        if (k < 2 || seen[k])
+            continue;
+        for (size_t t = 0; t < book->n; t++) {
+            const offered *o = &book->v[t];
+            double save = price - o->price;
+            if (save <= best || save < m->min_savings * price || o->alloc->cpu_millis < cpu ||
+                o->alloc->memory_bytes < mem || (o->alloc->pods && o->alloc->pods < pods))
+                continue;
+            bool same = false;
+            for (size_t i = 0; i < k && !same; i++)
+                same = !strcmp(cands[i]->node->instance_type, o->name);
+            if (!same) {
+                best = save;
+                bestk = k;
+            }
+        }
+    }
+    return bestk;
+}
+
 static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
 {
     size_t max = m->max_candidates > 0 ? (size_t)m->max_candidates : 100;
@@ -468,7 +597,6 @@ static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
         n = max;
     if (n < 2)
         return NULL;
-    char why[512];
     /* First the estimate: the longest prefix whose pods fit in the room
      * of the nodes that stay, found in-process (a binary search over a
      * greedy packing, no round trip), then one Simulate to confirm it.
@@ -489,32 +617,44 @@ static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
         }
     }
     free(rank);
+    unsigned char *seen = tlr_calloc(n + 1, 1);
+    offers book = { 0 };
+    ds_cmd *best = NULL;
     if (est >= 2) {
-        ds_cmd *c = ds_consolidation_evaluate(m, cands, est, why, sizeof(why));
-        if (c)
-            return c;
+        probe(m, cands, est, seen, &book, &best);
+        if (best)
+            goto out;
     }
     /* Then Karpenter's search, which also finds N -> 1 replacements.  The
      * prefix length in [2, n]: the longest worth doing (binary search); of
      * the valid probes it meets, the one saving the most is kept (a
      * shorter delete can beat a longer replace). */
-    ds_cmd *best = NULL;
     size_t lo = 2, hi = n;
     while (lo <= hi) {
         size_t mid = (lo + hi) / 2;
-        ds_cmd *c = mid == est ? NULL : ds_consolidation_evaluate(m, cands, mid, why, sizeof(why));
-        if (c) {
-            if (!best || c->savings > best->savings) {
-                ds_cmd_free(best);
-                best = c;
-            } else {
-                ds_cmd_free(c);
-            }
+        if (probe(m, cands, mid, seen, &book, &best) == PROBE_WORTH)
             lo = mid + 1;
-        } else {
+        else
             hi = mid - 1;
-        }
     }
+    /* A replacement's saving is not monotone in the prefix length: the new
+     * node is one of a few sizes, and N nodes' pods that just miss a size
+     * need the next, which may cost as much as the N nodes.  The search
+     * above turns back at such a prefix and settles on a short one (4
+     * nodes by one where 24 by the largest size of the cheapest family
+     * save as much per node), and convergence takes several times the
+     * passes.  So when it found no delete, the types the probes were
+     * offered price every other prefix length (replace_estimate), and the
+     * two that look best are probed too; the best of all wins. */
+    for (int i = 0; i < 2 && (!best || best->nrepl); i++) {
+        size_t k = replace_estimate(m, cands, n, seen, &book, best ? best->savings : 0);
+        if (!k)
+            break;
+        probe(m, cands, k, seen, &book, &best);
+    }
+out:
+    offers_clear(&book);
+    free(seen);
     return best;
 }
 

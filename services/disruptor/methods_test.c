@@ -2,7 +2,8 @@
  * real solver engine (in-process) answering Simulate: emptiness within
  * budgets, expiration, every kind of drift, multi- and single-node
  * consolidation (delete, replace, the shorter delete beating the longer
- * replace), and the no-churn rules (min savings, never the same type,
+ * replace, a long replacement filling a big node where the binary search
+ * finds none), and the no-churn rules (min savings, never the same type,
  * consolidateAfter, PDBs, WhenEmpty, spot replacements pinned to spot,
  * spot-to-spot gated and kept to the 15 cheapest types), plus what the
  * reduced simulation sends. */
@@ -216,6 +217,41 @@ static void test_consolidation_replace_cheaper_type(void **state)
                 assert_string_not_equal(c->repl[0]->requirements[r]->values[v], "t.medium");
     assert_float_equal(c->savings, 0.09, 1e-9);
     assert_non_null(strstr(c->why, "by one t.small"));
+    ds_cmd_free(c);
+}
+
+static void test_consolidation_multi_replace_fills_a_big_node(void **state)
+{
+    fx *x = *state;
+    /* a cheaper family u (0.038/cpu against t.medium's 0.0475) in three
+     * sizes, 4, 12 and 24 cpu; eight full t.mediums (3.6 cpu each), one of
+     * them do-not-disrupt.  Replacing 3 by a u.c12 saves 20% ($0.114),
+     * 6 by a u.c24 20% too ($0.228), but 2, 4 and 5 need a size that
+     * saves under 10%: Karpenter's binary search over the 7 candidates
+     * probes 4 and 2, finds neither worth it, and single-node would then
+     * replace one node by a u.c4 ($0.038); the types the two probes were
+     * offered point at 6. */
+    tk_type(x->cat, "u.c12", 12, 24, 0.456);
+    tk_type(x->cat, "u.c24", 24, 48, 0.912);
+    tk_type(x->cat, "u.c4", 4, 8, 0.152);
+    for (int i = 0; i < 8; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "n%d", i);
+        Tailor__V1__Node *nd = node(x, n, "medium", (int[]){ 900, 900, 900, 900, 0 });
+        if (i == 1)
+            tk_annotate_pod(nd->pods[0], "karpenter.sh/do-not-disrupt", "true");
+    }
+    ds_mctx *m = ctx(x);
+    ds_cmd *c = ds_consolidation_decide(m);
+    assert_non_null(c);
+    assert_int_equal(c->method, TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE);
+    assert_int_equal(c->n, 6);
+    assert_false(strstr(nodes_of(c), "n1"));   /* do-not-disrupt stays */
+    assert_int_equal(c->nrepl, 1);
+    assert_string_equal(c->repl[0]->instance_type_options[0]->name, "u.c24");
+    assert_float_equal(c->savings, 6 * 0.19 - 0.912, 1e-9);
+    assert_true(c->after <= c->before * 0.9 + 1e-9);
+    assert_true(x->f.simulations <= 6);   /* the search's 3 and 2 estimates */
     ds_cmd_free(c);
 }
 
@@ -610,6 +646,7 @@ int main(void)
         T(test_expiration_is_forceful),
         T(test_consolidation_multi_prefers_bigger_saving),
         T(test_consolidation_replace_cheaper_type),
+        T(test_consolidation_multi_replace_fills_a_big_node),
         T(test_no_churn_rules),
         T(test_min_savings_blocks_small_gains),
         T(test_single_node_split),
