@@ -19,21 +19,7 @@ e2e_start_solver
 e2e_start_watcher --batch-idle 1s
 e2e_start_launcher --catalog-source file --no-spot --ice-ttl ${TTL}s
 
-cat >"$STATE_DIR/pools.yaml" <<'YAML'
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
-      - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
-      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-YAML
-e2e_nodeclass >>"$STATE_DIR/pools.yaml"
+e2e_general_pool >"$STATE_DIR/pools.yaml"
 dep() { e2e_deployment "$@"; }
 { dep web 20 1 1Gi; dep api 6 2 4Gi; } >"$STATE_DIR/pods.yaml"
 "$BUILD/tools/tailorctl" solve --pods "$STATE_DIR/pods.yaml" --nodepools "$STATE_DIR/pools.yaml" \

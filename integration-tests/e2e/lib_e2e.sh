@@ -125,6 +125,27 @@ spec:
 YAML
 }
 
+# e2e_general_pool [CPU_LIMIT]: the NodePool "general" (c/m/r, generation
+# > 4, amd64, on-demand; a cpu limit when given) and e2e_nodeclass, YAML.
+e2e_general_pool() {
+  cat <<'YAML'
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+      - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
+      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+YAML
+  [ -z "${1:-}" ] || echo "  limits: {cpu: \"$1\"}"
+  e2e_nodeclass
+}
+
 # e2e_wait_running N SECS: true once N pods are Running.
 e2e_wait_running() {
   local want=$1 secs=$2 i running=0 t0=$SECONDS
