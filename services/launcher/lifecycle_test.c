@@ -283,7 +283,7 @@ static Tailor__V1__SolveResponse *three_claims(void)
     Tailor__V1__SolveResponse *r = tk_resp(NULL);
     for (int i = 1; i <= 3; i++) {
         Tailor__V1__NodeClaim *nc = tk_claim(NULL, 0, "c5.large", NULL, NULL);
-        char u[8];
+        char u[16];
         snprintf(u, sizeof(u), "p%d", i);
         TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
         TK_PUSH(r->new_nodeclaims, r->n_new_nodeclaims, nc);
@@ -384,7 +384,7 @@ static void test_plan_gate_together(void **state)
     gate_node(&g, 1, "n2");
     lc_prov_lifecycle(g.p);
     for (int k = 0; k < 3; k++) {
-        char n[8];
+        char n[16];
         snprintf(n, sizeof(n), "n%d", k + 1);
         assert_int_equal(patches(&g, n), 1);
         assert_true(g.c[k]->registered_ms > 0);
