@@ -395,6 +395,51 @@ static bool catalog_miss(tlr_arena *oa, const Tailor__V1__CatalogRef *const *cat
     return true;
 }
 
+static uint64_t *held_copy(tlr_arena *oa, const uint64_t *held, size_t n)
+{
+    uint64_t *v = tlr_arena_alloc(oa, (n + 1) * sizeof(*v));
+    if (n)
+        memcpy(v, held, n * sizeof(*v));
+    return v;
+}
+
+Tailor__V1__SolveResponse *tlr_solve_refusal(const tlr_solve_opts *o, int code, const char *reason,
+                                             const char *msg, const uint64_t *held, size_t nheld)
+{
+    tlr_arena *oa;
+    Tailor__V1__SolveResponse *r = resp_alloc(sizeof(*r), &oa);
+    tailor__v1__solve_response__init(r);
+    r->solver_replica_id = sv_ostrdup(oa, o && o->replica_id ? o->replica_id : "");
+    r->status = status_new(oa, code, reason, msg);
+    if (!strcmp(reason, "ClusterMiss")) {
+        r->cluster_miss = true;
+        r->held_generations = held_copy(oa, held, nheld);
+        r->n_held_generations = nheld;
+    }
+    return r;
+}
+
+Tailor__V1__SimulateResponse *tlr_simulate_refusal(const tlr_solve_opts *o, int code,
+                                                   const char *reason, const char *msg,
+                                                   const uint64_t *held, size_t nheld)
+{
+    tlr_arena *oa;
+    Tailor__V1__SimulateResponse *r = resp_alloc(sizeof(*r), &oa);
+    tailor__v1__simulate_response__init(r);
+    r->solver_replica_id = sv_ostrdup(oa, o && o->replica_id ? o->replica_id : "");
+    r->status = status_new(oa, code, reason, msg);
+    if (!strcmp(reason, "ClusterMiss")) {
+        r->cluster_miss = true;
+        r->held_generations = held_copy(oa, held, nheld);
+        r->n_held_generations = nheld;
+    }
+    return r;
+}
+
+/* The engine reads a whole ClusterState: one by reference must have been
+ * resolved by whoever received it (the solver service, tlr_cstate.h). */
+#define BY_REF_MSG "the cluster state is by reference (by_ref) and was not resolved"
+
 int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tailor__V1__SolveResponse **out)
 {
     int64_t t0 = mono_ns();
@@ -413,6 +458,11 @@ int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tail
             *out = r;
             return TLR_E_INVAL;
         }
+    if (req->cluster && req->cluster->by_ref) {
+        r->status = status_new(oa, TLR_E_INVAL, "Invalid", BY_REF_MSG);
+        *out = r;
+        return TLR_E_INVAL;
+    }
     const Tailor__V1__CatalogRef *const *cats = (const Tailor__V1__CatalogRef *const *)req->catalogs;
     if (catalog_miss(oa, cats, req->n_catalogs, &r->catalog_miss, &r->missing_catalog_hashes,
                      &r->n_missing_catalog_hashes, &r->status)) {
@@ -513,6 +563,11 @@ int tlr_simulate(const Tailor__V1__SimulateRequest *req, const tlr_solve_opts *o
     r->solver_replica_id = sv_ostrdup(oa, o && o->replica_id ? o->replica_id : "");
     if (!req) {
         r->status = status_new(oa, TLR_E_INVAL, "Invalid", "no SimulateRequest");
+        *out = r;
+        return TLR_E_INVAL;
+    }
+    if (req->cluster && req->cluster->by_ref) {
+        r->status = status_new(oa, TLR_E_INVAL, "Invalid", BY_REF_MSG);
         *out = r;
         return TLR_E_INVAL;
     }

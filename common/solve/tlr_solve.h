@@ -72,6 +72,17 @@ int  tlr_simulate(const Tailor__V1__SimulateRequest *req, const tlr_solve_opts *
                   Tailor__V1__SimulateResponse **out);
 void tlr_simulate_response_free(Tailor__V1__SimulateResponse *r);
 
+/* A reply that solves nothing, for a request refused before the engine
+ * ran (the solver service's cluster-by-reference resolution): status
+ * code, reason and msg; when reason is "ClusterMiss" also cluster_miss
+ * and the nheld generations held (solver.proto).  Free as the replies
+ * above. */
+Tailor__V1__SolveResponse *tlr_solve_refusal(const tlr_solve_opts *o, int code, const char *reason,
+                                             const char *msg, const uint64_t *held, size_t nheld);
+Tailor__V1__SimulateResponse *tlr_simulate_refusal(const tlr_solve_opts *o, int code,
+                                                   const char *reason, const char *msg,
+                                                   const uint64_t *held, size_t nheld);
+
 /* A lower bound on the hourly cost of new capacity for the pending pods of
  * req that do not fit on existing nodes and in-flight claims: the optimum
  * of a linear relaxation (see lower_bound.c and docs/solver.md).  0 when

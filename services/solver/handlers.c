@@ -12,6 +12,12 @@
  * server frees) and its packed size.  Recency is a counter bumped on every
  * use; eviction drops the least recently used entries not needed by the
  * request being answered until both bounds hold.
+ *
+ * Cluster by reference: a request whose ClusterState carries by_ref is
+ * resolved against the replica's store of cluster states (tlr_cstate.h,
+ * the last few per watcher epoch); the engine gets the whole state as a
+ * view.  What cannot be resolved is answered without solving: ClusterMiss
+ * (with the generations held) or Invalid.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 
 #include "handlers.h"
 #include "tlr_alloc.h"
+#include "tlr_cstate.h"
 #include "tlr_err.h"
 
 typedef struct cat_entry {
@@ -37,6 +44,8 @@ struct solver_handlers {
     size_t lb_max_pods;
     char *replica_id;
     tlr_metric *hits, *misses, *stored, *evicted;
+    tlr_cstate *states;               /* cluster states by reference */
+    tlr_metric *cs_hit, *cs_built, *cs_miss, *cs_invalid;
     /* karpenter_scheduler_scheduling_duration_seconds: Solve is
      * Karpenter's provisioner simulation, Simulate its disruption one. */
     tlr_metric *sched_provisioner, *sched_disruption;
@@ -54,6 +63,7 @@ void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out
     h->strategy = o ? o->strategy : TLR_SOLVE_TAILOR;
     h->lb_max_pods = o ? o->lower_bound_max_pods : 0;
     h->replica_id = tlr_strdup(o && o->replica_id ? o->replica_id : "");
+    tlr_cstate_create(o ? o->cluster_states : 0, &h->states);
     if (o && o->metrics) {
         static const char *const lbl[] = { "result" };
         tlr_metric_family *f = tlr_metrics_counter(o->metrics, "tailor_solver_catalog_cache_total",
@@ -62,6 +72,14 @@ void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out
         h->misses = tlr_metric_series(f, (const char *const[]){ "miss" });
         h->stored = tlr_metric_series(f, (const char *const[]){ "stored" });
         h->evicted = tlr_metric_series(f, (const char *const[]){ "evicted" });
+        tlr_metric_family *cf = tlr_metrics_counter(
+            o->metrics, "tailor_solver_cluster_state_total",
+            "Requests whose cluster went by reference, by result: hit (state held), built "
+            "(from a delta), miss (answered ClusterMiss), invalid.", 1, lbl);
+        h->cs_hit = tlr_metric_series(cf, (const char *const[]){ "hit" });
+        h->cs_built = tlr_metric_series(cf, (const char *const[]){ "built" });
+        h->cs_miss = tlr_metric_series(cf, (const char *const[]){ "miss" });
+        h->cs_invalid = tlr_metric_series(cf, (const char *const[]){ "invalid" });
         /* Karpenter's DurationBuckets (controller-runtime's, up to 600 s). */
         static const double b[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4,
                                     0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5,
@@ -95,6 +113,7 @@ void solver_handlers_free(solver_handlers *h)
         entry_free(&h->e[i]);
     free(h->e);
     free(h->replica_id);
+    tlr_cstate_free(h->states);
     free(h);
 }
 
@@ -220,19 +239,72 @@ static void queue_end(solver_handlers *h)
     tlr_metrics_family_sweep_stale(h->queue);
 }
 
+/* The generations of epoch held, newest first, in held[16]; how many. */
+static size_t held_gens(solver_handlers *h, int64_t epoch, uint64_t held[16])
+{
+    size_t n = tlr_cstate_held(h->states, epoch, held, 16);
+    return n < 16 ? n : 16;
+}
+
+/* Resolve a request's cluster sent by reference (cs->by_ref; cs is the
+ * request's, which the REP server frees after the reply: the delta's
+ * messages move into the store).  TLR_OK: *view is the whole state (NULL
+ * when cs is inline).  Otherwise the refusal's status is in code, reason,
+ * msg and the held generations in held/nheld. */
+static int resolve_cluster(solver_handlers *h, const Tailor__V1__ClusterState *cs,
+                           tlr_cstate_view **view, const char **reason, char *msg, size_t len,
+                           uint64_t held[16], size_t *nheld)
+{
+    *view = NULL;
+    *nheld = 0;
+    if (!cs || !cs->by_ref)
+        return TLR_OK;
+    uint64_t before[16];
+    size_t nb = held_gens(h, cs->watcher_epoch_unix_ms, before);
+    bool was_held = false;
+    for (size_t i = 0; i < nb; i++)
+        was_held |= before[i] == cs->generation;
+    int rc = tlr_cstate_resolve(h->states, (Tailor__V1__ClusterState *)cs, view, msg, len);
+    if (rc == TLR_OK) {
+        count(was_held ? h->cs_hit : h->cs_built);
+        return TLR_OK;
+    }
+    if (rc == TLR_E_NOTFOUND) {
+        count(h->cs_miss);
+        *reason = "ClusterMiss";
+        *nheld = held_gens(h, cs->watcher_epoch_unix_ms, held);
+    } else {
+        count(h->cs_invalid);
+        *reason = "Invalid";
+    }
+    return rc;
+}
+
 static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *request_id,
                         ProtobufCMessage **reply, tlr_status *st)
 {
     (void)st;
     solver_handlers *h = arg;
     const Tailor__V1__SolveRequest *req = (const Tailor__V1__SolveRequest *)msg;
+    tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id,
+                         .no_lower_bound = req->n_pending_pods > h->lb_max_pods };
+    tlr_cstate_view *view;
+    const char *reason = NULL;
+    char why[512];
+    uint64_t held[16];
+    size_t nheld;
+    int rc = resolve_cluster(h, req->cluster, &view, &reason, why, sizeof(why), held, &nheld);
+    if (rc) {
+        *reply = &tlr_solve_refusal(&o, rc, reason, why, held, nheld)->base;
+        return TLR_OK;
+    }
     queue_begin(h, "provisioner", req->batch_id[0] ? req->batch_id : request_id,
                 req->n_pending_pods);
     Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
     Tailor__V1__SolveRequest copy = *req;
     copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
-    tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id,
-                         .no_lower_bound = req->n_pending_pods > h->lb_max_pods };
+    if (view)
+        copy.cluster = (Tailor__V1__ClusterState *)tlr_cstate_view_state(view);
     Tailor__V1__SolveResponse *resp = NULL;
     /* A catalog miss or a malformed request still comes back as a
      * SolveResponse with its status set: that is the reply. */
@@ -241,6 +313,7 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
     if (h->sched_provisioner)
         tlr_histogram_observe(h->sched_provisioner, now_s() - t0);
     queue_end(h);
+    tlr_cstate_view_free(view);
     free(copy.catalogs);
     free(store);
     *reply = &resp->base;
@@ -254,15 +327,28 @@ static int handle_simulate(void *arg, const ProtobufCMessage *msg, const char *r
     (void)st;
     solver_handlers *h = arg;
     const Tailor__V1__SimulateRequest *req = (const Tailor__V1__SimulateRequest *)msg;
+    tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id };
+    tlr_cstate_view *view;
+    const char *reason = NULL;
+    char why[512];
+    uint64_t held[16];
+    size_t nheld;
+    int rc = resolve_cluster(h, req->cluster, &view, &reason, why, sizeof(why), held, &nheld);
+    if (rc) {
+        *reply = &tlr_simulate_refusal(&o, rc, reason, why, held, nheld)->base;
+        return TLR_OK;
+    }
     Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
     Tailor__V1__SimulateRequest copy = *req;
     copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
-    tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id };
+    if (view)
+        copy.cluster = (Tailor__V1__ClusterState *)tlr_cstate_view_state(view);
     Tailor__V1__SimulateResponse *resp = NULL;
     double t0 = now_s();
     tlr_simulate(&copy, &o, &resp);
     if (h->sched_disruption)
         tlr_histogram_observe(h->sched_disruption, now_s() - t0);
+    tlr_cstate_view_free(view);
     free(copy.catalogs);
     free(store);
     *reply = &resp->base;

@@ -7,6 +7,12 @@
  * (evicting the least recently used entries beyond the bounds) and used;
  * any other hash makes the reply a catalog miss (catalog_miss = true,
  * missing_catalog_hashes, status NOTFOUND "CatalogMiss") without solving.
+ *
+ * Cluster protocol: a request's ClusterState with by_ref names a state
+ * (watcher epoch, generation) held here or built from its delta
+ * (tlr_cstate.h); one that can be neither is answered without solving:
+ * cluster_miss with the generations held (status NOTFOUND "ClusterMiss"),
+ * or INVAL "Invalid" for a delta that makes no sense.
  */
 #ifndef SOLVER_HANDLERS_H
 #define SOLVER_HANDLERS_H
@@ -27,6 +33,7 @@ typedef struct solver_handlers_opts {
     size_t lower_bound_max_pods;   /* fill SolveResponse.lower_bound_cost_per_hour
                                     * for requests with at most this many
                                     * pending pods; 0 = never */
+    size_t cluster_states;         /* cluster states by reference kept; 0 = 4 */
     const char *replica_id;        /* copied; put in every reply */
     tlr_metrics *metrics;          /* borrowed; may be NULL */
 } solver_handlers_opts;

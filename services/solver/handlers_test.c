@@ -201,12 +201,130 @@ static void test_lower_bound_gate(void **state)
     }
 }
 
+/* ---- cluster by reference ------------------------------------------------ */
+
+#define EPOCH 1700000000000LL
+
+/* A Solve for one 1000m pod whose cluster goes by reference as generation
+ * gen: with a delta from base (0 = whole) holding node n1 (2000m, a 500m
+ * pod bound) when with_n1, removing removed (may be NULL); or, when
+ * !with_delta, the bare reference. */
+static Tailor__V1__SolveRequest *byref_request(uint64_t gen, bool with_delta, uint64_t base,
+                                               bool with_n1, const char *removed)
+{
+    Tailor__V1__SolveRequest *r = tk_new();
+    tk_ladder(r);
+    tk_pool(r, "default", 0);
+    tk_pod(r, "p1", 1000, 512);
+    if (with_n1)
+        tk_node_pod(tk_node(r, "n1", "us-east-1a", 2000, 4), "bound", 500, 256);
+    Tailor__V1__ClusterRef *ref = calloc(1, sizeof(*ref));
+    tailor__v1__cluster_ref__init(ref);
+    ref->has_delta = with_delta;
+    ref->base_generation = base;
+    ref->nodes = r->cluster->nodes;
+    ref->n_nodes = r->cluster->n_nodes;
+    r->cluster->nodes = NULL;
+    r->cluster->n_nodes = 0;
+    if (removed) {
+        ref->removed_nodes = calloc(1, sizeof(char *));
+        ref->removed_nodes[0] = tk_s(removed);
+        ref->n_removed_nodes = 1;
+    }
+    r->cluster->by_ref = ref;
+    r->cluster->generation = gen;
+    r->cluster->watcher_epoch_unix_ms = EPOCH;
+    return r;
+}
+
+/* Send req through the route (the request is freed right after, as the
+ * server does) and return the reply; *where: "n1", "claim" or "" (none). */
+static Tailor__V1__SolveResponse *send_solve(tlr_rep_route *route, Tailor__V1__SolveRequest *req,
+                                             const char **where)
+{
+    ProtobufCMessage *reply = NULL;
+    tlr_status st;
+    tlr_status_clear(&st);
+    assert_int_equal(route->handle(route->arg, &req->base, "r", &reply, &st), TLR_OK);
+    tk_free(req);
+    Tailor__V1__SolveResponse *resp = (Tailor__V1__SolveResponse *)reply;
+    const char *b = tk_bound_to(resp, "p1");
+    *where = b ? b : tk_claim_of(resp, "p1") >= 0 ? "claim" : "";
+    return resp;
+}
+
+/* The protocol, as a launcher meets it: a bare reference to a state the
+ * replica never saw is a ClusterMiss with nothing solved; the resend with
+ * the whole state is solved against it (the pod goes on n1); the bare
+ * reference then hits; a delta that removes n1 is applied (the pod needs
+ * a new node); an unknown generation is a miss naming the two held; a
+ * delta that makes no sense is Invalid. */
+static void test_cluster_by_reference(void **state)
+{
+    (void)state;
+    solver_handlers_opts o = { .replica_id = "solver/test/1" };
+    solver_handlers *h = NULL;
+    solver_handlers_create(&o, &h);
+    tlr_rep_route route = solver_handlers_solve_route(h);
+    const char *where;
+
+    Tailor__V1__SolveResponse *r = send_solve(&route, byref_request(5, false, 0, false, NULL), &where);
+    assert_true(r->cluster_miss);
+    assert_int_equal(r->status->code, TLR_E_NOTFOUND);
+    assert_string_equal(r->status->reason, "ClusterMiss");
+    assert_int_equal(r->n_held_generations, 0);
+    assert_string_equal(where, "");
+    route.reply_done(route.arg, &r->base);
+
+    r = send_solve(&route, byref_request(5, true, 0, true, NULL), &where);
+    assert_false(r->cluster_miss);
+    assert_int_equal(r->status ? r->status->code : 0, 0);
+    assert_string_equal(where, "n1");
+    route.reply_done(route.arg, &r->base);
+
+    r = send_solve(&route, byref_request(5, false, 0, false, NULL), &where);
+    assert_false(r->cluster_miss);
+    assert_string_equal(where, "n1");
+    route.reply_done(route.arg, &r->base);
+
+    r = send_solve(&route, byref_request(6, true, 5, false, "n1"), &where);
+    assert_false(r->cluster_miss);
+    assert_string_equal(where, "claim");
+    route.reply_done(route.arg, &r->base);
+
+    r = send_solve(&route, byref_request(9, false, 0, false, NULL), &where);
+    assert_true(r->cluster_miss);
+    assert_int_equal(r->n_held_generations, 2);
+    assert_int_equal(r->held_generations[0], 6);
+    assert_int_equal(r->held_generations[1], 5);
+    route.reply_done(route.arg, &r->base);
+
+    r = send_solve(&route, byref_request(7, true, 6, true, "n1"), &where);
+    assert_false(r->cluster_miss);
+    assert_int_equal(r->status->code, TLR_E_INVAL);
+    assert_non_null(strstr(r->status->message, "n1 is both changed and removed"));
+    assert_string_equal(where, "");
+    route.reply_done(route.arg, &r->base);
+
+    solver_handlers_free(h);
+
+    /* the engine itself refuses an unresolved reference, it does not
+     * solve against an empty cluster */
+    Tailor__V1__SolveRequest *req = byref_request(5, true, 0, true, NULL);
+    Tailor__V1__SolveResponse *direct = NULL;
+    assert_int_equal(tlr_solve(req, NULL, &direct), TLR_E_INVAL);
+    assert_non_null(strstr(direct->status->message, "by reference"));
+    tlr_solve_response_free(direct);
+    tk_free(req);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_protocol),
         cmocka_unit_test(test_lower_bound_gate),
         cmocka_unit_test(test_simulate_route),
+        cmocka_unit_test(test_cluster_by_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
