@@ -68,6 +68,7 @@ start watcher watcher --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$
 start launcher launcher --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$l_rep" \
   --publish "tls+tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:${http[launcher]}" \
   --solver "tls+tcp://127.0.0.1:$sa,tls+tcp://127.0.0.1:$sb" --watcher "tls+tcp://127.0.0.1:$w_pub" \
+  --watcher-rep "tls+tcp://127.0.0.1:$w_rep" \
   --decisions "tls+tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms
 start disruptor disruptor --listen "tls+tcp://127.0.0.1:$d_rep" --publish "tls+tcp://127.0.0.1:$d_pub" \
   --http-listen "127.0.0.1:${http[disruptor]}"

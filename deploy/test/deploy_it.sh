@@ -71,7 +71,7 @@ for n in ["tailor-watcher", "tailor-solver", "tailor-launcher", "tailor-disrupto
     need(n in by["PodDisruptionBudget"], f"{n}: a PDB")
     need(n in by["NetworkPolicy"], f"{n}: a NetworkPolicy")
     urls = [u for k, v in env.items() if k in ("TAILOR_LISTEN", "TAILOR_PUBLISH", "TAILOR_WATCHER",
-            "TAILOR_WATCHER_PUBLISH", "TAILOR_LAUNCHER", "TAILOR_SOLVER", "TAILOR_DECISIONS")
+            "TAILOR_WATCHER_REP", "TAILOR_WATCHER_PUBLISH", "TAILOR_LAUNCHER", "TAILOR_SOLVER", "TAILOR_DECISIONS")
             for u in v.split(",")]
     need(urls and all(u.startswith("tls+tcp://") for u in urls), f"{n}: every nng URL is tls+tcp://")
     need(env.get("TAILOR_TLS_CERT") == "/etc/tailor/tls/tls.crt" and env.get("TAILOR_TLS_CA") and

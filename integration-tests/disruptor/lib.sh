@@ -56,6 +56,7 @@ ds_up() {
   $(tls_as tailor-launcher) "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$l_rep" \
     --publish "tls+tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$l_http" \
     --solver "tls+tcp://127.0.0.1:$s_rep" --watcher "tls+tcp://127.0.0.1:$w_pub" \
+    --watcher-rep "tls+tcp://127.0.0.1:$w_rep" \
     --decisions "tls+tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
     ${LC_ARGS:-} >"$STATE_DIR/launcher.log" 2>&1 & ds_pids+=($!)
   ds_start_disruptor

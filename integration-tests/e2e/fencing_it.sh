@@ -45,6 +45,7 @@ start_launcher() {
     --listen "$(nng_url "$(free_port)")" --publish "$(nng_url "$(free_port)")" \
     --http-listen "127.0.0.1:$h" \
     --solver "$(nng_url "$SOLVER_PORT")" --watcher "$(nng_url "$WATCHER_PUB")" \
+    --watcher-rep "$(nng_url "$WATCHER_REP")" \
     --cluster-name "$CLUSTER_NAME" --catalog "$CATALOG" --aws-endpoint "$3" \
     --catalog-source file --no-spot --lifecycle-interval 500ms --gc-interval 5s \
     --lease-duration 6s --lease-renew-deadline 4s --lease-retry-period 1s \

@@ -63,9 +63,9 @@ e2e_start_solver() {
 }
 
 e2e_start_watcher() {
-  WATCHER_PUB=$(free_port) WATCHER_DECISIONS=$(free_port)
+  WATCHER_PUB=$(free_port) WATCHER_DECISIONS=$(free_port) WATCHER_REP=$(free_port)
   local h=$(free_port)
-  $(tls_as tailor-watcher) "$BUILD/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$(free_port)" \
+  $(tls_as tailor-watcher) "$BUILD/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$WATCHER_REP" \
     --publish "tls+tcp://127.0.0.1:$WATCHER_PUB" --decisions "tls+tcp://127.0.0.1:$WATCHER_DECISIONS" \
     --http-listen "127.0.0.1:$h" "$@" \
     >"$STATE_DIR/watcher.log" 2>&1 &
@@ -79,6 +79,7 @@ e2e_start_launcher() {
   $(tls_as tailor-launcher) "$BUILD/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$(free_port)" \
     --publish "tls+tcp://127.0.0.1:$(free_port)" --http-listen "127.0.0.1:$LAUNCHER_HTTP" \
     --solver "tls+tcp://127.0.0.1:$SOLVER_PORT" --watcher "tls+tcp://127.0.0.1:$WATCHER_PUB" \
+    ${WATCHER_REP:+--watcher-rep "tls+tcp://127.0.0.1:$WATCHER_REP"} \
     ${WATCHER_DECISIONS:+--decisions "tls+tcp://127.0.0.1:$WATCHER_DECISIONS"} \
     --cluster-name "$CLUSTER_NAME" --catalog "$CATALOG" --aws-endpoint "$EC2_URL" \
     --lifecycle-interval 500ms --gc-interval 5s "$@" >>"$STATE_DIR/launcher.log" 2>&1 &

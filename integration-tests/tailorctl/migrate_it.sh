@@ -80,6 +80,7 @@ $(tls_as tailor-watcher) "$build/services/tailor-watcher" --kubeconfig "$KUBECON
 $(tls_as tailor-launcher) "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$l_rep" \
   --publish "tls+tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$(free_port)" \
   --solver "tls+tcp://127.0.0.1:$s_rep" --watcher "tls+tcp://127.0.0.1:$w_pub" \
+  --watcher-rep "tls+tcp://127.0.0.1:$w_rep" \
   --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
   >"$STATE_DIR/launcher.log" 2>&1 & pids+=($!)
 

@@ -67,6 +67,7 @@ struct lc_app {
     tlr_timer_id t_cat;
     tlr_req_client *req;
     lc_solver_client solver;
+    tlr_req_client *watcher_req;         /* Snapshot by reference */
     lc_prov *prov;
     tlr_fence fence;                     /* valid-until, written by the Lease thread */
     tlr_kube *lease_kube;                /* the Lease thread's own client */
@@ -134,8 +135,6 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
 {
     lc_app *a = arg;
     (void)topic;
-    if (!leading(a))
-        return;
     ProtobufCMessage *m = NULL;
     char err[256];
     if (tlr_envelope_payload(env, &tailor__v1__pending_batch__descriptor, &m, err,
@@ -145,6 +144,10 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
     }
     int64_t received = tlr_wall_ms();
     Tailor__V1__PendingBatch *b = (Tailor__V1__PendingBatch *)m;
+    if (!leading(a)) {
+        lc_prov_follow(a->prov, b);   /* b handed over */
+        return;
+    }
     char id[128];
     snprintf(id, sizeof(id), "%s", b->batch_id);
     size_t npods = b->n_pending_pods;
@@ -160,11 +163,26 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
              TLR_I("failed", r.failed), TLR_I("nominated", r.pods_nominated),
              TLR_I("unplaced", r.pods_unplaced), TLR_I("fleets", r.fleets), TLR_I("ice", r.ice),
              TLR_F("plan_cost_per_hour", r.plan_cost),
-             TLR_I("solve_ms", r.solve_ms), TLR_I("claims_ms", r.claims_ms),
+             TLR_I("solve_ms", r.solve_ms), TLR_I("solve_request_bytes", r.solve_bytes),
+             TLR_I("claims_ms", r.claims_ms),
              TLR_I("launch_ms", r.launch_ms), TLR_I("to_fleets_ms", r.fleets_ms),
              TLR_I("to_issued_ms", r.issued_ms),
              TLR_I("received_unix_ms", received), TLR_I("done_unix_ms", tlr_wall_ms()),
              TLR_ERR(rc));
+}
+
+/* lc_watcher_ops.snapshot over the watcher REP client. */
+static int watcher_snapshot(void *arg, const Tailor__V1__SnapshotRequest *req,
+                            Tailor__V1__SnapshotResponse **resp)
+{
+    lc_app *a = arg;
+    tlr_status st = { 0 };
+    int rc = tlr_req_call(a->watcher_req, &req->base, &tailor__v1__snapshot_response__descriptor,
+                          30000, (ProtobufCMessage **)resp, &st);
+    if (rc)
+        TLR_WARN(a->log, "watcher Snapshot failed", TLR_ERR(rc), TLR_S("reason", st.reason),
+                 TLR_S("message", st.message));
+    return rc;
 }
 
 /* Launch and Terminate act only when the launcher is configured and holds
@@ -525,6 +543,15 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
         return rc;
     }
     a->solver = (lc_solver_client){ a->req, (int)cfg->solve_timeout_ms, a->log };
+    if (cfg->watcher_rep && cfg->watcher_rep[0]) {
+        const char *wurl[1] = { cfg->watcher_rep };
+        tlr_req_opts wo = { wurl, 1, 30000, 1, max_msg, a->log, tlr_service_id(svc),
+                            tlr_service_tls(svc), only_watcher };
+        if ((rc = tlr_req_client_create(&wo, &a->watcher_req))) {
+            snprintf(a->why, sizeof(a->why), "watcher REP URL: %s", tlr_strerror(rc));
+            return rc;
+        }
+    }
 
     tlr_aws_query_opts io = { .region = cfg->region, .endpoint = cfg->endpoint,
                               .creds = a->creds, .log = a->log, .timeout_ms = 10000,
@@ -539,6 +566,8 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     lc_iam_ops_init(&po.iam, a->iam);
     po.clock = &tlr_clock_system;
     po.solver = lc_solver_ops_of(&a->solver);
+    if (a->watcher_req)
+        po.watcher = (lc_watcher_ops){ watcher_snapshot, a };
     po.cloud = lc_cloud_ops_of(a->cloud);
     po.kube = lc_kube_ops_of(a->kops);
     po.catalog = a->catalog;
@@ -670,6 +699,7 @@ void lc_app_stop(tlr_service *svc, void *arg)
     lc_prov_free(a->prov);
     tlr_kube_free(a->lease_kube);
     tlr_req_client_free(a->req);
+    tlr_req_client_free(a->watcher_req);
     lc_kube_free(a->kops);
     tlr_kube_free(a->kube);
     lc_cloud_free(a->cloud);

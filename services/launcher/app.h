@@ -15,6 +15,7 @@ typedef struct lc_app_cfg {
     int max_msg_mib;
     tlr_strlist solvers;
     char *watcher;
+    char *watcher_rep;              /* the watcher's REP URL (Snapshot by reference) */
     char *decisions;                /* the watcher's decisions listener; "" = none */
     char *kubeconfig;
     bool in_cluster;

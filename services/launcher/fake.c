@@ -83,6 +83,8 @@ void lc_fake_clear(lc_fake *f)
 {
     for (size_t i = 0; i < f->nsolve_q; i++)
         protobuf_c_message_free_unpacked(&f->solve_q[i]->base, NULL);
+    for (size_t i = 0; i < f->nsnap_q; i++)
+        protobuf_c_message_free_unpacked(&f->snap_q[i]->base, NULL);
     for (size_t i = 0; i < f->ncalls; i++)
         free(f->calls[i]);
     free(f->calls);
@@ -262,9 +264,15 @@ static int fake_solve(void *arg, const Tailor__V1__SolveRequest *req,
                       Tailor__V1__SolveResponse **resp)
 {
     lc_fake *f = arg;
-    record(f, "solve pods=%zu claims=%zu ice=%zu catalog=%s", req->n_pending_pods,
+    const Tailor__V1__ClusterRef *ref = req->cluster ? req->cluster->by_ref : NULL;
+    char cl[160] = "inline";
+    if (ref)
+        snprintf(cl, sizeof(cl), "ref gen=%llu base=%llu nodes=%zu removed=%zu",
+                 (unsigned long long)req->cluster->generation,
+                 (unsigned long long)ref->base_generation, ref->n_nodes, ref->n_removed_nodes);
+    record(f, "solve pods=%zu claims=%zu ice=%zu catalog=%s cluster=%s", req->n_pending_pods,
            req->cluster ? req->cluster->n_nodeclaims : 0, req->n_unavailable_offerings,
-           req->n_catalogs == 0 ? "none" : req->catalogs[0]->catalog ? "full" : "hash");
+           req->n_catalogs == 0 ? "none" : req->catalogs[0]->catalog ? "full" : "hash", cl);
     if (f->last_solve)
         protobuf_c_message_free_unpacked(&f->last_solve->base, NULL);
     size_t n = protobuf_c_message_get_packed_size(&req->base);
@@ -286,6 +294,26 @@ static int fake_solve(void *arg, const Tailor__V1__SolveRequest *req,
 lc_solver_ops lc_fake_solver(lc_fake *f)
 {
     return (lc_solver_ops){ fake_solve, f };
+}
+
+/* ---- watcher ---- */
+
+static int fake_snapshot(void *arg, const Tailor__V1__SnapshotRequest *req,
+                         Tailor__V1__SnapshotResponse **resp)
+{
+    lc_fake *f = arg;
+    record(f, "snapshot by_reference=%d epoch=%lld base=%llu", req->by_reference,
+           (long long)req->watcher_epoch_unix_ms, (unsigned long long)req->delta_base_generation);
+    if (f->nsnap_q == 0)
+        return TLR_E_UNAVAILABLE;
+    *resp = f->snap_q[0];
+    memmove(&f->snap_q[0], &f->snap_q[1], (--f->nsnap_q) * sizeof(f->snap_q[0]));
+    return TLR_OK;
+}
+
+lc_watcher_ops lc_fake_watcher(lc_fake *f)
+{
+    return (lc_watcher_ops){ fake_snapshot, f };
 }
 
 /* ---- cloud ---- */

@@ -19,6 +19,10 @@ typedef struct lc_fake {
     /* script */
     Tailor__V1__SolveResponse *solve_q[16];  /* handed over; popped in order */
     size_t nsolve_q;
+    /* The watcher's Snapshot answers (handed over; popped in order; none
+     * left: TLR_E_UNAVAILABLE). */
+    Tailor__V1__SnapshotResponse *snap_q[4];
+    size_t nsnap_q;
     const char *ice_offerings[32];           /* "type/zone/market" answering ICE */
     size_t nice;
     int kube_create_rc;                      /* returned by claim_create */
@@ -57,6 +61,7 @@ typedef struct lc_fake {
 void lc_fake_init(lc_fake *f);
 void lc_fake_clear(lc_fake *f);
 lc_solver_ops lc_fake_solver(lc_fake *f);
+lc_watcher_ops lc_fake_watcher(lc_fake *f);
 lc_cloud_ops  lc_fake_cloud(lc_fake *f);
 lc_kube_ops   lc_fake_kube(lc_fake *f);
 /* Calls whose text starts with prefix. */

@@ -24,6 +24,10 @@ static const tlr_setting settings[] = {
       "tls+tcp://127.0.0.1:7101", "solver replica URLs (comma-separated)" },
     { "watcher", "TAILOR_WATCHER", TLR_SET_STR, offsetof(lc_app_cfg, watcher),
       "tls+tcp://127.0.0.1:7112", "the watcher's PUB URL (pending batches)" },
+    { "watcher-rep", "TAILOR_WATCHER_REP", TLR_SET_STR, offsetof(lc_app_cfg, watcher_rep),
+      "tls+tcp://127.0.0.1:7111",
+      "the watcher's REP URL: a Snapshot when a batch's cluster delta is from a state this "
+      "launcher does not hold (start, a lost batch)" },
     { "decisions", "TAILOR_DECISIONS", TLR_SET_STR, offsetof(lc_app_cfg, decisions), "",
       "the watcher's decisions listener to send each plan's per-pod outcome to, for "
       "Karpenter's pod provisioning metrics (e.g. tcp://tailor-watcher:7113; empty: not sent)" },

@@ -16,6 +16,7 @@
 
 #include "tailor/v1/nodepool.pb-c.h"
 #include "tailor/v1/solver.pb-c.h"
+#include "tailor/v1/watcher.pb-c.h"
 #include "tlr_ec2.h"
 
 typedef struct lc_solver_ops {
@@ -25,6 +26,14 @@ typedef struct lc_solver_ops {
                  Tailor__V1__SolveResponse **resp);
     void *arg;
 } lc_solver_ops;
+
+typedef struct lc_watcher_ops {
+    /* One Snapshot.  On TLR_OK *resp is new and owned by the caller
+     * (protobuf_c_message_free_unpacked). */
+    int (*snapshot)(void *arg, const Tailor__V1__SnapshotRequest *req,
+                    Tailor__V1__SnapshotResponse **resp);
+    void *arg;
+} lc_watcher_ops;
 
 typedef struct lc_cloud_ops {
     /* The launch template id for node class nc (resolved: security groups

@@ -10,6 +10,7 @@
 #include "catmetrics.h"
 #include "nodeclass.h"
 #include "provision.h"
+#include "tlr_cstate.h"
 
 /* A batch pod's scheduling decision in the latest plan. */
 enum { LC_UNDECIDED = 0, LC_DECIDED_FAILED = 1, LC_DECIDED_SCHEDULED = 2 };
@@ -28,6 +29,15 @@ struct lc_prov {
     lc_classes *classes;
     const Tailor__V1__Catalog *catalog;  /* borrowed; the current base catalog */
     Tailor__V1__PendingBatch *batch;     /* owned; latest */
+    /* When the batch's cluster came by reference: its view (batch->cluster
+     * points at the whole state in it) and the batch's own ClusterState,
+     * put back before the batch is freed (batch_drop). */
+    tlr_cstate *states;                  /* the watcher's states we hold */
+    tlr_cstate_view *view;
+    Tailor__V1__ClusterState *wire_cluster;
+    int64_t solver_epoch;                /* the state a solver last took */
+    uint64_t solver_gen;
+    tlr_metric_family *m_cluster;
     size_t *batch_idx;                   /* its pods by uid: open addressing, */
     size_t batch_cap;                    /* SIZE_MAX = empty slot */
     uint8_t *decided;                    /* per batch pod: LC_DECIDED_* */

@@ -107,6 +107,7 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
     p->o.identity = NULL;   /* copied into p->id */
     lc_prov_set_identity(p, o->identity);
     lc_claims_create(&p->claims);
+    tlr_cstate_create(0, &p->states);
     lc_ice_create(o->clock, o->ice_ttl_ms, &p->ice);
     lc_classes_opts co = { o->cloud, o->kube, o->clock, o->log, o->default_ami,
                            o->k8s_version, o->resolve_ttl_ms, o->iam, o->cluster, o->region };
@@ -149,6 +150,11 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
                                         "Pods nominated to new or in-flight NodeClaims.", 0,
                                         NULL);
         static const char *const result[] = { "result" };
+        p->m_cluster = tlr_metrics_counter(
+            o->metrics, "tailor_launcher_cluster_state_total",
+            "Pending batches whose cluster came by reference, by how it was resolved: delta "
+            "(applied to a state held), snapshot (a Snapshot was fetched: the base was not "
+            "held), skipped (neither), invalid.", 1, result);
         p->m_solves = tlr_metrics_counter(o->metrics, "tailor_launcher_solves_total",
                                           "Solve calls to the solver service, by result (ok, "
                                           "error: no answer in time or an error Status).",
@@ -191,12 +197,27 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
     *out = p;
 }
 
+/* Free the batch, its cluster put back first when it came by reference. */
+static void batch_drop(lc_prov *p)
+{
+    if (!p->batch)
+        return;
+    if (p->view) {
+        p->batch->cluster = p->wire_cluster;
+        tlr_cstate_view_free(p->view);
+        p->view = NULL;
+        p->wire_cluster = NULL;
+    }
+    protobuf_c_message_free_unpacked(&p->batch->base, NULL);
+    p->batch = NULL;
+}
+
 void lc_prov_free(lc_prov *p)
 {
     if (!p)
         return;
-    if (p->batch)
-        protobuf_c_message_free_unpacked(&p->batch->base, NULL);
+    batch_drop(p);
+    tlr_cstate_free(p->states);
     free(p->batch_idx);
     free(p->decided);
     for (size_t i = 0; i < p->ntold; i++)
@@ -767,7 +788,39 @@ static size_t claims_in_view(lc_prov *p, const Tailor__V1__ClusterState *cs,
     return n;
 }
 
-static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
+/* Our own in-flight claims (not adopted ones): what a Solve by reference
+ * sends beside the referenced state, replacing the watcher's copies by
+ * name.  *out: new array (owned; free()) of borrowed claims. */
+static size_t own_claims(lc_prov *p, Tailor__V1__NodeClaim ***out)
+{
+    size_t nown = lc_claims_count(p->claims), n = 0;
+    Tailor__V1__NodeClaim **v = tlr_calloc(nown + 1, sizeof(*v));
+    for (size_t i = 0; i < nown; i++) {
+        lc_claim *own = lc_claims_at(p->claims, i);
+        if (!own->adopted)
+            v[n++] = own->nc;
+    }
+    *out = v;
+    return n;
+}
+
+/* The base for the next delta to the solvers after a ClusterMiss: the
+ * newest generation the replica holds that we hold too; 0 = none. */
+static uint64_t common_base(lc_prov *p, const Tailor__V1__SolveResponse *miss)
+{
+    const Tailor__V1__ClusterState *cs = tlr_cstate_view_state(p->view);
+    uint64_t mine[8];
+    size_t n = tlr_cstate_held(p->states, cs->watcher_epoch_unix_ms, mine, 8);
+    n = n < 8 ? n : 8;
+    uint64_t best = 0;
+    for (size_t i = 0; i < miss->n_held_generations; i++)
+        for (size_t k = 0; k < n; k++)
+            if (miss->held_generations[i] == mine[k] && mine[k] > best && mine[k] < cs->generation)
+                best = mine[k];
+    return best;
+}
+
+static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, size_t *bytes)
 {
     Tailor__V1__PendingBatch *b = p->batch;
     Tailor__V1__ClusterState cs = TAILOR__V1__CLUSTER_STATE__INIT;
@@ -795,22 +848,66 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent)
     opts.preference_policy = p->o.preference_policy;
     req.options = &opts;
 
+    /* The cluster by reference when it came so: a delta from the state a
+     * solver last took (a replica that does not hold it says which it
+     * holds, and the resend is a delta from one of those, or whole). */
+    Tailor__V1__ClusterState by_ref;
+    Tailor__V1__ClusterRef ref = TAILOR__V1__CLUSTER_REF__INIT;
+    Tailor__V1__NodeClaim **own = NULL;
+    const Tailor__V1__ClusterState *whole = p->view ? tlr_cstate_view_state(p->view) : NULL;
+    if (whole) {
+        size_t nown = own_claims(p, &own);
+        uint64_t base = p->solver_epoch == whole->watcher_epoch_unix_ms ? p->solver_gen : 0;
+        tlr_cstate_delta(p->states, p->view, base, &ref);
+        tlr_cstate_by_ref(p->view, own, nown, &ref, &by_ref);
+        req.cluster = &by_ref;
+    }
+
     int64_t t0 = lc_prov_mono(p);
     Tailor__V1__SolveResponse *resp = NULL;
-    int rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
-    if (rc == TLR_OK && resp->catalog_miss) {
-        /* The replica does not hold our catalogs: resend them in full. */
+    int rc = TLR_OK;
+    bool cats_sent = false, whole_sent = false;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        if (bytes)
+            *bytes = tailor__v1__solve_request__get_packed_size(&req);
+        rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
+        if (rc != TLR_OK)
+            break;
+        if (resp->cluster_miss && whole && !whole_sent) {
+            /* The replica does not hold our base: from one it holds. */
+            uint64_t base = common_base(p, resp);
+            TLR_INFO(p->o.log, "solver does not hold the cluster state: resending",
+                     TLR_S("solver", resp->solver_replica_id),
+                     TLR_I("generation", (int64_t)whole->generation),
+                     TLR_I("base_generation", (int64_t)base));
+            tlr_cstate_ref_clear(&ref);
+            tlr_cstate_delta(p->states, p->view, base, &ref);
+            whole_sent = base == 0;
+        } else if (resp->catalog_miss && !resp->cluster_miss && !cats_sent) {
+            /* The replica does not hold our catalogs: resend them in full. */
+            for (size_t i = 0; i < r.n; i++)
+                r.v[i].catalog = (Tailor__V1__Catalog *)r.cat[i];
+            cats_sent = true;
+        } else {
+            break;
+        }
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         resp = NULL;
-        for (size_t i = 0; i < r.n; i++)
-            r.v[i].catalog = (Tailor__V1__Catalog *)r.cat[i];
-        rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
-        if (rc == TLR_OK && resp->catalog_miss) {
-            protobuf_c_message_free_unpacked(&resp->base, NULL);
-            rc = TLR_E_REMOTE;
-        }
+    }
+    if (rc == TLR_OK && (resp->catalog_miss || resp->cluster_miss)) {
+        TLR_WARN(p->o.log, "solver still misses what was resent",
+                 TLR_S("solver", resp->solver_replica_id),
+                 TLR_S("status", resp->status ? resp->status->message : ""));
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+        rc = TLR_E_REMOTE;
+    }
+    if (rc == TLR_OK && whole) {
+        p->solver_epoch = whole->watcher_epoch_unix_ms;
+        p->solver_gen = whole->generation;
     }
     *spent += lc_prov_mono(p) - t0;
+    tlr_cstate_ref_clear(&ref);
+    free(own);
     lc_ice_list_free(req.unavailable_offerings, req.n_unavailable_offerings);
     free_refs(&r);
     free(ncs);
@@ -1026,14 +1123,113 @@ static bool plan_gate_closed(lc_prov *p, const lc_claim *c, const lc_nodes *node
     return true;
 }
 
+static void count_cluster(lc_prov *p, const char *result)
+{
+    if (p->m_cluster)
+        tlr_metrics_counter_inc(p->m_cluster, (const char *const[]){ result });
+}
+
+/* A Snapshot of the watcher's current cluster by reference, as a delta
+ * from the newest state we hold of epoch: its cluster replaces b's, and
+ * is resolved into *view.  An older watcher that answers inline is used
+ * inline (*view stays NULL). */
+static int fetch_cluster(lc_prov *p, Tailor__V1__PendingBatch *b, tlr_cstate_view **view)
+{
+    Tailor__V1__SnapshotRequest req = TAILOR__V1__SNAPSHOT_REQUEST__INIT;
+    req.by_reference = true;
+    req.watcher_epoch_unix_ms = b->cluster->watcher_epoch_unix_ms;
+    uint64_t held[1];
+    if (tlr_cstate_held(p->states, req.watcher_epoch_unix_ms, held, 1))
+        req.delta_base_generation = held[0];
+    Tailor__V1__SnapshotResponse *resp = NULL;
+    int rc = p->o.watcher.snapshot(p->o.watcher.arg, &req, &resp);
+    if (rc) {
+        TLR_WARN(p->o.log, "batch skipped: its cluster delta is from a state not held and the "
+                 "watcher's Snapshot failed", TLR_S("batch", b->batch_id), TLR_ERR(rc));
+        return rc;
+    }
+    if (!resp->cluster) {
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+        TLR_WARN(p->o.log, "batch skipped: the watcher's Snapshot has no cluster",
+                 TLR_S("batch", b->batch_id));
+        return TLR_E_DECODE;
+    }
+    char err[256] = "";
+    if (resp->cluster->by_ref &&
+        (rc = tlr_cstate_resolve(p->states, resp->cluster, view, err, sizeof(err)))) {
+        TLR_WARN(p->o.log, "batch skipped: the watcher's Snapshot does not resolve",
+                 TLR_S("batch", b->batch_id), TLR_S("why", err), TLR_ERR(rc));
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
+        return rc;
+    }
+    TLR_INFO(p->o.log, "cluster state fetched from the watcher",
+             TLR_S("batch", b->batch_id), TLR_I("base_generation", (int64_t)req.delta_base_generation),
+             TLR_I("generation", (int64_t)resp->cluster->generation),
+             TLR_I("delta_base", resp->cluster->by_ref
+                                     ? (int64_t)resp->cluster->by_ref->base_generation : -1));
+    tailor__v1__cluster_state__free_unpacked(b->cluster, NULL);
+    b->cluster = resp->cluster;
+    resp->cluster = NULL;
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+    return TLR_OK;
+}
+
+/* b's cluster, when it came by reference, resolved into *view (NULL when
+ * inline): the delta applied to the state we hold, or, when its base is
+ * not held (this launcher just started, or missed a batch), a Snapshot
+ * fetched instead. */
+static int take_cluster(lc_prov *p, Tailor__V1__PendingBatch *b, tlr_cstate_view **view)
+{
+    *view = NULL;
+    if (!b->cluster || !b->cluster->by_ref)
+        return TLR_OK;
+    char err[256] = "";
+    int rc = tlr_cstate_resolve(p->states, b->cluster, view, err, sizeof(err));
+    if (rc == TLR_OK) {
+        count_cluster(p, "delta");
+        return TLR_OK;
+    }
+    if (rc != TLR_E_NOTFOUND || !p->o.watcher.snapshot) {
+        count_cluster(p, rc == TLR_E_NOTFOUND ? "skipped" : "invalid");
+        TLR_WARN(p->o.log, "batch skipped: its cluster by reference does not resolve",
+                 TLR_S("batch", b->batch_id), TLR_S("why", err), TLR_ERR(rc));
+        return rc;
+    }
+    rc = fetch_cluster(p, b, view);
+    count_cluster(p, rc ? "skipped" : "snapshot");
+    return rc;
+}
+
+void lc_prov_follow(lc_prov *p, Tailor__V1__PendingBatch *b)
+{
+    tlr_cstate_view *view = NULL;
+    char err[256];
+    if (b->cluster && b->cluster->by_ref &&
+        tlr_cstate_resolve(p->states, b->cluster, &view, err, sizeof(err)) == TLR_OK)
+        tlr_cstate_view_free(view);
+    protobuf_c_message_free_unpacked(&b->base, NULL);
+}
+
 int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
 {
     lc_batch_result r = { 0 };
     int64_t t_arrival = lc_prov_mono(p);
     p->fleets_done_mono = p->fleets_issued_mono = 0;
-    if (p->batch)
-        protobuf_c_message_free_unpacked(&p->batch->base, NULL);
+    tlr_cstate_view *view = NULL;
+    int crc = take_cluster(p, b, &view);
+    if (crc) {
+        protobuf_c_message_free_unpacked(&b->base, NULL);
+        if (res)
+            *res = r;
+        return crc;
+    }
+    batch_drop(p);
     p->batch = b;
+    if (view) {
+        p->view = view;
+        p->wire_cluster = b->cluster;
+        b->cluster = (Tailor__V1__ClusterState *)tlr_cstate_view_state(view);
+    }
     index_batch(p);
     if (!p->adopted)
         lc_prov_adopt(p);
@@ -1054,7 +1250,10 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
     int64_t launch_t0 = 0;
     for (int round = 0; round < LC_MAX_REPLANS; round++) {
         Tailor__V1__SolveResponse *resp = NULL;
-        rc = solve(p, &resp, &r.solve_ms);
+        size_t bytes = 0;
+        rc = solve(p, &resp, &r.solve_ms, &bytes);
+        if (round == 0)
+            r.solve_bytes = (int64_t)bytes;
         if (p->m_solves)
             tlr_metrics_counter_inc(p->m_solves, (const char *const[]){ rc ? "error" : "ok" });
         if (rc)

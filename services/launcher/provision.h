@@ -50,6 +50,10 @@ typedef struct lc_prov_opts {
     const char *cluster;                /* borrowed; copied */
     const tlr_clock *clock;             /* borrowed */
     lc_solver_ops solver;
+    /* Snapshots by reference when a batch's cluster delta is from a state
+     * this launcher does not hold (cluster.proto, ClusterRef); snapshot
+     * NULL = such a batch is skipped until one it can follow. */
+    lc_watcher_ops watcher;
     lc_cloud_ops cloud;
     lc_kube_ops kube;
     const Tailor__V1__Catalog *catalog; /* borrowed; outlives the prov */
@@ -102,6 +106,7 @@ typedef struct lc_batch_result {
     int ice;             /* offerings in the ICE cache after the batch */
     double plan_cost;    /* $/h of the new claims the Solve answers planned */
     int64_t solve_ms;    /* wall time in Solve calls */
+    int64_t solve_bytes; /* the first SolveRequest's packed size (its last attempt) */
     int64_t launch_ms;   /* from the first NodeClaim create to the end of the launch pass */
     int64_t claims_ms;   /* writing the NodeClaims */
     int64_t fleets_ms;   /* from the batch's arrival to the last CreateFleet answer */
@@ -112,6 +117,11 @@ typedef struct lc_batch_result {
  * for its NodePools and NodeClasses).  res may be NULL.  Errors: the
  * solver's (nothing was launched); launch errors are per claim. */
 int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res);
+
+/* A batch this replica will not act on (it does not lead): its cluster
+ * delta, when it follows a state held, is applied so that a new leader
+ * does not start from nothing.  b handed over (freed). */
+void lc_prov_follow(lc_prov *p, Tailor__V1__PendingBatch *b);
 
 /* Answer a LaunchRequest (borrowed).  *out new and owned. */
 void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,

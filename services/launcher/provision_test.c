@@ -113,8 +113,7 @@ static void test_claim_written_before_launch(void **state)
     long created = call_index(&fx->f, "claim_create default-");
     long fleet = call_index(&fx->f, "create_fleet default-");
     if (created < 0 || fleet < 0 || created > fleet) {
-        dump_calls(&fx->f);
-        fail_msg("claim_create at %ld, create_fleet at %ld: want create first", created, fleet);
+            fail_msg("claim_create at %ld, create_fleet at %ld: want create first", created, fleet);
     }
     /* Spot is allowed and offered: spot m5.large, cheapest zone first. */
     const char *fl = fx->f.calls[fleet];
@@ -243,6 +242,124 @@ static void test_policies_sent_with_solve(void **state)
     assert_non_null(o);
     assert_int_equal(o->min_values_policy, TAILOR__V1__MIN_VALUES_POLICY__MIN_VALUES_POLICY_BEST_EFFORT);
     assert_int_equal(o->preference_policy, TAILOR__V1__PREFERENCE_POLICY__PREFERENCE_POLICY_IGNORE);
+}
+
+/* ---- cluster by reference ------------------------------------------------ */
+
+#define EPOCH 1700000000000LL
+
+static Tailor__V1__Node *ref_node(const char *name, int64_t cpu_m)
+{
+    Tailor__V1__Node *n = tlr_malloc(sizeof(*n));
+    tailor__v1__node__init(n);
+    n->name = tlr_strdup(name);
+    n->nodepool = tlr_strdup("default");
+    n->capacity = tlr_malloc(sizeof(*n->capacity));
+    tailor__v1__resource_list__init(n->capacity);
+    n->capacity->cpu_millis = cpu_m;
+    return n;
+}
+
+/* cs goes by reference as generation gen: a delta from base (0 = whole)
+ * with nodes (comma-separated names, 2000m each; "" = none) changed and
+ * removed (one name or NULL) removed. */
+static void set_by_ref(Tailor__V1__ClusterState *cs, uint64_t gen, uint64_t base, const char *nodes,
+                       const char *removed)
+{
+    Tailor__V1__ClusterRef *ref = tlr_malloc(sizeof(*ref));
+    tailor__v1__cluster_ref__init(ref);
+    ref->has_delta = true;
+    ref->base_generation = base;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", nodes);
+    for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
+        TK_PUSH(ref->nodes, ref->n_nodes, ref_node(t, 2000));
+    if (removed)
+        TK_PUSH(ref->removed_nodes, ref->n_removed_nodes, tlr_strdup(removed));
+    cs->by_ref = ref;
+    cs->generation = gen;
+    cs->watcher_epoch_unix_ms = EPOCH;
+    cs->synced = true;
+}
+
+static Tailor__V1__PendingBatch *ref_batch(uint64_t gen, uint64_t base, const char *nodes,
+                                           const char *removed)
+{
+    Tailor__V1__PendingBatch *b = tk_batch(1);
+    set_by_ref(b->cluster, gen, base, nodes, removed);
+    return b;
+}
+
+/* The whole cluster as the launcher saw it in its last batch. */
+static const char *batch_nodes(const lc_prov *p, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->batch->cluster->n_nodes && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "",
+                                p->batch->cluster->nodes[i]->name);
+    return buf;
+}
+
+/* Batches whose cluster comes by reference: the launcher applies each
+ * delta and sees the whole cluster; it sends the solvers a delta from the
+ * state a solver last took (whole the first time); a solver that does not
+ * hold that base gets a delta from one it does hold; a batch whose base
+ * the launcher never saw (a lost batch) is followed by a Snapshot from
+ * the watcher instead of being lost. */
+static void test_cluster_by_reference(void **state)
+{
+    fixture *fx = *state;
+    lc_prov_free(fx->p);
+    lc_prov_opts o = base_opts(fx);
+    o.watcher = lc_fake_watcher(&fx->f);
+    lc_prov_create(&o, &fx->p);
+    char buf[256];
+
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(NULL);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(10, 0, "n-b,n-a,n-c", NULL), NULL), TLR_OK);
+    assert_string_equal(batch_nodes(fx->p, buf, sizeof(buf)), "n-a,n-b,n-c");
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=10 base=0 nodes=3"), 1);
+
+    /* one node changes, one goes: the solver gets just that */
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(NULL);
+    lc_batch_result r;
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(12, 10, "n-c", "n-b"), &r), TLR_OK);
+    assert_string_equal(batch_nodes(fx->p, buf, sizeof(buf)), "n-a,n-c");
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=12 base=10 nodes=1 removed=1"), 1);
+    assert_true(r.solve_bytes > 0);
+
+    /* a batch from a base never seen: a Snapshot by reference from the
+     * newest state held (12) gives the watcher's current state (21) */
+    Tailor__V1__SnapshotResponse *snap = tlr_malloc(sizeof(*snap));
+    tailor__v1__snapshot_response__init(snap);
+    Tailor__V1__PendingBatch *tmp = tk_batch(0);   /* its NodePools and classes */
+    snap->cluster = tmp->cluster;
+    tmp->cluster = NULL;
+    protobuf_c_message_free_unpacked(&tmp->base, NULL);
+    set_by_ref(snap->cluster, 21, 12, "n-d", NULL);
+    fx->f.snap_q[fx->f.nsnap_q++] = snap;
+    /* ... and the replica asked has restarted: it holds only 10 */
+    Tailor__V1__SolveResponse *miss = tk_resp(NULL);
+    miss->cluster_miss = true;
+    miss->held_generations = tlr_malloc(sizeof(uint64_t));
+    miss->held_generations[0] = 10;
+    miss->n_held_generations = 1;
+    fx->f.solve_q[fx->f.nsolve_q++] = miss;
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(NULL);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(20, 15, "n-e", NULL), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "snapshot by_reference=1 epoch=1700000000000 base=12"), 1);
+    assert_string_equal(batch_nodes(fx->p, buf, sizeof(buf)), "n-a,n-c,n-d");
+    dump_calls(&fx->f);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=21 base=12 nodes=1 removed=0"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=21 base=10 nodes=2 removed=1"), 1);
+
+    /* the watcher cannot answer: the batch is skipped, nothing is solved,
+     * and the launcher keeps the last cluster it knew */
+    size_t solves = lc_fake_count(&fx->f, "solve ");
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(30, 25, "n-f", NULL), NULL), TLR_E_UNAVAILABLE);
+    assert_int_equal(lc_fake_count(&fx->f, "solve "), solves);
+    assert_string_equal(batch_nodes(fx->p, buf, sizeof(buf)), "n-a,n-c,n-d");
 }
 
 static void test_catalog_miss_resend(void **state)
@@ -1135,6 +1252,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_double_launch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_policies_sent_with_solve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_by_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_names, setup, teardown),
