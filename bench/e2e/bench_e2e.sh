@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_e2e.sh BUILD_DIR [SIZE...] - a burst of SIZE pending pods (default
-# 1000 and 10000) on kubesim + moto (SigV4 enforced) with zero boot delay,
+# 1000 and 10000; "big" alone: only the big-cluster run below) on kubesim + moto (SigV4 enforced) with zero boot delay,
 # through the real tailor-watcher, tailor-solver and tailor-launcher.
 #
 # For each size, on a fresh local cluster: six Deployments of different
@@ -20,6 +20,16 @@
 # With BENCH_SEQUENTIAL=1 the 1k burst also runs one CreateFleet per claim,
 # one call at a time (--no-fleet-batching --parallel-calls 1), the way
 # the launcher launched before batching, to show what batching buys.
+# Then a cluster that is big and busy but asks for little: BIG_NODES
+# (default 3,333) existing nodes with BIG_PODS (default 100,000) bound pods
+# (bigcluster.py), and a Deployment of 50 pods that needs new capacity.
+# Printed per run, for the batch that carried them: the PendingBatch's and
+# the SolveRequest's packed size, and pending -> CreateFleet (the pods
+# created -> the last CreateFleet issued; window close -> the same).  It
+# runs with the cluster by reference (the default) and with
+# --no-batch-by-reference (whole states on both hops, as before), so the
+# two are compared in the same run; the goal is a batch well under 1 MiB
+# and window close -> CreateFleet under 1 s.  BIG_PODS=0 skips it.
 # Figures are printed, never asserted.  Each size needs a few minutes on
 # 2 cores (moto is a Python process; 10k pods make ~1,000 instances).
 set -euo pipefail
@@ -154,12 +164,84 @@ PY
   trap - EXIT
 }
 
+# run_big LABEL [WATCHER ARGS...]: 50 pending pods in a big existing cluster.
+run_big() {
+  local label=$1
+  shift
+  e2e_up
+  echo "  $label: loading $BIG_NODES nodes and $BIG_PODS bound pods"
+  /usr/bin/python3 "$here/bigcluster.py" "$KUBECONFIG" "$BIG_NODES" "$BIG_PODS" | tail -n 1 | sed 's/^/    /'
+  e2e_start_solver
+  e2e_start_watcher --batch-idle 1s --batch-max 10s "$@"
+  e2e_start_launcher --spot-discount 0.6
+  for ((i = 0; i < 60; i++)); do
+    grep -q '"msg":"catalog refreshed"\|"msg":"live catalog not built' "$STATE_DIR/launcher.log" && break
+    sleep 1
+  done
+  echo "$POOLS" | $K apply --validate=false -f - >/dev/null
+  sleep 2
+  cat >"$STATE_DIR/few.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: few, namespace: default}
+spec:
+  replicas: 50
+  selector: {matchLabels: {app: few}}
+  template:
+    metadata: {labels: {app: few}}
+    spec:
+      containers:
+      - {name: c, image: app, resources: {requests: {cpu: "500m", memory: 1Gi}}}
+YAML
+  local t_apply line="" i
+  t_apply=$(date +%s%3N)
+  $K apply --validate=false -f "$STATE_DIR/few.yaml" >/dev/null
+  for ((i = 0; i < 120; i++)); do
+    line=$(grep '"msg":"batch provisioned"' "$STATE_DIR/launcher.log" |
+           awk -F'"launched":' '{split($2, a, ","); if (a[1] + 0 > 0) {print; exit}}' || true)
+    [ -n "$line" ] && break
+    sleep 1
+  done
+  [ -n "$line" ] || { echo "  $label: nothing launched within 120 s"; FAILED=1; e2e_cleanup; trap - EXIT; return; }
+  /usr/bin/python3 - "$STATE_DIR" "$line" "$label" "$t_apply" <<'PY'
+import json, sys
+from datetime import datetime, timezone
+d, line, label, t_apply = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+b = json.loads(line)
+def ms(ts):
+    return int(datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp() * 1000)
+pub = w = None
+for l in open(d + "/watcher.log"):
+    if '"published pending batch"' in l:
+        x = json.loads(l)
+        if x["pods"] >= b["pods"] and ms(x["ts"]) <= b["received_unix_ms"]:
+            pub, w = ms(x["ts"]), x
+deliver = b["received_unix_ms"] - pub
+issued = deliver + b["to_issued_ms"]
+print("  %-44s PendingBatch %9s bytes (%s nodes in it)  SolveRequest %9d bytes"
+      % (label, w.get("bytes", "?"), w.get("nodes", "?"), b.get("solve_request_bytes", -1)))
+print("  %-44s window close -> last CreateFleet issued %5d ms (%.2fx the 1 s goal): deliver %d + solve %d + NodeClaim writes %d"
+      % ("", issued, issued / 1000.0, deliver, b["solve_ms"], b["claims_ms"]))
+print("  %-44s pods created -> last CreateFleet issued %5d ms (the 1 s batch window included)"
+      % ("", b["received_unix_ms"] + b["to_issued_ms"] - t_apply))
+PY
+  e2e_cleanup
+  trap - EXIT
+}
+
 echo "bench-e2e: bursts on kubesim + moto, zero boot delay ($(nproc) cores)"
 for n in $SIZES; do
+  [ "$n" = big ] && continue   # "bench_e2e.sh BUILD big": only the big cluster
   run_one "$n" "$n pods, defaults (32 calls at once)"
   run_one "$n" "$n pods, --parallel-calls 64" --parallel-calls 64
   if [ "$n" = 1000 ] && [ "${BENCH_SEQUENTIAL:-0}" = 1 ]; then
     run_one "$n" "$n pods, one fleet per claim, serial" --no-fleet-batching --parallel-calls 1
   fi
 done
+BIG_NODES=${BIG_NODES:-3333} BIG_PODS=${BIG_PODS:-100000}
+if [ "$BIG_PODS" != 0 ]; then
+  echo "bench-e2e: 50 pending pods in a cluster of $BIG_NODES nodes and $BIG_PODS pods"
+  run_big "cluster by reference (default)"
+  run_big "whole cluster state (--no-batch-by-reference)" --no-batch-by-reference
+fi
 exit $FAILED
