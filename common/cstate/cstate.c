@@ -197,7 +197,8 @@ static bool in_sorted(char *const *v, size_t n, const char *name)
 static int merge(const cs_list *base, const cs_list *changed, char **removed, size_t nremoved,
                  const char *what, cs_list *out, char *err, size_t len)
 {
-    qsort(removed, nremoved, sizeof(*removed), cmp_str);
+    if (nremoved)
+        qsort(removed, nremoved, sizeof(*removed), cmp_str);
     for (size_t i = 0; i < changed->n; i++)
         if (in_sorted(removed, nremoved, changed->v[i]->name)) {
             set_err(err, len, "%s %s is both changed and removed", what, changed->v[i]->name);
