@@ -56,8 +56,13 @@ static void arena_pb_free(void *data, void *p)
 
 typedef struct build {
     watcher_snapshot *s;
+    const watcher_cache *c;
     ptrvec nodes, bound, pending, msgs, pdbs;
     bool want_pods, want_pending;
+    /* Only the Nodes (and their pods) touched after this generation; 0 =
+     * every Node.  A pod is kept when its node's name hash was touched:
+     * the pods of unchanged Nodes are never unpacked. */
+    uint64_t since;
     /* node index: slots hold node index + 1, 0 = empty */
     size_t *slot;
     size_t nslot;
@@ -77,9 +82,16 @@ static void collect_msg(void *arg, const watcher_cache_item *it)
     vec_push(b->s->arena, &b->msgs, (void *)it->msg);
 }
 
+static bool node_wanted(const build *b, uint32_t node_hash)
+{
+    return !b->since || watcher_cache_node_touched(b->c, node_hash) > b->since;
+}
+
 static void collect_node(void *arg, const watcher_cache_item *it)
 {
     build *b = arg;
+    if (!node_wanted(b, it->node_hash))
+        return;
     Tailor__V1__Node *n = tlr_arena_alloc(b->s->arena, sizeof(*n));
     *n = *(const Tailor__V1__Node *)it->msg;
     n->n_pods = 0;
@@ -91,12 +103,11 @@ static void collect_pod(void *arg, const watcher_cache_item *it)
 {
     build *b = arg;
     if (it->packed) {
-        if (!b->want_pods)
+        if (!b->want_pods || !node_wanted(b, it->node_hash))
             return;
-        /* a copy of the item; its bytes stay borrowed from the cache */
+        /* a copy of the item; its key and bytes stay borrowed from the cache */
         watcher_cache_item *copy = tlr_arena_alloc(b->s->arena, sizeof(*copy));
         *copy = *it;
-        copy->key = NULL;
         vec_push(b->s->arena, &b->bound, copy);
     } else if (it->pending && b->want_pending) {
         Tailor__V1__Pod *p = tlr_arena_alloc(b->s->arena, sizeof(*p));
@@ -105,17 +116,24 @@ static void collect_pod(void *arg, const watcher_cache_item *it)
     }
 }
 
-static Tailor__V1__Node *node_named(build *b, const char *name)
+/* The index + 1 in b->nodes of the node called name; 0 = none. */
+static size_t node_named(build *b, const char *name)
 {
     if (!b->nslot)
-        return NULL;
+        return 0;
     for (size_t i = hash_str(name) & (b->nslot - 1);; i = (i + 1) & (b->nslot - 1)) {
         if (!b->slot[i])
-            return NULL;
+            return 0;
         Tailor__V1__Node *n = b->nodes.v[b->slot[i] - 1];
         if (!strcmp(n->name, name))
-            return n;
+            return b->slot[i];
     }
+}
+
+static int cmp_item_key(const void *x, const void *y)
+{
+    return strcmp((*(const watcher_cache_item *const *)x)->key,
+                  (*(const watcher_cache_item *const *)y)->key);
 }
 
 static void index_nodes(build *b)
@@ -214,7 +232,10 @@ static uint8_t *frame(tlr_arena *a, const Tailor__V1__Pod *p, size_t *len)
  * what goes on the wire is the cache's packed bytes, attached to the Node
  * as unknown fields with Node.pods' tag (18), which protobuf-c packs
  * verbatim.  So a 100k-pod batch never holds 100k unpacked pods; a pod
- * that a PDB selects is re-packed once with its pdb_names. */
+ * that a PDB selects is re-packed once with its pdb_names.  A node's pods
+ * are in key order, so its bytes depend only on what it holds, not on the
+ * cache's table layout: a receiver that keeps a Node from an earlier
+ * delta holds the very bytes a full snapshot would carry now. */
 static void attach_pods(build *b)
 {
     tlr_arena *a = b->s->arena, *scratch;
@@ -231,17 +252,18 @@ static void attach_pods(build *b)
         n->base.n_unknown_fields = 0;
         n->base.unknown_fields = NULL;
     }
-    size_t nb = b->bound.n;
-    Tailor__V1__Node **owner = tlr_arena_alloc(a, (nb + 1) * sizeof(*owner));
+    size_t nb = b->bound.n, nn = b->nodes.n;
+    size_t *owner = tlr_arena_alloc(a, (nb + 1) * sizeof(*owner));   /* node index + 1 */
     for (size_t i = 0; i < nb; i++) {
         tlr_arena_reset(scratch);
         const watcher_cache_item *it = b->bound.v[i];
         Tailor__V1__Pod *p = tailor__v1__pod__unpack(&sa, it->packed_len, it->packed);
-        owner[i] = p && !terminal(p) ? node_named(b, p->node_name) : NULL;
+        owner[i] = p && !terminal(p) ? node_named(b, p->node_name) : 0;
         if (!owner[i])
             continue;
-        owner[i]->base.n_unknown_fields++;
-        res_add(a, owner[i]->requested, p->requests);
+        Tailor__V1__Node *n = b->nodes.v[owner[i] - 1];
+        n->base.n_unknown_fields++;
+        res_add(a, n->requested, p->requests);
         if (b->pdbs.n && set_pdb_names(b, scratch, p)) {
             /* re-framed copy replaces the cache's bytes for this pod */
             watcher_cache_item *copy = tlr_arena_alloc(a, sizeof(*copy));
@@ -251,21 +273,33 @@ static void attach_pods(build *b)
         }
     }
     tlr_arena_free(scratch);
-    for (size_t k = 0; k < b->nodes.n; k++) {
+    /* group the pods by node (counting sort), then key order within each */
+    size_t *start = tlr_arena_calloc(a, nn + 1, sizeof(*start));
+    for (size_t k = 0; k < nn; k++) {
         Tailor__V1__Node *n = b->nodes.v[k];
+        start[k + 1] = start[k] + n->base.n_unknown_fields;
         n->base.unknown_fields = tlr_arena_alloc(a, (n->base.n_unknown_fields + 1) *
                                                         sizeof(ProtobufCMessageUnknownField));
         n->base.n_unknown_fields = 0;
     }
+    const watcher_cache_item **grouped = tlr_arena_alloc(a, (start[nn] + 1) * sizeof(*grouped));
     for (size_t i = 0; i < nb; i++) {
         if (!owner[i])
             continue;
-        const watcher_cache_item *it = b->bound.v[i];
-        ProtobufCMessageUnknownField *f = &owner[i]->base.unknown_fields[owner[i]->base.n_unknown_fields++];
-        f->tag = pods_tag;
-        f->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
-        f->len = it->framed_len;
-        f->data = (uint8_t *)it->framed;
+        Tailor__V1__Node *n = b->nodes.v[owner[i] - 1];
+        grouped[start[owner[i] - 1] + n->base.n_unknown_fields++] = b->bound.v[i];
+    }
+    for (size_t k = 0; k < nn; k++) {
+        Tailor__V1__Node *n = b->nodes.v[k];
+        qsort(grouped + start[k], n->base.n_unknown_fields, sizeof(*grouped), cmp_item_key);
+        for (size_t j = 0; j < n->base.n_unknown_fields; j++) {
+            const watcher_cache_item *it = grouped[start[k] + j];
+            ProtobufCMessageUnknownField *f = &n->base.unknown_fields[j];
+            f->tag = pods_tag;
+            f->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+            f->len = it->framed_len;
+            f->data = (uint8_t *)it->framed;
+        }
     }
 }
 
@@ -274,7 +308,7 @@ static void attach_pods(build *b)
 static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bool want_pending,
                  int64_t now_ms)
 {
-    build b = { .s = s, .want_pending = want_pending };
+    build b = { .s = s, .c = c, .want_pending = want_pending };
     b.want_pods = WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD);
     bool want_nodes = b.want_pods || WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE);
     Tailor__V1__ClusterState *cs = &s->cs;
