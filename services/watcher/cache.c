@@ -167,11 +167,12 @@ static void touch_node(watcher_cache *c, uint32_t node_hash)
     c->touch[node_hash & (c->ntouch - 1)] = c->generation;
 }
 
-/* Keep about four slots per Node so unrelated Nodes rarely share one. */
+/* Keep 16 slots or more per Node: two Nodes share one seldom (about 1 in
+ * 16 touched Nodes drags another along), for 128 bytes a Node. */
 static void touch_fit(watcher_cache *c)
 {
     size_t want = c->ntouch;
-    while (want < c->t[TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE].n * 4)
+    while (want < c->t[TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE].n * 16)
         want *= 2;
     if (want == c->ntouch)
         return;

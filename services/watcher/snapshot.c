@@ -1,6 +1,12 @@
 /* snapshot.c - build ClusterState / PendingBatch / SnapshotResponse from
  * the cache (see snapshot.h).
  *
+ * By reference, the same code builds the Nodes of a delta: collect_node
+ * and collect_pod keep only the Nodes whose name the cache says was
+ * touched after the base, and the bound pods whose node name hash was, so
+ * fill() and attach_pods() give a changed Node exactly the content a full
+ * snapshot gives it, and the pods of unchanged Nodes are never unpacked.
+ *
  * Nodes are shallow copies (arena) of the cached ones with requested
  * filled and their pods attached in wire form (see attach_pods); a small
  * open-addressing index maps node names to them.  Everything else built
@@ -305,14 +311,122 @@ static void attach_pods(build *b)
 
 #define WANT(mask, k) ((mask) == 0 || ((mask) & (1u << (k))))
 
-static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bool want_pending,
-                 int64_t now_ms)
+/* What fill() builds. */
+typedef struct fill_opts {
+    uint32_t kinds;            /* bit per ClusterKind; 0 = all */
+    bool want_pending;
+    bool by_ref;               /* nodes and NodeClaims as cs->by_ref (kinds ignored) */
+    /* by_ref: a delta from this generation, which the caller checked with
+     * watcher_cache_delta_computable(); 0 = the whole state. */
+    uint64_t since;
+    int64_t now_ms;
+} fill_opts;
+
+static int cmp_node_name(const void *x, const void *y)
 {
-    build b = { .s = s, .c = c, .want_pending = want_pending };
+    return strcmp((*(Tailor__V1__Node *const *)x)->name, (*(Tailor__V1__Node *const *)y)->name);
+}
+
+static int cmp_claim_name(const void *x, const void *y)
+{
+    return strcmp((*(Tailor__V1__NodeClaim *const *)x)->name,
+                  (*(Tailor__V1__NodeClaim *const *)y)->name);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+typedef struct claims_since {
+    build *b;
+    uint64_t since;
+} claims_since;
+
+static void collect_claim_since(void *arg, const watcher_cache_item *it)
+{
+    claims_since *cl = arg;
+    if (it->changed > cl->since)
+        vec_push(cl->b->s->arena, &cl->b->msgs, (void *)it->msg);
+}
+
+typedef struct removed {
+    build *b;
+    ptrvec nodes, claims;
+} removed;
+
+/* A name removed since base and not held now; one held again is a change. */
+static void collect_removed(void *arg, Tailor__V1__ClusterKind kind, const char *name, uint64_t gen)
+{
+    (void)gen;
+    removed *r = arg;
+    if (watcher_cache_has(r->b->c, kind, name))
+        return;
+    ptrvec *v = kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE ? &r->nodes : &r->claims;
+    vec_push(r->b->s->arena, v, tlr_arena_strdup(r->b->s->arena, name));
+}
+
+/* Sort and drop repeats (a name removed, re-added, removed again). */
+static size_t sorted_unique(ptrvec *v)
+{
+    if (!v->n)
+        return 0;
+    qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+    size_t n = 1;
+    for (size_t i = 1; i < v->n; i++)
+        if (strcmp(v->v[i], v->v[n - 1]))
+            v->v[n++] = v->v[i];
+    return v->n = n;
+}
+
+/* cs->by_ref: the Nodes touched and the NodeClaims changed since o->since
+ * (all of them when 0), sorted by name, and the names removed since. */
+static void fill_ref(const watcher_cache *c, build *b, const fill_opts *o)
+{
+    tlr_arena *a = b->s->arena;
+    Tailor__V1__ClusterRef *ref = tlr_arena_alloc(a, sizeof(*ref));
+    tailor__v1__cluster_ref__init(ref);
+    b->s->cs.by_ref = ref;
+    if (o->since && o->since == watcher_cache_generation(c)) {
+        /* Nothing changed since the base: the receiver holds this very
+         * state, and a delta must have a base older than its state. */
+        ref->has_delta = false;
+        return;
+    }
+    ref->has_delta = true;
+    ref->base_generation = o->since;
+    qsort(b->nodes.v, b->nodes.n, sizeof(*b->nodes.v), cmp_node_name);
+    ref->nodes = (Tailor__V1__Node **)b->nodes.v;
+    ref->n_nodes = b->nodes.n;
+    claims_since cl = { b, o->since };
+    b->msgs = (ptrvec){ 0 };
+    watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, collect_claim_since, &cl);
+    qsort(b->msgs.v, b->msgs.n, sizeof(*b->msgs.v), cmp_claim_name);
+    ref->nodeclaims = (Tailor__V1__NodeClaim **)b->msgs.v;
+    ref->n_nodeclaims = b->msgs.n;
+    if (!o->since)
+        return;
+    removed r = { .b = b };
+    watcher_cache_visit_removed(c, o->since, collect_removed, &r);
+    ref->n_removed_nodes = sorted_unique(&r.nodes);
+    ref->removed_nodes = (char **)r.nodes.v;
+    ref->n_removed_nodeclaims = sorted_unique(&r.claims);
+    ref->removed_nodeclaims = (char **)r.claims.v;
+}
+
+static void fill(const watcher_cache *c, watcher_snapshot *s, const fill_opts *o)
+{
+    uint32_t kinds = o->by_ref ? 0 : o->kinds;
+    build b = { .s = s, .c = c, .want_pending = o->want_pending };
     b.want_pods = WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD);
     bool want_nodes = b.want_pods || WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE);
     Tailor__V1__ClusterState *cs = &s->cs;
     tailor__v1__cluster_state__init(cs);
+    if (o->by_ref && o->since) {
+        b.since = o->since;
+        if (o->since == watcher_cache_generation(c))
+            b.want_pods = want_nodes = false;     /* see fill_ref */
+    }
 
     /* PDBs are needed for pdb_names even when not requested themselves. */
     watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_PDB, collect_msg, &b);
@@ -324,10 +438,13 @@ static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bo
     }
     if (want_nodes)
         watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE, collect_node, &b);
-    if (b.want_pods || want_pending)
+    if (b.want_pods || b.want_pending)
         watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD, collect_pod, &b);
-    if (want_nodes) {
+    if (want_nodes)
         attach_pods(&b);
+    if (o->by_ref) {
+        fill_ref(c, &b, o);
+    } else if (want_nodes) {
         cs->nodes = (Tailor__V1__Node **)b.nodes.v;
         cs->n_nodes = b.nodes.n;
     }
@@ -341,7 +458,9 @@ static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bo
         cs->field = (type **)b.msgs.v;                                       \
         cs->n_##field = b.msgs.n;                                            \
     }
-    LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, nodeclaims, Tailor__V1__NodeClaim)
+    if (!o->by_ref) {
+        LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, nodeclaims, Tailor__V1__NodeClaim)
+    }
     LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODEPOOL, nodepools, Tailor__V1__NodePool)
     LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE_CLASS, node_classes, Tailor__V1__NodeClass)
     LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_DAEMONSET, daemonsets, Tailor__V1__DaemonSet)
@@ -349,7 +468,7 @@ static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bo
     cs->synced = watcher_cache_all_synced(c, NULL, 0);
     cs->generation = watcher_cache_generation(c);
     cs->watcher_epoch_unix_ms = watcher_cache_epoch(c);
-    cs->taken_unix_ms = now_ms;
+    cs->taken_unix_ms = o->now_ms;
     if (s->is_batch) {
         s->batch.pending_pods = (Tailor__V1__Pod **)b.pending.v;
         s->batch.n_pending_pods = b.pending.n;
@@ -380,20 +499,30 @@ void watcher_snapshot_for_request(const watcher_cache *c, const Tailor__V1__Snap
         *out = s;
         return;
     }
-    uint32_t kinds = 0;
+    fill_opts o = { .want_pending = req->include_pending_pods, .by_ref = req->by_reference,
+                    .now_ms = now_ms };
     for (size_t i = 0; i < req->n_kinds; i++)
         if (req->kinds[i] > 0 && req->kinds[i] < 32)
-            kinds |= 1u << req->kinds[i];
-    fill(c, s, kinds, req->include_pending_pods, now_ms);
+            o.kinds |= 1u << req->kinds[i];
+    /* a base of another watcher process, or one whose changes are no
+     * longer known: the whole state */
+    if (o.by_ref && req->watcher_epoch_unix_ms == watcher_cache_epoch(c) &&
+        watcher_cache_delta_computable(c, req->delta_base_generation))
+        o.since = req->delta_base_generation;
+    fill(c, s, &o);
     s->resp.cluster = &s->cs;
     *out = s;
 }
 
 void watcher_snapshot_for_batch(const watcher_cache *c, const watcher_batch_window *w,
-                                uint64_t sequence, int64_t now_ms, watcher_snapshot **out)
+                                uint64_t sequence, uint64_t base_generation, int64_t now_ms,
+                                watcher_snapshot **out)
 {
     watcher_snapshot *s = snap_new(true);
-    fill(c, s, 0, true, now_ms);
+    fill_opts o = { .want_pending = true, .by_ref = true, .now_ms = now_ms };
+    if (watcher_cache_delta_computable(c, base_generation))
+        o.since = base_generation;
+    fill(c, s, &o);
     char id[64];
     snprintf(id, sizeof(id), "%lld-%llu", (long long)watcher_cache_epoch(c),
              (unsigned long long)sequence);
