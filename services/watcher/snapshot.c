@@ -395,13 +395,15 @@ static void fill_ref(const watcher_cache *c, build *b, const fill_opts *o)
     }
     ref->has_delta = true;
     ref->base_generation = o->since;
-    qsort(b->nodes.v, b->nodes.n, sizeof(*b->nodes.v), cmp_node_name);
+    if (b->nodes.n)    /* qsort's base must not be NULL, even for none */
+        qsort(b->nodes.v, b->nodes.n, sizeof(*b->nodes.v), cmp_node_name);
     ref->nodes = (Tailor__V1__Node **)b->nodes.v;
     ref->n_nodes = b->nodes.n;
     claims_since cl = { b, o->since };
     b->msgs = (ptrvec){ 0 };
     watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, collect_claim_since, &cl);
-    qsort(b->msgs.v, b->msgs.n, sizeof(*b->msgs.v), cmp_claim_name);
+    if (b->msgs.n)
+        qsort(b->msgs.v, b->msgs.n, sizeof(*b->msgs.v), cmp_claim_name);
     ref->nodeclaims = (Tailor__V1__NodeClaim **)b->msgs.v;
     ref->n_nodeclaims = b->msgs.n;
     if (!o->since)

@@ -296,8 +296,10 @@ static bool matches_full(const watcher_cache *c, const Tailor__V1__ClusterState 
     watcher_snapshot_for_request(c, &req, 5, &s);
     Tailor__V1__ClusterState *want = (Tailor__V1__ClusterState *)wire(&watcher_snapshot_response(s)->cluster->base);
     watcher_snapshot_free(s);
-    qsort(want->nodes, want->n_nodes, sizeof(*want->nodes), cmp_node);
-    qsort(want->nodeclaims, want->n_nodeclaims, sizeof(*want->nodeclaims), cmp_claim);
+    if (want->n_nodes)     /* qsort's base must not be NULL, even for none */
+        qsort(want->nodes, want->n_nodes, sizeof(*want->nodes), cmp_node);
+    if (want->n_nodeclaims)
+        qsort(want->nodeclaims, want->n_nodeclaims, sizeof(*want->nodeclaims), cmp_claim);
     bool ok = got->n_nodes == want->n_nodes && got->n_nodeclaims == want->n_nodeclaims;
     if (!ok)
         printf("FAIL %s: got %zu nodes %zu claims, want %zu, %zu\n", step, got->n_nodes,
