@@ -10,9 +10,17 @@
  *   RSS                  the process' resident set after loading
  *   load and batch time  applying every event; building + packing one
  *                        full PendingBatch (every node with its pods)
+ *   delta batches        the next windows' batches, by reference from the
+ *                        previous one (as the service publishes them):
+ *                        the last window's 50 pending pods now bound, 50
+ *                        new pending pods, and 0, 0.1% and 1% of the bound
+ *                        pods replaced (deleted + a new pod on the same
+ *                        node, spread over the nodes) - bytes, build+pack
+ *                        ms, nodes carried, and the ratio to the full batch
  *
  * and the ratio of each to its target (1 KB per pod; 150 MB RSS at 100k
- * pods).  Usage: bench-watcher [PODS]
+ * pods; a 50-pending-pod batch well under 1 MiB).  Usage: bench-watcher
+ * [PODS]
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -63,7 +71,8 @@ static void hex(unsigned long long x, char *out, int n)
     out[n] = '\0';
 }
 
-static void pod_json(char *buf, size_t len, int i, int nnodes, bool bound)
+/* Pod i; bound: on node `node` (-1: i % nnodes). */
+static void pod_json_on(char *buf, size_t len, int i, int nnodes, bool bound, int node_ix)
 {
     char hash[11], sfx[6], uid[33];
     int app = i % 400;
@@ -72,7 +81,8 @@ static void pod_json(char *buf, size_t len, int i, int nnodes, bool bound)
     hex((unsigned long long)i * 15485863 + 3, uid, 32);
     char node[64] = "";
     if (bound)
-        snprintf(node, sizeof(node), "\"nodeName\":\"ip-10-0-%d.ec2.internal\",", i % nnodes);
+        snprintf(node, sizeof(node), "\"nodeName\":\"ip-10-0-%d.ec2.internal\",",
+                 node_ix >= 0 ? node_ix : i % nnodes);
     snprintf(buf, len,
              "{\"metadata\":{\"name\":\"app-%d-%s-%s\",\"namespace\":\"team-%d\",\"uid\":\"%.8s-%.4s-%.4s-%.4s-%.12s\","
              "\"resourceVersion\":\"%d\",\"creationTimestamp\":\"2026-11-30T10:00:00Z\","
@@ -89,6 +99,38 @@ static void pod_json(char *buf, size_t len, int i, int nnodes, bool bound)
              hash, uid, uid + 20, node, 100 + (i % 16) * 125, 128 + (i % 8) * 256, 256 + (i % 8) * 256,
              bound ? "Running" : "Pending", bound ? "True" : "False", bound ? "" : ",\"reason\":\"Unschedulable\"",
              bound ? "True" : "False");
+}
+
+static void pod_json(char *buf, size_t len, int i, int nnodes, bool bound)
+{
+    pod_json_on(buf, len, i, nnodes, bound, -1);
+}
+
+typedef struct batch_stats {
+    size_t bytes, nodes, pending;
+    int64_t ms;
+    uint64_t gen, base;
+} batch_stats;
+
+/* Build and pack one batch from base as main.c does; its figures. */
+static void one_batch(watcher_cache *c, uint64_t seq, uint64_t base, batch_stats *st)
+{
+    int64_t t0 = tlr_mono_ms();
+    watcher_snapshot *s;
+    watcher_batch_window w = { 0, 0 };
+    watcher_snapshot_for_batch(c, &w, seq, base, tlr_wall_ms(), &s);
+    Tailor__V1__PendingBatch *b = watcher_snapshot_batch(s);
+    size_t packed = tailor__v1__pending_batch__get_packed_size(b);
+    uint8_t *out = malloc(packed);
+    tailor__v1__pending_batch__pack(b, out);
+    st->ms = tlr_mono_ms() - t0;
+    st->bytes = packed;
+    st->nodes = b->cluster->by_ref->n_nodes;
+    st->pending = b->n_pending_pods;
+    st->gen = b->cluster->generation;
+    st->base = b->cluster->by_ref->base_generation;
+    free(out);
+    watcher_snapshot_free(s);
 }
 
 int main(int argc, char **argv)
@@ -135,19 +177,49 @@ int main(int argc, char **argv)
     int64_t t2 = tlr_mono_ms();
     watcher_snapshot *s;
     watcher_batch_window w = { 0, 0 };
-    watcher_snapshot_for_batch(c, &w, 1, tlr_wall_ms(), &s);
+    watcher_snapshot_for_batch(c, &w, 1, 0, tlr_wall_ms(), &s);     /* no base: whole */
     Tailor__V1__PendingBatch *b = watcher_snapshot_batch(s);
     size_t packed = tailor__v1__pending_batch__get_packed_size(b);
     uint8_t *out = malloc(packed);
     tailor__v1__pending_batch__pack(b, out);
     int64_t t3 = tlr_mono_ms();
     size_t on_nodes = 0;
-    for (size_t i = 0; i < b->cluster->n_nodes; i++)
-        on_nodes += b->cluster->nodes[i]->base.n_unknown_fields;   /* wire-form pods */
+    for (size_t i = 0; i < b->cluster->by_ref->n_nodes; i++)
+        on_nodes += b->cluster->by_ref->nodes[i]->base.n_unknown_fields;   /* wire-form pods */
     long rss2 = rss_kib();
     size_t pending = b->n_pending_pods;
     free(out);
     watcher_snapshot_free(s);
+
+    /* The next windows, each a delta from the previous batch. */
+    batch_stats prev;
+    one_batch(c, 2, 0, &prev);     /* the whole state by reference: the base */
+    int next_pod = npods + npending, bound_ix = npods;
+    static const int churn_permille[] = { 0, 1, 10 };
+    batch_stats delta[3];
+    int churned[3];
+    for (int r = 0; r < 3; r++) {
+        /* last window's pending pods were scheduled; 50 new ones arrive */
+        for (int i = 0; i < npending; i++, bound_ix++) {
+            pod_json_on(buf, sizeof(buf), bound_ix, nnodes, true, (bound_ix * 13) % nnodes);
+            apply(c, POD_K, TLR_KUBE_MODIFIED, buf);
+        }
+        bound_ix = next_pod;
+        for (int i = 0; i < npending; i++) {
+            pod_json(buf, sizeof(buf), next_pod++, nnodes, false);
+            apply(c, POD_K, TLR_KUBE_ADDED, buf);
+        }
+        churned[r] = npods * churn_permille[r] / 1000;
+        for (int j = 0; j < churned[r]; j++) {
+            int i = (int)(((long long)(j + r * (npods / 3)) * 7919) % npods);   /* spread, distinct */
+            pod_json(buf, sizeof(buf), i, nnodes, true);
+            apply(c, POD_K, TLR_KUBE_DELETED, buf);
+            pod_json_on(buf, sizeof(buf), 2000000 + r * npods + j, nnodes, true, i % nnodes);
+            apply(c, POD_K, TLR_KUBE_ADDED, buf);
+        }
+        one_batch(c, 3 + (uint64_t)r, prev.gen, &delta[r]);
+        prev = delta[r];
+    }
 
     double per_pod = (double)(m2.uordblks - m1.uordblks) / (npods + npending);
     double rss_mb = rss1 / 1024.0;
@@ -165,6 +237,14 @@ int main(int argc, char **argv)
     printf("  one full PendingBatch: %lld ms to build and pack, %.1f MiB on the wire, %zu pods on nodes,"
            " %zu pending; peak RSS during it %.1f MiB\n", (long long)(t3 - t2), packed / 1048576.0,
            on_nodes, pending, rss2 / 1024.0);
+    for (int r = 0; r < 3; r++)
+        printf("  delta PendingBatch, 50 new pending + %d bound pods replaced (%.1f%%): %lld ms to build and"
+               " pack, %.3f MiB on the wire (%zu bytes), %zu of %d nodes, %zu pending, base %llu;"
+               " %.4f of the full batch's bytes, %.3f of its time\n",
+               churned[r], churn_permille[r] / 10.0, (long long)delta[r].ms, delta[r].bytes / 1048576.0,
+               delta[r].bytes, delta[r].nodes, nnodes, delta[r].pending, (unsigned long long)delta[r].base,
+               (double)delta[r].bytes / (double)packed,
+               t3 > t2 ? (double)delta[r].ms / (double)(t3 - t2) : 0.0);
     watcher_cache_free(c);
     return 0;
 }

@@ -3,6 +3,12 @@
  * Each kind is a chained hash table of entries allocated as one block
  * with their key.  The table doubles when it holds more entries than
  * buckets, so lookups stay O(1) at 100k pods.
+ *
+ * Change tracking for deltas (cache.h): "touch" is a direct-mapped array
+ * of generations indexed by the low bits of a node name's hash.  It grows
+ * with the Node table by folding - slot j of the larger array starts as
+ * slot (j & old mask) of the smaller - so no touch is ever forgotten, only
+ * shared by more names.  Tombstones are a ring.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +30,17 @@ typedef struct cache_ent {
     uint8_t prefix;            /* length of the varint */
     uint32_t mark;             /* relist round that last saw it */
     uint32_t hash;
+    uint32_t node_hash;        /* bound pods: hash of spec.nodeName */
     bool pending;
+    uint64_t changed;          /* generation of the last change of content */
     char key[];
 } cache_ent;
+
+typedef struct tombstone {
+    uint64_t gen;
+    Tailor__V1__ClusterKind kind;
+    char *name;                /* owned */
+} tombstone;
 
 typedef struct table {
     cache_ent **b;
@@ -50,6 +64,13 @@ struct watcher_cache {
     watcher_report *report;
     Tailor__V1__ClusterKind cur_kind;
     json_object *cur_obj;
+    /* Deltas: see the top of this file and cache.h. */
+    uint64_t *touch;           /* per node-name hash slot: last generation */
+    size_t ntouch;             /* a power of two */
+    tombstone *tomb;           /* ring of max_tomb */
+    size_t max_tomb, tomb_head, ntomb;
+    uint64_t horizon;          /* no delta from a generation before it */
+    uint64_t wholesale;        /* last change to every Node's content (PDBs) */
 };
 
 static const char *const kind_names[WATCHER_NKINDS] = {
@@ -101,6 +122,10 @@ void watcher_cache_create(const watcher_cache_opts *o, watcher_cache **out)
     c->log = o ? o->log : NULL;
     c->epoch_ms = o ? o->epoch_ms : 0;
     c->report = o ? o->report : NULL;
+    c->max_tomb = o && o->max_tombstones ? o->max_tombstones : 16384;
+    c->tomb = tlr_calloc(c->max_tomb, sizeof(*c->tomb));
+    c->ntouch = 1024;
+    c->touch = tlr_calloc(c->ntouch, sizeof(*c->touch));
     for (int k = 0; k < WATCHER_NKINDS; k++) {
         c->t[k].nb = 64;
         c->t[k].b = tlr_calloc(c->t[k].nb, sizeof(cache_ent *));
@@ -128,7 +153,109 @@ void watcher_cache_free(watcher_cache *c)
         free(c->t[k].b);
     }
     free(c->warned);
+    for (size_t i = 0; i < c->ntomb; i++)
+        free(c->tomb[(c->tomb_head + i) % c->max_tomb].name);
+    free(c->tomb);
+    free(c->touch);
     free(c);
+}
+
+/* ---- change tracking ---- */
+
+static void touch_node(watcher_cache *c, uint32_t node_hash)
+{
+    c->touch[node_hash & (c->ntouch - 1)] = c->generation;
+}
+
+/* Keep 16 slots or more per Node: two Nodes share one seldom (about 1 in
+ * 16 touched Nodes drags another along), for 128 bytes a Node. */
+static void touch_fit(watcher_cache *c)
+{
+    size_t want = c->ntouch;
+    while (want < c->t[TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE].n * 16)
+        want *= 2;
+    if (want == c->ntouch)
+        return;
+    uint64_t *t = tlr_malloc(want * sizeof(*t));
+    for (size_t j = 0; j < want; j++)
+        t[j] = c->touch[j & (c->ntouch - 1)];
+    free(c->touch);
+    c->touch = t;
+    c->ntouch = want;
+}
+
+static void bury(watcher_cache *c, Tailor__V1__ClusterKind kind, const char *name)
+{
+    if (c->ntomb == c->max_tomb) {
+        tombstone *old = &c->tomb[c->tomb_head];
+        /* a base before this removal could no longer learn of it */
+        c->horizon = old->gen;
+        free(old->name);
+        c->tomb_head = (c->tomb_head + 1) % c->max_tomb;
+        c->ntomb--;
+    }
+    tombstone *t = &c->tomb[(c->tomb_head + c->ntomb++) % c->max_tomb];
+    t->gen = c->generation;
+    t->kind = kind;
+    t->name = tlr_strdup(name);
+}
+
+/* e (of kind) changed content, or is going away (gone), at the current
+ * generation. */
+static void note_change(watcher_cache *c, Tailor__V1__ClusterKind kind, cache_ent *e, bool gone)
+{
+    e->changed = c->generation;
+    switch (kind) {
+    case TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD:
+        if (e->packed)
+            touch_node(c, e->node_hash);
+        break;
+    case TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE:
+        touch_node(c, e->hash);
+        if (gone)
+            bury(c, kind, e->key);
+        break;
+    case TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM:
+        if (gone)
+            bury(c, kind, e->key);
+        break;
+    case TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_PDB:
+        c->wholesale = c->generation;
+        break;
+    default:
+        break;     /* sent inline, whole, every time */
+    }
+}
+
+/* Is the new converted form the one e holds already? */
+static bool same_content(const cache_ent *e, const ProtobufCMessage *msg, const uint8_t *packed,
+                         uint32_t len, uint32_t node_hash)
+{
+    if (e->packed || packed)
+        return e->packed && packed && e->packed_len == len && e->node_hash == node_hash &&
+               !memcmp(e->packed, packed, (size_t)e->prefix + len);
+    if (!e->msg || !msg || e->msg->descriptor != msg->descriptor ||
+        msg->descriptor == &tailor__v1__pod__descriptor)
+        return false;      /* an unbound pod is on no Node: not worth comparing */
+    size_t n = protobuf_c_message_get_packed_size(e->msg);
+    if (n != protobuf_c_message_get_packed_size(msg))
+        return false;
+    uint8_t *a = tlr_malloc(n + 1), *b = tlr_malloc(n + 1);
+    protobuf_c_message_pack(e->msg, a);
+    protobuf_c_message_pack(msg, b);
+    bool same = !memcmp(a, b, n);
+    free(a);
+    free(b);
+    return same;
+}
+
+/* Only the kinds that go by reference, or change them, are compared. */
+static bool tracked(Tailor__V1__ClusterKind kind)
+{
+    return kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD ||
+           kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE ||
+           kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM ||
+           kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_PDB;
 }
 
 static cache_ent **find(const table *t, const char *key, uint32_t h)
@@ -179,7 +306,7 @@ static void on_warn(void *arg, const char *msg)
  * form packed (packed/len).  *pending for pods. */
 static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *obj,
                    ProtobufCMessage **msg, uint8_t **packed, uint32_t *len, uint8_t *prefix,
-                   bool *pending)
+                   uint32_t *node_hash, bool *pending)
 {
     char err[TLR_KUBEOBJ_ERRLEN];
     tlr_kubeobj_opts opts = { .warn = on_warn, .warn_arg = c };
@@ -214,6 +341,7 @@ static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *
         *packed = buf;
         *len = (uint32_t)n;
         *prefix = h;
+        *node_hash = hash_str(node);
         *msg = NULL;
         return TLR_OK;
     }
@@ -287,9 +415,11 @@ static void fill_change(const watcher_cache *c, Tailor__V1__ClusterKind kind, Ta
     chg->watcher_epoch_unix_ms = c->epoch_ms;
 }
 
-static void unlink_ent(watcher_cache *c, table *t, cache_ent **pp)
+/* Remove *pp (of kind), a change at the current generation. */
+static void unlink_ent(watcher_cache *c, Tailor__V1__ClusterKind kind, table *t, cache_ent **pp)
 {
     cache_ent *e = *pp;
+    note_change(c, kind, e, true);
     *pp = e->next;
     t->n--;
     if (e->pending)
@@ -313,14 +443,19 @@ static int upsert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *o
     uint8_t *packed = NULL;
     uint32_t len = 0;
     uint8_t prefix = 0;
+    uint32_t node_hash = 0;
     bool pending = false;
-    int rc = convert(c, kind, obj, &msg, &packed, &len, &prefix, &pending);
+    int rc = convert(c, kind, obj, &msg, &packed, &len, &prefix, &node_hash, &pending);
     if (rc)
         return rc;
     uint32_t h = hash_str(key);
     cache_ent **pp = find(t, key, h);
     cache_ent *e = *pp;
     bool added = e == NULL;
+    c->generation++;
+    bool changed = added || (tracked(kind) && !same_content(e, msg, packed, len, node_hash));
+    if (changed && !added)
+        note_change(c, kind, e, false);    /* the pod's old node, before it moves */
     if (added) {
         size_t klen = strlen(key);
         e = tlr_calloc(1, sizeof(*e) + klen + 1);
@@ -336,7 +471,10 @@ static int upsert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *o
     e->packed = packed;
     e->packed_len = len;
     e->prefix = prefix;
+    e->node_hash = node_hash;
     e->mark = t->mark;
+    if (changed)
+        note_change(c, kind, e, false);    /* its new node */
     if (pending && !e->pending) {
         c->npending++;
         *became_pending = true;
@@ -346,7 +484,8 @@ static int upsert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *o
     e->pending = pending;
     if (t->n > t->nb)
         grow(t);
-    c->generation++;
+    if (kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE)
+        touch_fit(c);
     fill_change(c, kind, added ? TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_ADDED
                                : TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_MODIFIED, obj, chg);
     return TLR_OK;
@@ -361,19 +500,19 @@ static void remove_obj(watcher_cache *c, Tailor__V1__ClusterKind kind, json_obje
     cache_ent **pp = find(t, key, hash_str(key));
     if (!*pp)
         return;
-    unlink_ent(c, t, pp);
     c->generation++;
+    unlink_ent(c, kind, t, pp);
     fill_change(c, kind, TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_DELETED, obj, chg);
 }
 
 /* Drop what the relist that just ended did not see. */
-static void sweep(watcher_cache *c, table *t)
+static void sweep(watcher_cache *c, Tailor__V1__ClusterKind kind, table *t)
 {
     for (size_t i = 0; i < t->nb; i++) {
         cache_ent **pp = &t->b[i];
         while (*pp) {
             if ((*pp)->mark != t->mark)
-                unlink_ent(c, t, pp);
+                unlink_ent(c, kind, t, pp);
             else
                 pp = &(*pp)->next;
         }
@@ -395,11 +534,11 @@ int watcher_cache_apply(watcher_cache *c, Tailor__V1__ClusterKind kind, tlr_kube
             watcher_report_relist(c->report, kind, false);
         return TLR_OK;
     case TLR_KUBE_RELIST_DONE:
-        sweep(c, t);
+        c->generation++;       /* what the sweep drops goes at this one */
+        sweep(c, kind, t);
         if (c->report)
             watcher_report_relist(c->report, kind, true);
         t->synced = true;
-        c->generation++;
         fill_change(c, kind, TAILOR__V1__CHANGE_TYPE__CHANGE_TYPE_RESYNCED, NULL, chg);
         return TLR_OK;
     case TLR_KUBE_ADDED:
@@ -469,7 +608,12 @@ void watcher_cache_visit(const watcher_cache *c, Tailor__V1__ClusterKind kind,
     const table *t = &c->t[kind];
     for (size_t i = 0; i < t->nb; i++)
         for (const cache_ent *e = t->b[i]; e; e = e->next) {
-            watcher_cache_item it = { .key = e->key, .msg = e->msg, .pending = e->pending };
+            watcher_cache_item it = { .key = e->key, .msg = e->msg, .pending = e->pending,
+                                      .changed = e->changed };
+            if (kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE)
+                it.node_hash = e->hash;
+            else if (e->packed)
+                it.node_hash = e->node_hash;
             if (e->packed) {
                 it.packed = e->packed + e->prefix;
                 it.packed_len = e->packed_len;
@@ -485,4 +629,37 @@ bool watcher_cache_has(const watcher_cache *c, Tailor__V1__ClusterKind kind, con
     if (!cached_kind(kind))
         return false;
     return *find(&c->t[kind], key, hash_str(key)) != NULL;
+}
+
+uint32_t watcher_cache_name_hash(const char *name)
+{
+    return hash_str(name);
+}
+
+uint64_t watcher_cache_node_touched(const watcher_cache *c, uint32_t node_hash)
+{
+    return c->touch[node_hash & (c->ntouch - 1)];
+}
+
+bool watcher_cache_node_changed_since(const watcher_cache *c, const char *name, uint64_t since)
+{
+    return watcher_cache_node_touched(c, hash_str(name)) > since;
+}
+
+bool watcher_cache_delta_computable(const watcher_cache *c, uint64_t since)
+{
+    return since != 0 && since <= c->generation && since >= c->horizon && since >= c->wholesale;
+}
+
+void watcher_cache_visit_removed(const watcher_cache *c, uint64_t since,
+                                 watcher_cache_removed_fn fn, void *arg)
+{
+    /* generations only grow along the ring: skip the old ones from the end */
+    size_t i = c->ntomb;
+    while (i > 0 && c->tomb[(c->tomb_head + i - 1) % c->max_tomb].gen > since)
+        i--;
+    for (; i < c->ntomb; i++) {
+        const tombstone *t = &c->tomb[(c->tomb_head + i) % c->max_tomb];
+        fn(arg, t->kind, t->name, t->gen);
+    }
 }

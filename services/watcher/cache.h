@@ -20,6 +20,25 @@
  *
  * Every applied change bumps the generation; the epoch (the watcher's
  * start time) and the generation together name one exact state.
+ *
+ * What changed since a generation (ClusterState.by_ref deltas, see
+ * snapshot.h): Nodes and NodeClaims go by reference, so the cache tracks
+ * for them what a delta from generation G must carry.
+ *   - A Node's content in a snapshot is the Node, its bound pods and what
+ *     is summed or derived from them.  A table indexed by the FNV-1a hash
+ *     of a node name keeps the generation that last "touched" that name:
+ *     the Node itself changing, or a pod bound to it (before or after the
+ *     change) being added, changed or removed.  Each bound pod keeps the
+ *     hash of its node's name, so this costs no unpacking.  Hash
+ *     collisions only make a delta larger, never wrong.
+ *   - Each entry keeps the generation of its last change.  An update
+ *     whose converted form is byte-for-byte the one held (a relist
+ *     re-sending everything) is not a change for this purpose.
+ *   - Removed Nodes and NodeClaims leave a tombstone (kind, name,
+ *     generation) in a bounded list; when it overflows the oldest goes and
+ *     the "delta horizon" rises past it: no delta from before it.
+ *   - PDBs change pods' pdb_names on any node: a PDB change makes every
+ *     earlier generation unusable as a base (the delta must be whole).
  */
 #ifndef WATCHER_CACHE_H
 #define WATCHER_CACHE_H
@@ -53,6 +72,8 @@ typedef struct watcher_cache_opts {
     /* borrowed; outlives the cache.  NULL: warnings and bad objects are
      * only logged; else they are said through it (report.h). */
     struct watcher_report *report;
+    /* Removed Nodes and NodeClaims remembered for deltas (0: 16384). */
+    size_t max_tombstones;
 } watcher_cache_opts;
 
 /* o is borrowed.  *out is new and owned: watcher_cache_free() it. */
@@ -95,6 +116,10 @@ typedef struct watcher_cache_item {
     const uint8_t *framed;
     size_t framed_len;
     bool pending;
+    uint64_t changed;               /* generation of its last change */
+    /* Node: watcher_cache_name_hash() of its name; bound pod: of its
+     * node's name; 0 otherwise. */
+    uint32_t node_hash;
 } watcher_cache_item;
 
 typedef void (*watcher_cache_visit_fn)(void *arg, const watcher_cache_item *it);
@@ -106,5 +131,32 @@ void watcher_cache_visit(const watcher_cache *c, Tailor__V1__ClusterKind kind,
 
 /* Is key held for kind? */
 bool watcher_cache_has(const watcher_cache *c, Tailor__V1__ClusterKind kind, const char *key);
+
+/* ---- what changed since a generation (deltas) ---- */
+
+/* The hash watcher_cache_item.node_hash holds (FNV-1a). */
+uint32_t watcher_cache_name_hash(const char *name);
+
+/* The last generation that changed the content of a Node whose name
+ * hashes to node_hash (the Node, or a pod bound to it): an upper bound,
+ * shared with the names that collide with it; 0 = never. */
+uint64_t watcher_cache_node_touched(const watcher_cache *c, uint32_t node_hash);
+/* Whether Node name's content may have changed after generation since. */
+bool watcher_cache_node_changed_since(const watcher_cache *c, const char *name, uint64_t since);
+
+/* Whether a delta from generation since (of this epoch) to now can be
+ * computed: since is not 0, not after now, not before the delta horizon
+ * (tombstones dropped) and not before the last change that altered every
+ * Node's content (a PDB). */
+bool watcher_cache_delta_computable(const watcher_cache *c, uint64_t since);
+
+/* Call fn for every Node and NodeClaim removed after generation since
+ * (oldest first; a name removed, re-added and removed again comes more
+ * than once; it may be held again now).  name is borrowed for the call.
+ * Only meaningful when watcher_cache_delta_computable(c, since). */
+typedef void (*watcher_cache_removed_fn)(void *arg, Tailor__V1__ClusterKind kind, const char *name,
+                                         uint64_t generation);
+void watcher_cache_visit_removed(const watcher_cache *c, uint64_t since,
+                                 watcher_cache_removed_fn fn, void *arg);
 
 #endif

@@ -269,6 +269,197 @@ static void test_ignored_field_warned_once(void **state)
     assert_null(strstr(first + 1, "spec.placementGroupSelector"));
 }
 
+/* ---- what changed since a generation (deltas) ---- */
+
+#define CLAIM_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM
+#define PDB_K TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_PDB
+
+static void put(watcher_cache *c, int kind, tlr_kube_event_type t, json_object *o)
+{
+    Tailor__V1__ClusterChange chg;
+    bool became;
+    int rc = watcher_cache_apply(c, kind, t, o, &chg, &became);
+    if (rc)
+        printf("FAIL applying kind %d event %d: rc %d\n", kind, t, rc);
+    assert_int_equal(rc, TLR_OK);
+    json_object_put(o);
+}
+
+static json_object *jnode(const char *name, const char *cpu)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\"},"
+             "\"status\":{\"allocatable\":{\"cpu\":\"%s\"}}}", name, name, cpu);
+    return json_tokener_parse(buf);
+}
+
+static json_object *jclaim(const char *name, const char *provider)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"nodeClassRef\":"
+             "{\"group\":\"karpenter.k8s.aws\",\"kind\":\"EC2NodeClass\",\"name\":\"default\"},"
+             "\"requirements\":[]},\"status\":{\"providerID\":\"%s\"}}", name, provider);
+    return json_tokener_parse(buf);
+}
+
+typedef struct removed_log {
+    char buf[256];
+} removed_log;
+
+static void log_removed(void *arg, Tailor__V1__ClusterKind kind, const char *name, uint64_t gen)
+{
+    (void)gen;
+    removed_log *l = arg;
+    snprintf(l->buf + strlen(l->buf), sizeof(l->buf) - strlen(l->buf), "%s%s:%s",
+             l->buf[0] ? "," : "", kind == NODE_K ? "node" : "claim", name);
+}
+
+static const char *removed_since(const watcher_cache *c, uint64_t since, removed_log *l)
+{
+    l->buf[0] = '\0';
+    watcher_cache_visit_removed(c, since, log_removed, l);
+    return l->buf;
+}
+
+typedef struct changed_of {
+    const char *key;
+    uint64_t changed;
+} changed_of;
+
+static void find_changed(void *arg, const watcher_cache_item *it)
+{
+    changed_of *w = arg;
+    if (!strcmp(it->key, w->key))
+        w->changed = it->changed;
+}
+
+static uint64_t changed_gen(const watcher_cache *c, int kind, const char *key)
+{
+    changed_of w = { key, 0 };
+    watcher_cache_visit(c, kind, find_changed, &w);
+    return w.changed;
+}
+
+/* A node changes when it does or when a pod bound to it (before or after)
+ * does; an update that converts to the same bytes changes nothing. */
+static void test_node_touched_by_its_pods(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 5 }, &c);
+    put(c, NODE_K, TLR_KUBE_ADDED, jnode("n1", "4"));
+    put(c, NODE_K, TLR_KUBE_ADDED, jnode("n2", "4"));
+    put(c, NODE_K, TLR_KUBE_ADDED, jnode("n3", "4"));
+    put(c, POD_K, TLR_KUBE_ADDED, pod("a", "n1", false, "1"));
+    uint64_t g0 = watcher_cache_generation(c);
+    assert_false(watcher_cache_node_changed_since(c, "n1", g0));
+    assert_true(watcher_cache_node_changed_since(c, "n1", g0 - 1));
+    assert_true(watcher_cache_delta_computable(c, g0));
+    /* the pod moves: its old node and its new one changed, not n3 */
+    put(c, POD_K, TLR_KUBE_MODIFIED, pod("a", "n2", false, "1"));
+    assert_true(watcher_cache_node_changed_since(c, "n1", g0));
+    assert_true(watcher_cache_node_changed_since(c, "n2", g0));
+    assert_false(watcher_cache_node_changed_since(c, "n3", g0));
+    /* the same pod again (a relist re-sends it): nothing changed */
+    uint64_t g1 = watcher_cache_generation(c);
+    put(c, POD_K, TLR_KUBE_MODIFIED, pod("a", "n2", false, "1"));
+    assert_int_equal(watcher_cache_generation(c), g1 + 1);
+    assert_false(watcher_cache_node_changed_since(c, "n2", g1));
+    put(c, NODE_K, TLR_KUBE_MODIFIED, jnode("n3", "4"));
+    assert_false(watcher_cache_node_changed_since(c, "n3", g1));
+    put(c, NODE_K, TLR_KUBE_MODIFIED, jnode("n3", "8"));
+    assert_true(watcher_cache_node_changed_since(c, "n3", g1));
+    /* a pod deleted changes its node */
+    uint64_t g2 = watcher_cache_generation(c);
+    put(c, POD_K, TLR_KUBE_DELETED, pod("a", "n2", false, "1"));
+    assert_true(watcher_cache_node_changed_since(c, "n2", g2));
+    assert_false(watcher_cache_node_changed_since(c, "n1", g2));
+    /* an unbound pod is on no node */
+    uint64_t g3 = watcher_cache_generation(c);
+    put(c, POD_K, TLR_KUBE_ADDED, pod("p", "", true, "1"));
+    assert_false(watcher_cache_node_changed_since(c, "n1", g3) ||
+                 watcher_cache_node_changed_since(c, "n2", g3) ||
+                 watcher_cache_node_changed_since(c, "n3", g3));
+    /* many nodes: the touch table grows and forgets nothing */
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "m%d", i);
+        put(c, NODE_K, TLR_KUBE_ADDED, jnode(name, "1"));
+    }
+    assert_true(watcher_cache_node_changed_since(c, "n3", g1));
+    assert_true(watcher_cache_node_changed_since(c, "m0", g3));
+    assert_false(watcher_cache_node_changed_since(c, "m0", watcher_cache_generation(c)));
+    watcher_cache_free(c);
+}
+
+/* Removed Nodes and NodeClaims are remembered, boundedly; PDB changes and
+ * lost tombstones make older bases unusable. */
+static void test_tombstones_and_horizon(void **state)
+{
+    (void)state;
+    watcher_cache *c;
+    removed_log l;
+    watcher_cache_create(&(watcher_cache_opts){ .epoch_ms = 5, .max_tombstones = 3 }, &c);
+    assert_false(watcher_cache_delta_computable(c, 0));
+    for (int k = WATCHER_KIND_FIRST; k <= WATCHER_KIND_LAST; k++)
+        put(c, k, TLR_KUBE_RELIST_START, NULL);
+    put(c, NODE_K, TLR_KUBE_ADDED, jnode("n1", "4"));
+    put(c, NODE_K, TLR_KUBE_ADDED, jnode("n2", "4"));
+    put(c, CLAIM_K, TLR_KUBE_ADDED, jclaim("c1", ""));
+    put(c, CLAIM_K, TLR_KUBE_ADDED, jclaim("c2", ""));
+    for (int k = WATCHER_KIND_FIRST; k <= WATCHER_KIND_LAST; k++)
+        put(c, k, TLR_KUBE_RELIST_DONE, NULL);
+    uint64_t g0 = watcher_cache_generation(c);
+    assert_true(watcher_cache_delta_computable(c, g0));
+    assert_false(watcher_cache_delta_computable(c, g0 + 1));
+    /* a claim's generation of last change */
+    uint64_t c1 = changed_gen(c, CLAIM_K, "c1");
+    assert_true(c1 > 0 && c1 <= g0);
+    put(c, CLAIM_K, TLR_KUBE_MODIFIED, jclaim("c1", ""));
+    assert_int_equal(changed_gen(c, CLAIM_K, "c1"), c1);
+    put(c, CLAIM_K, TLR_KUBE_MODIFIED, jclaim("c1", "aws:///us-east-1a/i-1"));
+    assert_int_equal(changed_gen(c, CLAIM_K, "c1"), watcher_cache_generation(c));
+    /* removals since g0 */
+    put(c, CLAIM_K, TLR_KUBE_DELETED, jclaim("c2", ""));
+    put(c, NODE_K, TLR_KUBE_DELETED, jnode("n1", "4"));
+    uint64_t g1 = watcher_cache_generation(c);
+    assert_string_equal(removed_since(c, g0, &l), "claim:c2,node:n1");
+    assert_string_equal(removed_since(c, g1 - 1, &l), "node:n1");
+    assert_string_equal(removed_since(c, g1, &l), "");
+    /* a relist that no longer sees n2 removes it */
+    put(c, NODE_K, TLR_KUBE_RELIST_START, NULL);
+    put(c, NODE_K, TLR_KUBE_RELIST_DONE, NULL);
+    assert_string_equal(removed_since(c, g1, &l), "node:n2");
+    assert_true(watcher_cache_node_changed_since(c, "n2", g1));
+    assert_true(watcher_cache_delta_computable(c, g0));
+    /* a fourth tombstone drops the oldest: g0 is behind the horizon now */
+    put(c, CLAIM_K, TLR_KUBE_DELETED, jclaim("c1", ""));
+    assert_false(watcher_cache_delta_computable(c, g0));
+    assert_true(watcher_cache_delta_computable(c, g1));
+    assert_string_equal(removed_since(c, g1 - 1, &l), "node:n1,node:n2,claim:c1");
+    /* a PDB changes pods' pdb_names on every node */
+    uint64_t g2 = watcher_cache_generation(c);
+    put(c, PDB_K, TLR_KUBE_ADDED, json_tokener_parse(
+        "{\"metadata\":{\"name\":\"web\",\"namespace\":\"d\"},\"spec\":{\"minAvailable\":1,"
+        "\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}"));
+    uint64_t g3 = watcher_cache_generation(c);
+    assert_false(watcher_cache_delta_computable(c, g2));
+    assert_true(watcher_cache_delta_computable(c, g3));
+    /* ...but the same PDB listed again does not */
+    put(c, PDB_K, TLR_KUBE_RELIST_START, NULL);
+    put(c, PDB_K, TLR_KUBE_MODIFIED, json_tokener_parse(
+        "{\"metadata\":{\"name\":\"web\",\"namespace\":\"d\"},\"spec\":{\"minAvailable\":1,"
+        "\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}"));
+    put(c, PDB_K, TLR_KUBE_RELIST_DONE, NULL);
+    assert_true(watcher_cache_delta_computable(c, g3));
+    /* a relist that drops it does */
+    put(c, PDB_K, TLR_KUBE_RELIST_START, NULL);
+    put(c, PDB_K, TLR_KUBE_RELIST_DONE, NULL);
+    assert_false(watcher_cache_delta_computable(c, g3));
+    assert_true(watcher_cache_delta_computable(c, watcher_cache_generation(c)));
+    watcher_cache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +468,8 @@ int main(void)
         cmocka_unit_test(test_scenarios),
         cmocka_unit_test(test_forms_and_sync),
         cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_node_touched_by_its_pods),
+        cmocka_unit_test(test_tombstones_and_horizon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,10 @@
  * per relist instead of one per listed object), a pod entering the
  * pending set (pending.c) triggers the batcher (batcher.c), and when the
  * batcher says so the whole pending set and cluster state go out on the
- * "pending" topic (snapshot.c).  Snapshot requests are answered on REP.
+ * "pending" topic (snapshot.c): the Nodes and NodeClaims by reference, as
+ * a delta from the previous batch (the whole state on the first one of
+ * the process).  Snapshot requests are answered on REP; a launcher that
+ * missed a batch's base asks there for the state by reference.
  * /readyz stays 503, naming the kinds not yet listed, until every
  * informer has synced; nothing is published before that.  What the cache
  * cannot use as written is said to users through report.c: Events and
@@ -73,6 +76,7 @@ struct watcher_app {
     watcher_snapshot *inflight;     /* the reply lent to the REP server */
     bool ready;
     uint64_t sequence;
+    uint64_t published_gen;         /* generation of the last batch sent; 0 = none */
     tlr_timer_id batch_timer, house_timer;
     int64_t batch_due;              /* mono ms the batch timer fires; 0 = none */
     tlr_metric *pending, *published;
@@ -82,9 +86,10 @@ struct watcher_app {
 };
 
 /* Transport authorization (docs/security.md): the cluster state goes to
- * the launcher ("pending") and the disruptor ("cluster", Snapshot); an
- * operator may ask for a Snapshot; decisions come from the launcher. */
-static const char *const snapshot_callers[] = { TLR_ID_DISRUPTOR, TLR_ID_CTL, NULL };
+ * the launcher ("pending"; a Snapshot by reference when it does not hold
+ * a batch's base) and the disruptor ("cluster", Snapshot); an operator
+ * may ask for a Snapshot; decisions come from the launcher. */
+static const char *const snapshot_callers[] = { TLR_ID_LAUNCHER, TLR_ID_DISRUPTOR, TLR_ID_CTL, NULL };
 static const char *const topic_subscribers[] = { TLR_ID_LAUNCHER, TLR_ID_DISRUPTOR, NULL };
 static const char *const decision_publishers[] = { TLR_ID_LAUNCHER, NULL };
 
@@ -123,15 +128,27 @@ static void on_batch_timer(tlr_loop *loop, tlr_timer_id id, void *arg)
 static void publish_batch(watcher_app *app, const watcher_batch_window *w)
 {
     watcher_snapshot *s;
-    watcher_snapshot_for_batch(app->cache, w, ++app->sequence, tlr_wall_ms(), &s);
+    watcher_snapshot_for_batch(app->cache, w, ++app->sequence, app->published_gen, tlr_wall_ms(), &s);
     Tailor__V1__PendingBatch *b = watcher_snapshot_batch(s);
+    const Tailor__V1__ClusterRef *ref = b->cluster->by_ref;
+    size_t bytes = tailor__v1__pending_batch__get_packed_size(b);
     int rc = tlr_pub_send(app->pub, "pending", &b->base);
     if (rc)
         TLR_ERROR(app->log, "could not publish a pending batch", TLR_S("batch", b->batch_id), TLR_ERR(rc));
     else {
+        /* The next batch is a delta from this one.  A subscriber that lost
+         * it asks for a Snapshot by reference; after a failed send the
+         * base stays the last batch that went out. */
+        app->published_gen = b->cluster->generation;
         tlr_counter_inc(app->published);
         TLR_INFO(app->log, "published pending batch", TLR_S("batch", b->batch_id),
-                 TLR_I("pods", (int64_t)b->n_pending_pods), TLR_I("nodes", (int64_t)b->cluster->n_nodes),
+                 TLR_I("pods", (int64_t)b->n_pending_pods), TLR_I("nodes", (int64_t)ref->n_nodes),
+                 TLR_I("removed", (int64_t)(ref->n_removed_nodes + ref->n_removed_nodeclaims)),
+                 TLR_I("nodeclaims", (int64_t)ref->n_nodeclaims),
+                 TLR_I("generation", (int64_t)b->cluster->generation),
+                 TLR_I("base_generation", ref->has_delta ? (int64_t)ref->base_generation
+                                                         : (int64_t)b->cluster->generation),
+                 TLR_I("bytes", (int64_t)bytes),
                  TLR_I("window_ms", b->window_end_unix_ms - b->window_start_unix_ms));
     }
     watcher_snapshot_free(s);

@@ -1,6 +1,12 @@
 /* snapshot.c - build ClusterState / PendingBatch / SnapshotResponse from
  * the cache (see snapshot.h).
  *
+ * By reference, the same code builds the Nodes of a delta: collect_node
+ * and collect_pod keep only the Nodes whose name the cache says was
+ * touched after the base, and the bound pods whose node name hash was, so
+ * fill() and attach_pods() give a changed Node exactly the content a full
+ * snapshot gives it, and the pods of unchanged Nodes are never unpacked.
+ *
  * Nodes are shallow copies (arena) of the cached ones with requested
  * filled and their pods attached in wire form (see attach_pods); a small
  * open-addressing index maps node names to them.  Everything else built
@@ -56,8 +62,13 @@ static void arena_pb_free(void *data, void *p)
 
 typedef struct build {
     watcher_snapshot *s;
+    const watcher_cache *c;
     ptrvec nodes, bound, pending, msgs, pdbs;
     bool want_pods, want_pending;
+    /* Only the Nodes (and their pods) touched after this generation; 0 =
+     * every Node.  A pod is kept when its node's name hash was touched:
+     * the pods of unchanged Nodes are never unpacked. */
+    uint64_t since;
     /* node index: slots hold node index + 1, 0 = empty */
     size_t *slot;
     size_t nslot;
@@ -77,9 +88,16 @@ static void collect_msg(void *arg, const watcher_cache_item *it)
     vec_push(b->s->arena, &b->msgs, (void *)it->msg);
 }
 
+static bool node_wanted(const build *b, uint32_t node_hash)
+{
+    return !b->since || watcher_cache_node_touched(b->c, node_hash) > b->since;
+}
+
 static void collect_node(void *arg, const watcher_cache_item *it)
 {
     build *b = arg;
+    if (!node_wanted(b, it->node_hash))
+        return;
     Tailor__V1__Node *n = tlr_arena_alloc(b->s->arena, sizeof(*n));
     *n = *(const Tailor__V1__Node *)it->msg;
     n->n_pods = 0;
@@ -91,12 +109,11 @@ static void collect_pod(void *arg, const watcher_cache_item *it)
 {
     build *b = arg;
     if (it->packed) {
-        if (!b->want_pods)
+        if (!b->want_pods || !node_wanted(b, it->node_hash))
             return;
-        /* a copy of the item; its bytes stay borrowed from the cache */
+        /* a copy of the item; its key and bytes stay borrowed from the cache */
         watcher_cache_item *copy = tlr_arena_alloc(b->s->arena, sizeof(*copy));
         *copy = *it;
-        copy->key = NULL;
         vec_push(b->s->arena, &b->bound, copy);
     } else if (it->pending && b->want_pending) {
         Tailor__V1__Pod *p = tlr_arena_alloc(b->s->arena, sizeof(*p));
@@ -105,17 +122,24 @@ static void collect_pod(void *arg, const watcher_cache_item *it)
     }
 }
 
-static Tailor__V1__Node *node_named(build *b, const char *name)
+/* The index + 1 in b->nodes of the node called name; 0 = none. */
+static size_t node_named(build *b, const char *name)
 {
     if (!b->nslot)
-        return NULL;
+        return 0;
     for (size_t i = hash_str(name) & (b->nslot - 1);; i = (i + 1) & (b->nslot - 1)) {
         if (!b->slot[i])
-            return NULL;
+            return 0;
         Tailor__V1__Node *n = b->nodes.v[b->slot[i] - 1];
         if (!strcmp(n->name, name))
-            return n;
+            return b->slot[i];
     }
+}
+
+static int cmp_item_key(const void *x, const void *y)
+{
+    return strcmp((*(const watcher_cache_item *const *)x)->key,
+                  (*(const watcher_cache_item *const *)y)->key);
 }
 
 static void index_nodes(build *b)
@@ -214,7 +238,10 @@ static uint8_t *frame(tlr_arena *a, const Tailor__V1__Pod *p, size_t *len)
  * what goes on the wire is the cache's packed bytes, attached to the Node
  * as unknown fields with Node.pods' tag (18), which protobuf-c packs
  * verbatim.  So a 100k-pod batch never holds 100k unpacked pods; a pod
- * that a PDB selects is re-packed once with its pdb_names. */
+ * that a PDB selects is re-packed once with its pdb_names.  A node's pods
+ * are in key order, so its bytes depend only on what it holds, not on the
+ * cache's table layout: a receiver that keeps a Node from an earlier
+ * delta holds the very bytes a full snapshot would carry now. */
 static void attach_pods(build *b)
 {
     tlr_arena *a = b->s->arena, *scratch;
@@ -231,17 +258,18 @@ static void attach_pods(build *b)
         n->base.n_unknown_fields = 0;
         n->base.unknown_fields = NULL;
     }
-    size_t nb = b->bound.n;
-    Tailor__V1__Node **owner = tlr_arena_alloc(a, (nb + 1) * sizeof(*owner));
+    size_t nb = b->bound.n, nn = b->nodes.n;
+    size_t *owner = tlr_arena_alloc(a, (nb + 1) * sizeof(*owner));   /* node index + 1 */
     for (size_t i = 0; i < nb; i++) {
         tlr_arena_reset(scratch);
         const watcher_cache_item *it = b->bound.v[i];
         Tailor__V1__Pod *p = tailor__v1__pod__unpack(&sa, it->packed_len, it->packed);
-        owner[i] = p && !terminal(p) ? node_named(b, p->node_name) : NULL;
+        owner[i] = p && !terminal(p) ? node_named(b, p->node_name) : 0;
         if (!owner[i])
             continue;
-        owner[i]->base.n_unknown_fields++;
-        res_add(a, owner[i]->requested, p->requests);
+        Tailor__V1__Node *n = b->nodes.v[owner[i] - 1];
+        n->base.n_unknown_fields++;
+        res_add(a, n->requested, p->requests);
         if (b->pdbs.n && set_pdb_names(b, scratch, p)) {
             /* re-framed copy replaces the cache's bytes for this pod */
             watcher_cache_item *copy = tlr_arena_alloc(a, sizeof(*copy));
@@ -251,34 +279,156 @@ static void attach_pods(build *b)
         }
     }
     tlr_arena_free(scratch);
-    for (size_t k = 0; k < b->nodes.n; k++) {
+    /* group the pods by node (counting sort), then key order within each */
+    size_t *start = tlr_arena_calloc(a, nn + 1, sizeof(*start));
+    for (size_t k = 0; k < nn; k++) {
         Tailor__V1__Node *n = b->nodes.v[k];
+        start[k + 1] = start[k] + n->base.n_unknown_fields;
         n->base.unknown_fields = tlr_arena_alloc(a, (n->base.n_unknown_fields + 1) *
                                                         sizeof(ProtobufCMessageUnknownField));
         n->base.n_unknown_fields = 0;
     }
+    const watcher_cache_item **grouped = tlr_arena_alloc(a, (start[nn] + 1) * sizeof(*grouped));
     for (size_t i = 0; i < nb; i++) {
         if (!owner[i])
             continue;
-        const watcher_cache_item *it = b->bound.v[i];
-        ProtobufCMessageUnknownField *f = &owner[i]->base.unknown_fields[owner[i]->base.n_unknown_fields++];
-        f->tag = pods_tag;
-        f->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
-        f->len = it->framed_len;
-        f->data = (uint8_t *)it->framed;
+        Tailor__V1__Node *n = b->nodes.v[owner[i] - 1];
+        grouped[start[owner[i] - 1] + n->base.n_unknown_fields++] = b->bound.v[i];
+    }
+    for (size_t k = 0; k < nn; k++) {
+        Tailor__V1__Node *n = b->nodes.v[k];
+        qsort(grouped + start[k], n->base.n_unknown_fields, sizeof(*grouped), cmp_item_key);
+        for (size_t j = 0; j < n->base.n_unknown_fields; j++) {
+            const watcher_cache_item *it = grouped[start[k] + j];
+            ProtobufCMessageUnknownField *f = &n->base.unknown_fields[j];
+            f->tag = pods_tag;
+            f->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+            f->len = it->framed_len;
+            f->data = (uint8_t *)it->framed;
+        }
     }
 }
 
 #define WANT(mask, k) ((mask) == 0 || ((mask) & (1u << (k))))
 
-static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bool want_pending,
-                 int64_t now_ms)
+/* What fill() builds. */
+typedef struct fill_opts {
+    uint32_t kinds;            /* bit per ClusterKind; 0 = all */
+    bool want_pending;
+    bool by_ref;               /* nodes and NodeClaims as cs->by_ref (kinds ignored) */
+    /* by_ref: a delta from this generation, which the caller checked with
+     * watcher_cache_delta_computable(); 0 = the whole state. */
+    uint64_t since;
+    int64_t now_ms;
+} fill_opts;
+
+static int cmp_node_name(const void *x, const void *y)
 {
-    build b = { .s = s, .want_pending = want_pending };
+    return strcmp((*(Tailor__V1__Node *const *)x)->name, (*(Tailor__V1__Node *const *)y)->name);
+}
+
+static int cmp_claim_name(const void *x, const void *y)
+{
+    return strcmp((*(Tailor__V1__NodeClaim *const *)x)->name,
+                  (*(Tailor__V1__NodeClaim *const *)y)->name);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+typedef struct claims_since {
+    build *b;
+    uint64_t since;
+} claims_since;
+
+static void collect_claim_since(void *arg, const watcher_cache_item *it)
+{
+    claims_since *cl = arg;
+    if (it->changed > cl->since)
+        vec_push(cl->b->s->arena, &cl->b->msgs, (void *)it->msg);
+}
+
+typedef struct removed {
+    build *b;
+    ptrvec nodes, claims;
+} removed;
+
+/* A name removed since base and not held now; one held again is a change. */
+static void collect_removed(void *arg, Tailor__V1__ClusterKind kind, const char *name, uint64_t gen)
+{
+    (void)gen;
+    removed *r = arg;
+    if (watcher_cache_has(r->b->c, kind, name))
+        return;
+    ptrvec *v = kind == TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE ? &r->nodes : &r->claims;
+    vec_push(r->b->s->arena, v, tlr_arena_strdup(r->b->s->arena, name));
+}
+
+/* Sort and drop repeats (a name removed, re-added, removed again). */
+static size_t sorted_unique(ptrvec *v)
+{
+    if (!v->n)
+        return 0;
+    qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+    size_t n = 1;
+    for (size_t i = 1; i < v->n; i++)
+        if (strcmp(v->v[i], v->v[n - 1]))
+            v->v[n++] = v->v[i];
+    return v->n = n;
+}
+
+/* cs->by_ref: the Nodes touched and the NodeClaims changed since o->since
+ * (all of them when 0), sorted by name, and the names removed since. */
+static void fill_ref(const watcher_cache *c, build *b, const fill_opts *o)
+{
+    tlr_arena *a = b->s->arena;
+    Tailor__V1__ClusterRef *ref = tlr_arena_alloc(a, sizeof(*ref));
+    tailor__v1__cluster_ref__init(ref);
+    b->s->cs.by_ref = ref;
+    if (o->since && o->since == watcher_cache_generation(c)) {
+        /* Nothing changed since the base: the receiver holds this very
+         * state, and a delta must have a base older than its state. */
+        ref->has_delta = false;
+        return;
+    }
+    ref->has_delta = true;
+    ref->base_generation = o->since;
+    if (b->nodes.n)    /* qsort's base must not be NULL, even for none */
+        qsort(b->nodes.v, b->nodes.n, sizeof(*b->nodes.v), cmp_node_name);
+    ref->nodes = (Tailor__V1__Node **)b->nodes.v;
+    ref->n_nodes = b->nodes.n;
+    claims_since cl = { b, o->since };
+    b->msgs = (ptrvec){ 0 };
+    watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, collect_claim_since, &cl);
+    if (b->msgs.n)
+        qsort(b->msgs.v, b->msgs.n, sizeof(*b->msgs.v), cmp_claim_name);
+    ref->nodeclaims = (Tailor__V1__NodeClaim **)b->msgs.v;
+    ref->n_nodeclaims = b->msgs.n;
+    if (!o->since)
+        return;
+    removed r = { .b = b };
+    watcher_cache_visit_removed(c, o->since, collect_removed, &r);
+    ref->n_removed_nodes = sorted_unique(&r.nodes);
+    ref->removed_nodes = (char **)r.nodes.v;
+    ref->n_removed_nodeclaims = sorted_unique(&r.claims);
+    ref->removed_nodeclaims = (char **)r.claims.v;
+}
+
+static void fill(const watcher_cache *c, watcher_snapshot *s, const fill_opts *o)
+{
+    uint32_t kinds = o->by_ref ? 0 : o->kinds;
+    build b = { .s = s, .c = c, .want_pending = o->want_pending };
     b.want_pods = WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD);
     bool want_nodes = b.want_pods || WANT(kinds, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE);
     Tailor__V1__ClusterState *cs = &s->cs;
     tailor__v1__cluster_state__init(cs);
+    if (o->by_ref && o->since) {
+        b.since = o->since;
+        if (o->since == watcher_cache_generation(c))
+            b.want_pods = want_nodes = false;     /* see fill_ref */
+    }
 
     /* PDBs are needed for pdb_names even when not requested themselves. */
     watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_PDB, collect_msg, &b);
@@ -290,10 +440,13 @@ static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bo
     }
     if (want_nodes)
         watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE, collect_node, &b);
-    if (b.want_pods || want_pending)
+    if (b.want_pods || b.want_pending)
         watcher_cache_visit(c, TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_POD, collect_pod, &b);
-    if (want_nodes) {
+    if (want_nodes)
         attach_pods(&b);
+    if (o->by_ref) {
+        fill_ref(c, &b, o);
+    } else if (want_nodes) {
         cs->nodes = (Tailor__V1__Node **)b.nodes.v;
         cs->n_nodes = b.nodes.n;
     }
@@ -307,7 +460,9 @@ static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bo
         cs->field = (type **)b.msgs.v;                                       \
         cs->n_##field = b.msgs.n;                                            \
     }
-    LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, nodeclaims, Tailor__V1__NodeClaim)
+    if (!o->by_ref) {
+        LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODECLAIM, nodeclaims, Tailor__V1__NodeClaim)
+    }
     LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODEPOOL, nodepools, Tailor__V1__NodePool)
     LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_NODE_CLASS, node_classes, Tailor__V1__NodeClass)
     LIST(TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_DAEMONSET, daemonsets, Tailor__V1__DaemonSet)
@@ -315,7 +470,7 @@ static void fill(const watcher_cache *c, watcher_snapshot *s, uint32_t kinds, bo
     cs->synced = watcher_cache_all_synced(c, NULL, 0);
     cs->generation = watcher_cache_generation(c);
     cs->watcher_epoch_unix_ms = watcher_cache_epoch(c);
-    cs->taken_unix_ms = now_ms;
+    cs->taken_unix_ms = o->now_ms;
     if (s->is_batch) {
         s->batch.pending_pods = (Tailor__V1__Pod **)b.pending.v;
         s->batch.n_pending_pods = b.pending.n;
@@ -346,20 +501,30 @@ void watcher_snapshot_for_request(const watcher_cache *c, const Tailor__V1__Snap
         *out = s;
         return;
     }
-    uint32_t kinds = 0;
+    fill_opts o = { .want_pending = req->include_pending_pods, .by_ref = req->by_reference,
+                    .now_ms = now_ms };
     for (size_t i = 0; i < req->n_kinds; i++)
         if (req->kinds[i] > 0 && req->kinds[i] < 32)
-            kinds |= 1u << req->kinds[i];
-    fill(c, s, kinds, req->include_pending_pods, now_ms);
+            o.kinds |= 1u << req->kinds[i];
+    /* a base of another watcher process, or one whose changes are no
+     * longer known: the whole state */
+    if (o.by_ref && req->watcher_epoch_unix_ms == watcher_cache_epoch(c) &&
+        watcher_cache_delta_computable(c, req->delta_base_generation))
+        o.since = req->delta_base_generation;
+    fill(c, s, &o);
     s->resp.cluster = &s->cs;
     *out = s;
 }
 
 void watcher_snapshot_for_batch(const watcher_cache *c, const watcher_batch_window *w,
-                                uint64_t sequence, int64_t now_ms, watcher_snapshot **out)
+                                uint64_t sequence, uint64_t base_generation, int64_t now_ms,
+                                watcher_snapshot **out)
 {
     watcher_snapshot *s = snap_new(true);
-    fill(c, s, 0, true, now_ms);
+    fill_opts o = { .want_pending = true, .by_ref = true, .now_ms = now_ms };
+    if (watcher_cache_delta_computable(c, base_generation))
+        o.since = base_generation;
+    fill(c, s, &o);
     char id[64];
     snprintf(id, sizeof(id), "%lld-%llu", (long long)watcher_cache_epoch(c),
              (unsigned long long)sequence);

@@ -14,6 +14,19 @@
  * the sender never holds 100k unpacked pods.  In-process, Node.pods is
  * therefore empty: pack and unpack the message to read the pods.
  *
+ * By reference (ClusterState.by_ref, proto/tailor/v1/cluster.proto): the
+ * Nodes and NodeClaims are left out of cs->nodes/nodeclaims and sent as a
+ * ClusterRef delta from a base generation of this watcher epoch: the Nodes
+ * whose content (the Node, its pods, requested, pdb_names) may have
+ * changed since and the NodeClaims that did, whole and sorted by name,
+ * and the names removed since and not held now.  Base 0 (no base, or one
+ * whose changes the cache no longer knows - cache.h) carries everything.
+ * When nothing changed since the base the delta would be empty, and a
+ * receiver refuses a delta whose base is its own state, so has_delta is
+ * false instead: "you hold this state".  Everything else (generation,
+ * epoch, synced, taken, NodePools, NodeClasses, PDBs, DaemonSets) stays
+ * inline.
+ *
  * Memory: everything built lives in the snapshot's arena; messages that
  * are cached whole (nodeclaims, nodepools, pending pods' nested parts)
  * are BORROWED from the cache.  So a snapshot is valid only until the
@@ -31,15 +44,22 @@
 typedef struct watcher_snapshot watcher_snapshot;
 
 /* The answer to req (borrowed).  now_ms: Unix ms put in taken_unix_ms.
- * *out is new and owned: watcher_snapshot_free(); see the validity rule
- * above. */
+ * With req->by_reference, nodes and NodeClaims go by reference (req->kinds
+ * is then ignored: everything): a delta from req->delta_base_generation
+ * when it is non-zero, of this epoch (req->watcher_epoch_unix_ms) and
+ * still computable, else the whole state (base 0).  Without it they are
+ * inline, as always.  *out is new and owned: watcher_snapshot_free(); see
+ * the validity rule above. */
 void watcher_snapshot_for_request(const watcher_cache *c, const Tailor__V1__SnapshotRequest *req,
                                   int64_t now_ms, watcher_snapshot **out);
 
-/* A PendingBatch over window w (borrowed): every pending pod and the whole
- * cluster state; batch_id "<epoch>-<sequence>". */
+/* A PendingBatch over window w (borrowed): every pending pod and the
+ * cluster state by reference, as a delta from base_generation (of this
+ * epoch; 0, or one no longer computable: the whole state);
+ * batch_id "<epoch>-<sequence>". */
 void watcher_snapshot_for_batch(const watcher_cache *c, const watcher_batch_window *w,
-                                uint64_t sequence, int64_t now_ms, watcher_snapshot **out);
+                                uint64_t sequence, uint64_t base_generation, int64_t now_ms,
+                                watcher_snapshot **out);
 
 /* Borrowed from s: the SnapshotResponse (for_request) or the PendingBatch
  * (for_batch); NULL for the other kind of snapshot. */
