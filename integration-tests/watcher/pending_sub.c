@@ -1,11 +1,16 @@
 /* pending_sub.c - subscribe to a watcher's "pending" topic and print each
  * PendingBatch as one JSON line on stdout:
  *
- *   {"batch":"1764000000000-1","sequence":1,"pods":["web-abc","web-def"],"nodes":0,"bound":0}
+ *   {"batch":"1764000000000-1","sequence":1,"pods":["web-abc","web-def"],"nodes":0,"bound":0,
+ *    "base":0,"delta_nodes":0,"fetched":false}
  *
  * Pod names come sorted; nodes counts the cluster state's nodes, bound
- * the pods attached to them.  Usage: pending_sub URL.  Runs until SIGTERM or
- * SIGINT, exit 0.
+ * the pods attached to them - the whole state, as a launcher sees it after
+ * applying the batch's delta (tlr_cstate.h); base and delta_nodes say what
+ * the delta was.  When the subscriber does not hold the delta's base (it
+ * missed a batch) and REP_URL is given, it asks the watcher for a Snapshot
+ * by reference, as the launcher does (fetched: true).  Usage: pending_sub
+ * URL [REP_URL].  Runs until SIGTERM or SIGINT, exit 0.
  *
  * pending_sub --snapshot URL asks the watcher's REP socket instead: one
  * SnapshotRequest with the pending pods, printed as
@@ -23,6 +28,7 @@
 
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_buf.h"
+#include "tlr_cstate.h"
 #include "tlr_err.h"
 #include "tlr_loop.h"
 #include "tlr_pubsub.h"
@@ -117,9 +123,56 @@ static int snapshot(const char *url)
     return rc;
 }
 
+typedef struct sub_ctx {
+    tlr_cstate *states;
+    tlr_req_client *rep;   /* may be NULL */
+} sub_ctx;
+
+/* The whole state of b's cluster (by reference) into *view: the delta
+ * applied, or a Snapshot by reference when its base is not held.  Sets
+ * *fetched when a Snapshot was asked for. */
+static void resolve(sub_ctx *x, Tailor__V1__PendingBatch *b, tlr_cstate_view **view, bool *fetched)
+{
+    char err[256];
+    *view = NULL;
+    *fetched = false;
+    if (!b->cluster || !b->cluster->by_ref)
+        return;
+    int rc = tlr_cstate_resolve(x->states, b->cluster, view, err, sizeof(err));
+    if (rc != TLR_E_NOTFOUND || !x->rep) {
+        if (rc)
+            fprintf(stderr, "pending_sub: %s\n", err);
+        return;
+    }
+    *fetched = true;
+    Tailor__V1__SnapshotRequest req = TAILOR__V1__SNAPSHOT_REQUEST__INIT;
+    req.by_reference = true;
+    req.watcher_epoch_unix_ms = b->cluster->watcher_epoch_unix_ms;
+    uint64_t held[1];
+    if (tlr_cstate_held(x->states, req.watcher_epoch_unix_ms, held, 1))
+        req.delta_base_generation = held[0];
+    ProtobufCMessage *m = NULL;
+    tlr_status st = { 0 };
+    if (tlr_req_call(x->rep, &req.base, &tailor__v1__snapshot_response__descriptor, 0, &m, &st)) {
+        fprintf(stderr, "pending_sub: snapshot: %s\n", st.message);
+        return;
+    }
+    Tailor__V1__SnapshotResponse *r = (Tailor__V1__SnapshotResponse *)m;
+    if (r->cluster && r->cluster->by_ref &&
+        tlr_cstate_resolve(x->states, r->cluster, view, err, sizeof(err)) == TLR_OK) {
+        /* the view borrows the cluster: it replaces b's */
+        tailor__v1__cluster_state__free_unpacked(b->cluster, NULL);
+        b->cluster = r->cluster;
+        r->cluster = NULL;
+    } else {
+        fprintf(stderr, "pending_sub: the Snapshot did not resolve: %s\n", err);
+    }
+    protobuf_c_message_free_unpacked(m, NULL);
+}
+
 static void on_msg(void *arg, const char *topic, const Tailor__V1__Envelope *env)
 {
-    (void)arg;
+    sub_ctx *x = arg;
     (void)topic;
     ProtobufCMessage *m = NULL;
     char err[256];
@@ -128,17 +181,27 @@ static void on_msg(void *arg, const char *topic, const Tailor__V1__Envelope *env
         return;
     }
     Tailor__V1__PendingBatch *b = (Tailor__V1__PendingBatch *)m;
+    const Tailor__V1__ClusterRef *ref = b->cluster ? b->cluster->by_ref : NULL;
+    uint64_t base = ref ? ref->base_generation : 0;
+    size_t delta_nodes = ref ? ref->n_nodes : 0;   /* read before resolve moves them */
+    tlr_cstate_view *view = NULL;
+    bool fetched = false;
+    resolve(x, b, &view, &fetched);
+    const Tailor__V1__ClusterState *cs = view ? tlr_cstate_view_state(view) : b->cluster;
     tlr_buf out;
     tlr_buf_init(&out, 64 << 20);
     tlr_buf_adds(&out, "{\"batch\":");
     tlr_buf_add_json_str(&out, b->batch_id);
     tlr_buf_printf(&out, ",\"sequence\":%llu,\"pods\":[", (unsigned long long)b->sequence);
     print_names(&out, b->pending_pods, b->n_pending_pods);
-    tlr_buf_printf(&out, "],\"nodes\":%zu,\"bound\":%zu}\n", b->cluster ? b->cluster->n_nodes : 0,
-                   bound_pods(b->cluster));
+    tlr_buf_printf(&out, "],\"nodes\":%zu,\"bound\":%zu,\"base\":%llu,\"delta_nodes\":%zu,"
+                         "\"fetched\":%s}\n",
+                   cs ? cs->n_nodes : 0, bound_pods(cs), (unsigned long long)base, delta_nodes,
+                   fetched ? "true" : "false");
     fputs(tlr_buf_str(&out), stdout);
     fflush(stdout);
     tlr_buf_free(&out);
+    tlr_cstate_view_free(view);
     protobuf_c_message_free_unpacked(m, NULL);
 }
 
@@ -146,8 +209,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--snapshot"))
         return snapshot(argv[2]);
-    if (argc != 2) {
-        fprintf(stderr, "usage: pending_sub URL | pending_sub --snapshot URL\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: pending_sub URL [REP_URL] | pending_sub --snapshot URL\n");
         return 2;
     }
     tlr_loop *loop;
@@ -160,17 +223,34 @@ int main(int argc, char **argv)
         tlr_loop_free(loop);
         return 1;
     }
+    sub_ctx x = { 0 };
+    tlr_cstate_create(0, &x.states);
+    const char *rep_urls[] = { argc == 3 ? argv[2] : NULL };
+    if (argc == 3 &&
+        tlr_req_client_create(&(tlr_req_opts){ .urls = rep_urls, .nurls = 1, .sender = "pending_sub",
+                                               .tls = tls }, &x.rep)) {
+        fprintf(stderr, "pending_sub: cannot dial %s\n", argv[2]);
+        tlr_cstate_free(x.states);
+        tlr_tls_free(tls);
+        tlr_loop_free(loop);
+        return 1;
+    }
     tlr_sub_opts o = { .urls = urls, .nurls = 1, .topics = topics, .ntopics = 1, .fn = on_msg,
-                       .tls = tls };
+                       .arg = &x, .tls = tls };
     tlr_sub *s;
     int rc = tlr_sub_create(loop, &o, &s);
     if (rc) {
         fprintf(stderr, "pending_sub: cannot subscribe to %s: %s\n", argv[1], tlr_strerror(rc));
+        tlr_req_client_free(x.rep);
+        tlr_cstate_free(x.states);
+        tlr_tls_free(tls);
         tlr_loop_free(loop);
         return 1;
     }
     rc = tlr_loop_run(loop);
     tlr_sub_free(s);
+    tlr_req_client_free(x.rep);
+    tlr_cstate_free(x.states);
     tlr_tls_free(tls);
     tlr_loop_free(loop);
     return rc ? 1 : 0;

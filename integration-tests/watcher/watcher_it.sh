@@ -81,7 +81,7 @@ check "unsynced watcher still exits 0 on SIGTERM (got $WAIT_RC)" test "$WAIT_RC"
 start_watcher
 check "watcher /readyz 200 once every informer synced" \
   wait_for_status "http://127.0.0.1:$hport/readyz" 200 20
-$(tls_as tailor-launcher) "$sub" "tls+tcp://127.0.0.1:$pport" >"$work/sub.out" 2>"$work/sub.err" &
+$(tls_as tailor-launcher) "$sub" "tls+tcp://127.0.0.1:$pport" "tls+tcp://127.0.0.1:$lport" >"$work/sub.out" 2>"$work/sub.err" &
 spid=$!
 sleep 0.5   # pub/sub: only what is published after the subscription is seen
 
@@ -144,6 +144,9 @@ done
 check "resync batch: the bound pod rides on its node, the 5 big pods still pending" \
   bash -c "[ -n '$seen' ] && grep '\"nodes\":1,\"bound\":1' '$work/sub.out' | grep -q '\"pods\":\[\"big-[^]]*\]' &&
     [ \$(grep '\"nodes\":1,\"bound\":1' '$work/sub.out' | tail -1 | grep -o '\"big-' | wc -l) = 5 ]"
+
+check "batches after the first are deltas: the resync batch carries at most the one node" \
+  bash -c "grep '\"nodes\":1,\"bound\":1' '$work/sub.out' | tail -1 | grep -Eq '\"base\":[1-9][0-9]*,\"delta_nodes\":[01],'"
 
 $(tls_as tailorctl) "$sub" --snapshot "tls+tcp://127.0.0.1:$lport" >"$work/snap.out" 2>"$work/snap.err" || cat "$work/snap.err" >&2
 check "Snapshot on REP: synced, the node with its pod, the 5 pending pods" /usr/bin/python3 -c '
