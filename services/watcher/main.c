@@ -46,6 +46,7 @@ typedef struct watcher_cfg {
     int64_t batch_idle_ms;
     int64_t batch_max_ms;
     int64_t resync_ms;
+    bool batch_by_ref;
 } watcher_cfg;
 
 typedef struct watcher_app watcher_app;
@@ -108,6 +109,10 @@ static const tlr_setting settings[] = {
       "close a batch window this long after the last new pending pod", .min = 1, .max = 3600000 },
     { "batch-max", "TAILOR_BATCH_MAX", TLR_SET_DURATION, offsetof(watcher_cfg, batch_max_ms), "10s",
       "close a batch window at the latest this long after it opened", .min = 1, .max = 3600000 },
+    { "batch-by-reference", "TAILOR_BATCH_BY_REFERENCE", TLR_SET_BOOL,
+      offsetof(watcher_cfg, batch_by_ref), "true",
+      "send each pending batch's nodes and NodeClaims by reference, as a delta from the previous "
+      "batch (off: the whole cluster state inline in every batch, as before; for comparison)" },
     { "resync", "TAILOR_RESYNC", TLR_SET_DURATION, offsetof(watcher_cfg, resync_ms), "30s",
       "publish the pending set again this often while pods stay pending", .min = 100,
       .max = 86400000 },
@@ -128,9 +133,18 @@ static void on_batch_timer(tlr_loop *loop, tlr_timer_id id, void *arg)
 static void publish_batch(watcher_app *app, const watcher_batch_window *w)
 {
     watcher_snapshot *s;
-    watcher_snapshot_for_batch(app->cache, w, ++app->sequence, app->published_gen, tlr_wall_ms(), &s);
+    watcher_snapshot_for_batch(app->cache, w, ++app->sequence,
+                               app->cfg.batch_by_ref ? app->published_gen : 0, tlr_wall_ms(), &s);
     Tailor__V1__PendingBatch *b = watcher_snapshot_batch(s);
-    const Tailor__V1__ClusterRef *ref = b->cluster->by_ref;
+    Tailor__V1__ClusterRef *ref = b->cluster->by_ref;
+    if (!app->cfg.batch_by_ref) {
+        /* a whole state (base 0) put inline: the arrays only move */
+        b->cluster->nodes = ref->nodes;
+        b->cluster->n_nodes = ref->n_nodes;
+        b->cluster->nodeclaims = ref->nodeclaims;
+        b->cluster->n_nodeclaims = ref->n_nodeclaims;
+        b->cluster->by_ref = NULL;
+    }
     size_t bytes = tailor__v1__pending_batch__get_packed_size(b);
     int rc = tlr_pub_send(app->pub, "pending", &b->base);
     if (rc)
