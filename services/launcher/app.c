@@ -164,6 +164,7 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
              TLR_I("unplaced", r.pods_unplaced), TLR_I("fleets", r.fleets), TLR_I("ice", r.ice),
              TLR_F("plan_cost_per_hour", r.plan_cost),
              TLR_I("solve_ms", r.solve_ms), TLR_I("solve_request_bytes", r.solve_bytes),
+             TLR_I("solver_ms", r.solver_ms),
              TLR_I("claims_ms", r.claims_ms),
              TLR_I("launch_ms", r.launch_ms), TLR_I("to_fleets_ms", r.fleets_ms),
              TLR_I("to_issued_ms", r.issued_ms),

@@ -1254,6 +1254,8 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
         rc = solve(p, &resp, &r.solve_ms, &bytes);
         if (round == 0)
             r.solve_bytes = (int64_t)bytes;
+        if (round == 0 && rc == TLR_OK)
+            r.solver_ms = resp->solve_duration_ms;
         if (p->m_solves)
             tlr_metrics_counter_inc(p->m_solves, (const char *const[]){ rc ? "error" : "ok" });
         if (rc)

@@ -107,6 +107,7 @@ typedef struct lc_batch_result {
     double plan_cost;    /* $/h of the new claims the Solve answers planned */
     int64_t solve_ms;    /* wall time in Solve calls */
     int64_t solve_bytes; /* the first SolveRequest's packed size (its last attempt) */
+    int64_t solver_ms;   /* the first Solve's solve_duration_ms (the engine's own time) */
     int64_t launch_ms;   /* from the first NodeClaim create to the end of the launch pass */
     int64_t claims_ms;   /* writing the NodeClaims */
     int64_t fleets_ms;   /* from the batch's arrival to the last CreateFleet answer */
