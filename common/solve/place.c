@@ -120,6 +120,20 @@ static void group_record(sv_model *m, int gi, int b, int zone, int ct, const int
     g->total_match += n;
 }
 
+/* Room for n more bins without regrowing (sv_bin is large: doubling from
+ * 64 to thousands of existing nodes copied it many times over). */
+static void bins_reserve(sv_model *m, int n)
+{
+    if (m->nbins + n <= m->cbins)
+        return;
+    int nc = m->nbins + n;
+    sv_bin *nb = tlr_arena_calloc(m->ar, (size_t)nc, sizeof(sv_bin));
+    if (m->nbins)
+        memcpy(nb, m->bins, (size_t)m->nbins * sizeof(sv_bin));
+    m->bins = nb;
+    m->cbins = nc;
+}
+
 static int new_bin(sv_model *m)
 {
     if (m->nbins == m->cbins) {
@@ -214,6 +228,12 @@ static bool removed(const sv_model *m, const char *name)
  * tkv (may be NULL) is its node's value per SV_TK_LABEL key. */
 static void record_existing(sv_model *m, const Tailor__V1__Pod *p, int b, int zone, int ct, const int *tkv)
 {
+    /* Without a topology group (no pending pod spreads or (anti-)affines,
+     * no existing pod owns a required anti-affinity: compile.c made every
+     * group there is) an existing pod counts for nothing: skip building
+     * its labels, which at 100k bound pods was most of a small solve. */
+    if (m->ngroups == 0)
+        return;
     sv_dom l = sv_labels_dom(m, p->labels, p->n_labels);
     sv_id ns = sv_intern(m, p->namespace_);
     for (int g = 0; g < m->ngroups; g++) {
@@ -403,6 +423,7 @@ static void bins_nodes(sv_model *m)
     if (!cs)
         return;
     link_claims(m);
+    bins_reserve(m, (int)cs->n_nodes + 64);
     node_ref *nodes = tlr_arena_alloc(m->ar, (cs->n_nodes + 1) * sizeof(*nodes));
     for (size_t i = 0; i < cs->n_nodes; i++) {
         int c = m->node_claim[i];
