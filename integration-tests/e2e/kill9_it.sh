@@ -88,6 +88,11 @@ check "all $n pods Running after the restart" e2e_wait_running "$n" 120
 adopt=$(grep '"msg":"adopted nodeclaims of a previous launcher"' "$STATE_DIR/launcher.log" | tail -n 1 || true)
 echo "  ${adopt:-no adoption line}"
 check "the restarted launcher took over the dead one's NodeClaims" test -n "$adopt"
+# Batches are deltas from the previous batch: the restarted launcher holds
+# no state, so it asks the watcher for one (a Snapshot by reference).
+fetched=$(grep -c '"msg":"cluster state fetched from the watcher"' "$STATE_DIR/launcher.log" || true)
+check "the restarted launcher fetched the cluster state it did not hold ($fetched Snapshot(s))" \
+  test "$fetched" -ge 1
 # Leaked instances (launched, never tagged or recorded) go after their
 # 30 s grace; wait for the GC pass after it.
 e2e_settle 60
