@@ -24,7 +24,12 @@
  * instance type) without a round trip.
  *
  * Single-node: the candidates in order, one Simulate each, until one is
- * worth it or time_budget_ms is spent.  A single node may also be
+ * worth it or time_budget_ms is spent.  A candidate whose pods provably
+ * need new nodes costing more than min_savings allows (screen.h: the
+ * other nodes' free room per resource, the catalog's lowest price per
+ * unit) is passed over without one: on a converged cluster that is
+ * nearly every candidate, and the pass that finds nothing to do is then
+ * as quick as one that does.  A single node may also be
  * replaced by up to DS_SPLIT_MAX cheaper nodes (a split; Karpenter only
  * replaces N by 1): a big node left holding few pods is otherwise stuck,
  * since no one node both fits them and costs less.  Every step still has
@@ -49,6 +54,7 @@
 
 #include "candidates.h"
 #include "methods.h"
+#include "screen.h"
 #include "tlr_alloc.h"
 #include "tlr_kubeobj.h"
 #include "tlr_labels.h"
@@ -662,16 +668,27 @@ static ds_cmd *single_node(ds_mctx *m, ds_vnode **cands, size_t n)
 {
     int64_t t0 = tlr_mono_ms(), budget = m->time_budget_ms > 0 ? m->time_budget_ms : 5000;
     char why[512];
-    for (size_t i = 0; i < n; i++) {
+    /* the bound reads the pods a reduced Simulate sends (screen.h) */
+    ds_screen *sc = NULL;
+    if (!m->sim->no_reduce && !m->v->affinity && !m->sim->full_pods)
+        ds_screen_create(m->v, &sc);
+    ds_cmd *c = NULL;
+    for (size_t i = 0; i < n && !c; i++) {
         if (tlr_mono_ms() - t0 > budget) {
             m->single_timed_out = true;
             break;
         }
-        ds_cmd *c = ds_consolidation_evaluate(m, &cands[i], 1, why, sizeof(why));
-        if (c)
-            return c;
+        /* evaluate() refuses a replacement above the ceiling, and any
+         * replacement costs at least the floor */
+        double ceiling = cands[i]->price * (1.0 - m->min_savings) + 1e-9;
+        if (sc && ds_screen_floor(sc, &cands[i], 1) > ceiling * (1 + 1e-9)) {
+            m->single_screened++;
+            continue;
+        }
+        c = ds_consolidation_evaluate(m, &cands[i], 1, why, sizeof(why));
     }
-    return NULL;
+    ds_screen_free(sc);
+    return c;
 }
 
 ds_cmd *ds_consolidation_decide(ds_mctx *m)
@@ -681,6 +698,7 @@ ds_cmd *ds_consolidation_decide(ds_mctx *m)
     int calls0 = m->sim->calls;
     m->multi_ms = m->single_ms = -1;
     m->single_timed_out = false;
+    m->single_screened = 0;
     int64_t t0 = tlr_mono_ms();
     ds_cmd *c = multi_node(m, cands, n);
     m->multi_ms = tlr_mono_ms() - t0;
