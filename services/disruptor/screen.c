@@ -27,6 +27,7 @@ struct ds_screen {
     bin *claim;                 /* owned; NodeClaims of no node */
     size_t nclaim;
     double unit[NDIM];          /* USD/hour per milli-cpu, byte, pod slot; INFINITY: no type */
+    int64_t big[NDIM];          /* the most of each any such type holds */
 };
 
 static int64_t clamp0(int64_t x)
@@ -207,10 +208,12 @@ static bool offer_allowed(const Tailor__V1__NodePool *p, const Tailor__V1__Offer
     return true;
 }
 
-static void unit_prices(const ds_view *v, double unit[NDIM])
+static void unit_prices(const ds_view *v, double unit[NDIM], int64_t big[NDIM])
 {
-    for (int d = 0; d < NDIM; d++)
+    for (int d = 0; d < NDIM; d++) {
         unit[d] = INFINITY;
+        big[d] = 0;
+    }
     const Tailor__V1__Catalog *cat = v->catalog;
     const Tailor__V1__ClusterState *cs = v->cs;
     for (size_t t = 0; cat && cs && t < cat->n_instance_types; t++) {
@@ -234,6 +237,8 @@ static void unit_prices(const ds_view *v, double unit[NDIM])
             double u = a[d] > 0 ? price / (double)a[d] : 0;   /* holds none: no bound from d */
             if (u < unit[d])
                 unit[d] = u;
+            if (a[d] > big[d])
+                big[d] = a[d];
         }
     }
 }
@@ -269,7 +274,7 @@ void ds_screen_create(const ds_view *v, ds_screen **out)
             claim_room(v->catalog, c, &s->claim[s->nclaim++]);
     }
     free(linked);
-    unit_prices(v, s->unit);
+    unit_prices(v, s->unit, s->big);
     *out = s;
 }
 
@@ -308,7 +313,9 @@ static void take(const need *nd, const bin *b, int64_t got[NDIM])
     got[PODS] += k;
 }
 
-double ds_screen_floor(const ds_screen *s, ds_vnode *const *set, size_t n)
+/* What of the moving pods' cpu, memory and pod count of set[0..n) the
+ * other capacity cannot take, at least, into left. */
+static void residual(const ds_screen *s, ds_vnode *const *set, size_t n, int64_t left[NDIM])
 {
     const ds_view *v = s->v;
     need nd = { .min_cpu = INT64_MAX, .min_mem = INT64_MAX };
@@ -330,7 +337,8 @@ double ds_screen_floor(const ds_screen *s, ds_vnode *const *set, size_t n)
             nd.n++;
         }
     nd.total[PODS] = (int64_t)nd.n;
-    double floor = 0;
+    for (int d = 0; d < NDIM; d++)
+        left[d] = 0;
     if (!nd.n)
         goto out;
     qsort(cpu, nd.n, sizeof(*cpu), by_desc);
@@ -351,18 +359,36 @@ double ds_screen_floor(const ds_screen *s, ds_vnode *const *set, size_t n)
     for (size_t i = 0; i < s->nclaim; i++)
         take(&nd, &s->claim[i], got);
     free(in);
-    for (int d = 0; d < NDIM; d++) {
-        int64_t left = nd.total[d] - got[d];
-        if (left <= 0)
-            continue;
-        double f = (double)left * s->unit[d];
-        if (f > floor)
-            floor = f;
-    }
+    for (int d = 0; d < NDIM; d++)
+        left[d] = clamp0(nd.total[d] - got[d]);
     free(nd.top_cpu);
     free(nd.top_mem);
 out:
     free(cpu);
     free(mem);
+}
+
+double ds_screen_floor(const ds_screen *s, ds_vnode *const *set, size_t n)
+{
+    int64_t left[NDIM];
+    residual(s, set, n, left);
+    double floor = 0;
+    for (int d = 0; d < NDIM; d++) {
+        double f = left[d] ? (double)left[d] * s->unit[d] : 0;
+        if (f > floor)
+            floor = f;
+    }
     return floor;
+}
+
+bool ds_screen_may_fit(const ds_screen *s, ds_vnode *const *set, size_t n, int max_new)
+{
+    int64_t left[NDIM];
+    residual(s, set, n, left);
+    /* max_new nodes hold at most max_new times the largest of each (a
+     * type's figures are far below INT64_MAX / DS_SPLIT_MAX) */
+    for (int d = 0; d < NDIM; d++)
+        if (left[d] > (max_new > 0 ? max_new : 0) * s->big[d])
+            return false;
+    return true;
 }

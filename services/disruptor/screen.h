@@ -6,9 +6,12 @@
  * milliseconds, and a converged cluster of thousands of nodes has
  * hundreds of candidates that all come back "no replacement saves 10%").
  * A candidate whose bound is above what a replacement may cost is not
- * simulated; every other one is, exactly as before.  The bound must never
- * be above what the solver would plan, so each step takes the side that
- * makes it lower:
+ * simulated; every other one is, exactly as before.  The multi-node
+ * search only asks whether the pods fit at all (ds_screen_may_fit: the
+ * residual of step 1 against what its one new node, of the largest type
+ * of step 2, holds); a probe that cannot fit is one the Simulate would
+ * call infeasible.  The bound must never be above what the solver would
+ * plan, so each step takes the side that makes it lower:
  *
  *   1. What the other capacity can take.  Every other node (whatever its
  *      state; a booting node's unknown allocatable counts as unbounded)
@@ -43,6 +46,7 @@
 #ifndef DS_SCREEN_H
 #define DS_SCREEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "view.h"
@@ -59,5 +63,11 @@ void ds_screen_free(ds_screen *s);   /* NULL is fine */
  * on the other capacity, INFINITY when they cannot and no NodePool offers
  * any instance type. */
 double ds_screen_floor(const ds_screen *s, ds_vnode *const *set, size_t n);
+
+/* false when the moving pods of set[0..n) provably cannot all be placed
+ * on the other capacity plus max_new new nodes (each holds no more of a
+ * resource than the largest type any NodePool may launch); true when
+ * they may. */
+bool ds_screen_may_fit(const ds_screen *s, ds_vnode *const *set, size_t n, int max_new);
 
 #endif

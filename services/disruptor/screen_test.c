@@ -2,8 +2,9 @@
  * with the real solver engine answering Simulate: it passes over a node
  * no replacement can save on, still lets through a node that can be
  * replaced or deleted, counts pod slots and the NodePools' requirements,
- * a claim in flight as room, and on a few hundred random clusters never
- * refuses a node the full evaluation would consolidate. */
+ * a claim in flight as room, what at most so many new nodes hold, and on
+ * a few hundred random clusters never refuses a node (or a pair) the full
+ * evaluation would consolidate. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +217,50 @@ static void test_pool_requirements_rule_types_out(void **state)
     assert_float_equal(floor_of(x, "l"), 7.5 * 0.35 / 16, 1e-9);
 }
 
+static void test_what_new_nodes_can_hold(void **state)
+{
+    fx *x = *state;
+    /* two xlarges of 15 cores each, the only nodes: one new node (16
+     * cores at most) cannot hold both; four can hold one's */
+    node(x, "a", "xlarge", (int[]){ 3000, 3000, 3000, 3000, 3000, 0 });
+    node(x, "b", "xlarge", (int[]){ 3000, 3000, 3000, 3000, 3000, 0 });
+    ctx(x);
+    ds_vnode *two[2] = { ds_view_node(x->v, "a"), ds_view_node(x->v, "b") };
+    assert_false(ds_screen_may_fit(x->sc, two, 2, 1));
+    assert_true(ds_screen_may_fit(x->sc, two, 2, 2));
+    assert_true(ds_screen_may_fit(x->sc, two, 1, 1));
+    char why[512] = "";
+    assert_null(ds_consolidation_evaluate(&x->m, two, 2, why, sizeof(why)));
+}
+
+static void test_one_new_node_up_to_the_largest(void **state)
+{
+    fx *x = *state;
+    /* a cheaper family, up to 24 cores; seven full t.mediums (3.6 cores
+     * each): six fit one u.c24 (21.6 cores) and are replaced by it, all
+     * seven (25.2) fit no one node */
+    tk_type(x->cat, "u.c12", 12, 24, 0.456);
+    tk_type(x->cat, "u.c24", 24, 48, 0.912);
+    for (int i = 0; i < 7; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "n%d", i);
+        node(x, n, "medium", (int[]){ 900, 900, 900, 900, 0 });
+    }
+    ds_mctx *m = ctx(x);
+    ds_vnode *set[7];
+    for (int i = 0; i < 7; i++)
+        set[i] = &x->v->nodes[i];
+    char why[512] = "";
+    assert_true(ds_screen_may_fit(x->sc, set, 6, 1));
+    ds_cmd *c = ds_consolidation_evaluate(m, set, 6, why, sizeof(why));
+    if (!c)
+        fail_msg("six mediums not replaced: %s", why);
+    assert_string_equal(c->repl[0]->instance_type_options[0]->name, "u.c24");
+    ds_cmd_free(c);
+    assert_false(ds_screen_may_fit(x->sc, set, 7, 1));
+    assert_null(ds_consolidation_evaluate(m, set, 7, why, sizeof(why)));
+}
+
 static void test_a_claim_in_flight_is_room(void **state)
 {
     fx *x = *state;
@@ -239,7 +284,7 @@ static void test_never_refuses_what_the_evaluation_takes(void **state)
     static const char *const sizes[] = { "small", "medium", "large", "xlarge" };
     static const int cores[] = { 2, 4, 8, 16 };
     unsigned seed = 16;
-    int screened = 0, taken = 0;
+    int screened = 0, taken = 0, unfit = 0, taken2 = 0;
     for (int round = 0; round < 300; round++) {
         fx x;
         fx_init(&x);
@@ -273,15 +318,31 @@ static void test_never_refuses_what_the_evaluation_takes(void **state)
             if (cmd && f > ceil * (1 + 1e-9))
                 fail_msg("round %d: %s screened out (floor $%.4f/h over $%.4f/h) but evaluated: %s",
                          round, c->node->name, f, ceil, cmd->why);
+            if (cmd && !ds_screen_may_fit(x.sc, &c, 1, 4))
+                fail_msg("round %d: %s cannot fit, says the screen, but evaluated: %s", round,
+                         c->node->name, cmd->why);
             screened += f > ceil * (1 + 1e-9);
             taken += cmd != NULL;
             ds_cmd_free(cmd);
+            /* two nodes by at most one (multi-node) */
+            for (size_t j = i + 1; j < x.v->nnodes; j++) {
+                ds_vnode *two[2] = { c, &x.v->nodes[j] };
+                bool may = ds_screen_may_fit(x.sc, two, 2, 1);
+                cmd = ds_consolidation_evaluate(m, two, 2, why, sizeof(why));
+                if (cmd && !may)
+                    fail_msg("round %d: %s and %s cannot fit, says the screen, but evaluated: %s",
+                             round, c->node->name, two[1]->node->name, cmd->why);
+                unfit += !may;
+                taken2 += cmd != NULL;
+                ds_cmd_free(cmd);
+            }
         }
         fx_clear(&x);
     }
-    /* both kinds happen, or the test proves nothing */
-    if (screened < 20 || taken < 20)
-        fail_msg("screened %d, taken %d: want both at least 20", screened, taken);
+    /* each kind happens, or the test proves nothing */
+    if (screened < 20 || taken < 20 || unfit < 20 || taken2 < 20)
+        fail_msg("screened %d, taken %d, pairs that cannot fit %d, pairs taken %d: want each at "
+                 "least 20", screened, taken, unfit, taken2);
 }
 
 int main(void)
@@ -293,6 +354,8 @@ int main(void)
         T(test_a_delete_is_never_screened),
         T(test_pod_slots_count),
         T(test_pool_requirements_rule_types_out),
+        T(test_what_new_nodes_can_hold),
+        T(test_one_new_node_up_to_the_largest),
         T(test_a_claim_in_flight_is_room),
         cmocka_unit_test(test_never_refuses_what_the_evaluation_takes),
     };
