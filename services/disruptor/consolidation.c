@@ -21,10 +21,17 @@
  * milliseconds at thousands of nodes where Karpenter's full re-simulation
  * costs seconds; a resource check in the disruptor skips probes that
  * cannot succeed (the pods' sum exceeds the free room plus the largest
- * instance type) without a round trip.
+ * instance type; or, per node and pod slot, what the other nodes can take
+ * leaves more than one new node of the largest type holds: screen.h)
+ * without a round trip.
  *
  * Single-node: the candidates in order, one Simulate each, until one is
- * worth it or time_budget_ms is spent.  A single node may also be
+ * worth it or time_budget_ms is spent.  A candidate whose pods provably
+ * need new nodes costing more than min_savings allows (screen.h: the
+ * other nodes' free room per resource, the catalog's lowest price per
+ * unit) is passed over without one: on a converged cluster that is
+ * nearly every candidate, and the pass that finds nothing to do is then
+ * as quick as one that does.  A single node may also be
  * replaced by up to DS_SPLIT_MAX cheaper nodes (a split; Karpenter only
  * replaces N by 1): a big node left holding few pods is otherwise stuck,
  * since no one node both fits them and costs less.  Every step still has
@@ -49,6 +56,7 @@
 
 #include "candidates.h"
 #include "methods.h"
+#include "screen.h"
 #include "tlr_alloc.h"
 #include "tlr_kubeobj.h"
 #include "tlr_labels.h"
@@ -316,21 +324,28 @@ static void offers_clear(offers *o)
 
 /* ds_consolidation_evaluate, and whether the pods fit at all (*fits: on
  * the other nodes plus at most the replacements allowed, worth it or
- * not); a single replacement's options go to book (may be NULL). */
-static ds_cmd *evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, bool *fits, offers *book,
-                        char *why, size_t len)
+ * not); a single replacement's options go to book (may be NULL).  sc (may
+ * be NULL) proves some sets cannot fit without a Simulate, which would
+ * have answered the same (infeasible: nothing for book). */
+static ds_cmd *evaluate(ds_mctx *m, const ds_screen *sc, ds_vnode *const *set, size_t n, bool *fits,
+                        offers *book, char *why, size_t len)
 {
     *fits = false;
+    /* N -> 1 as Karpenter; one node may also be split into a few cheaper */
+    int maxr = n == 1 ? DS_SPLIT_MAX : 1;
     if (!could_fit(m, set, n)) {
         snprintf(why, len, "the pods need more room than the other nodes and the largest type "
                  "together have");
         return NULL;
     }
+    if (sc && !ds_screen_may_fit(sc, set, n, maxr)) {
+        snprintf(why, len, "the pods need more room than the other nodes and %d new node%s of the "
+                 "largest type together have", maxr, maxr == 1 ? "" : "s");
+        return NULL;
+    }
     const char **names = tlr_calloc(n + 1, sizeof(*names));
     for (size_t i = 0; i < n; i++)
         names[i] = set[i]->node->name;
-    /* N -> 1 as Karpenter; one node may also be split into a few cheaper */
-    int maxr = n == 1 ? DS_SPLIT_MAX : 1;
     ds_sim_result r;
     int rc = ds_sim_run(m->sim, names, n, true, maxr, &r);
     free(names);
@@ -441,7 +456,7 @@ static ds_cmd *evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, bool *fits, 
 ds_cmd *ds_consolidation_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len)
 {
     bool fits;
-    return evaluate(m, set, n, &fits, NULL, why, len);
+    return evaluate(m, NULL, set, n, &fits, NULL, why, len);
 }
 
 /* ---- the in-process estimate ------------------------------------------- */
@@ -530,14 +545,14 @@ enum { PROBE_NONE = 0, PROBE_NO_FIT, PROBE_FITS, PROBE_WORTH };
 /* One probe of the prefix cands[0..k), remembered by length in seen[k]
  * so that no length is simulated twice; the command, when worth it,
  * replaces *best if it saves more.  Returns seen[k]. */
-static unsigned char probe(ds_mctx *m, ds_vnode **cands, size_t k, unsigned char *seen, offers *book,
-                           ds_cmd **best)
+static unsigned char probe(ds_mctx *m, const ds_screen *sc, ds_vnode **cands, size_t k, unsigned char *seen,
+                           offers *book, ds_cmd **best)
 {
     if (seen[k])
         return seen[k];
     char why[512];
     bool fits;
-    ds_cmd *c = evaluate(m, cands, k, &fits, book, why, sizeof(why));
+    ds_cmd *c = evaluate(m, sc, cands, k, &fits, book, why, sizeof(why));
     seen[k] = c ? PROBE_WORTH : fits ? PROBE_FITS : PROBE_NO_FIT;
     if (c && (!*best || c->savings > (*best)->savings)) {
         ds_cmd_free(*best);
@@ -590,6 +605,16 @@ static size_t replace_estimate(const ds_mctx *m, ds_vnode **cands, size_t n, con
     return bestk;
 }
 
+/* The screen for this pass, or NULL where it must not be used: it reads
+ * the pods a reduced Simulate sends (screen.h).  Owned: ds_screen_free. */
+static ds_screen *screen_of(const ds_mctx *m)
+{
+    ds_screen *sc = NULL;
+    if (!m->sim->no_reduce && !m->v->affinity && !m->sim->full_pods)
+        ds_screen_create(m->v, &sc);
+    return sc;
+}
+
 static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
 {
     size_t max = m->max_candidates > 0 ? (size_t)m->max_candidates : 100;
@@ -620,8 +645,9 @@ static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
     unsigned char *seen = tlr_calloc(n + 1, 1);
     offers book = { 0 };
     ds_cmd *best = NULL;
+    ds_screen *sc = screen_of(m);
     if (est >= 2) {
-        probe(m, cands, est, seen, &book, &best);
+        probe(m, sc, cands, est, seen, &book, &best);
         if (best)
             goto out;
     }
@@ -632,7 +658,7 @@ static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
     size_t lo = 2, hi = n;
     while (lo <= hi) {
         size_t mid = (lo + hi) / 2;
-        if (probe(m, cands, mid, seen, &book, &best) == PROBE_WORTH)
+        if (probe(m, sc, cands, mid, seen, &book, &best) == PROBE_WORTH)
             lo = mid + 1;
         else
             hi = mid - 1;
@@ -650,9 +676,10 @@ static ds_cmd *multi_node(ds_mctx *m, ds_vnode **cands, size_t n)
         size_t k = replace_estimate(m, cands, n, seen, &book, best ? best->savings : 0);
         if (!k)
             break;
-        probe(m, cands, k, seen, &book, &best);
+        probe(m, sc, cands, k, seen, &book, &best);
     }
 out:
+    ds_screen_free(sc);
     offers_clear(&book);
     free(seen);
     return best;
@@ -662,16 +689,25 @@ static ds_cmd *single_node(ds_mctx *m, ds_vnode **cands, size_t n)
 {
     int64_t t0 = tlr_mono_ms(), budget = m->time_budget_ms > 0 ? m->time_budget_ms : 5000;
     char why[512];
-    for (size_t i = 0; i < n; i++) {
+    ds_screen *sc = screen_of(m);
+    ds_cmd *c = NULL;
+    for (size_t i = 0; i < n && !c; i++) {
         if (tlr_mono_ms() - t0 > budget) {
             m->single_timed_out = true;
             break;
         }
-        ds_cmd *c = ds_consolidation_evaluate(m, &cands[i], 1, why, sizeof(why));
-        if (c)
-            return c;
+        /* evaluate() refuses a replacement above the ceiling, and any
+         * replacement costs at least the floor */
+        double ceiling = cands[i]->price * (1.0 - m->min_savings) + 1e-9;
+        if (sc && (!ds_screen_may_fit(sc, &cands[i], 1, DS_SPLIT_MAX) ||
+                   ds_screen_floor(sc, &cands[i], 1) > ceiling * (1 + 1e-9))) {
+            m->single_screened++;
+            continue;
+        }
+        c = ds_consolidation_evaluate(m, &cands[i], 1, why, sizeof(why));
     }
-    return NULL;
+    ds_screen_free(sc);
+    return c;
 }
 
 ds_cmd *ds_consolidation_decide(ds_mctx *m)
@@ -681,6 +717,7 @@ ds_cmd *ds_consolidation_decide(ds_mctx *m)
     int calls0 = m->sim->calls;
     m->multi_ms = m->single_ms = -1;
     m->single_timed_out = false;
+    m->single_screened = 0;
     int64_t t0 = tlr_mono_ms();
     ds_cmd *c = multi_node(m, cands, n);
     m->multi_ms = tlr_mono_ms() - t0;

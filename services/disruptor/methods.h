@@ -52,10 +52,12 @@ typedef struct ds_mctx {
     unsigned *seq;                  /* command id sequence */
     tlr_logger *log;                /* may be NULL */
     /* Out, from ds_consolidation_decide: wall time of its multi-node and
-     * single-node searches (-1 = not run) and whether the single-node one
-     * stopped at time_budget_ms (Karpenter's consolidation timeouts). */
+     * single-node searches (-1 = not run), whether the single-node one
+     * stopped at time_budget_ms (Karpenter's consolidation timeouts), and
+     * how many candidates it proved not worth a Simulate. */
     int64_t multi_ms, single_ms;
     bool single_timed_out;
+    int single_screened;            /* candidates passed over without a Simulate (screen.h) */
 } ds_mctx;
 
 /* ---- expiration.c ---- */

@@ -453,6 +453,43 @@ static void test_reduced_simulation_request(void **state)
     ds_sim_result_clear(m->sim, &b);
 }
 
+/* A NodeClaim carries its allocatable and the requests it was launched
+ * for: a reduced request that sent the claim of a node it leaves out
+ * would have the solver plan the node's pods back onto it (an in-flight
+ * claim to the solver) and call the node deletable. */
+static void test_reduced_simulation_leaves_unsent_claims_out(void **state)
+{
+    fx *x = *state;
+    node(x, "gone", "medium", (int[]){ 1000, 500, 0 });
+    node(x, "room", "small", (int[]){ 1200, 0 });    /* 800m free: not both pods */
+    Tailor__V1__Node *nr = node(x, "notready", "medium", NULL);
+    nr->ready = false;
+    claim(x, "gone")->status->allocatable = tk_res(4000, 8 * TK_GIB, 110);
+    claim(x, "notready")->status->allocatable = tk_res(4000, 8 * TK_GIB, 110);
+    Tailor__V1__NodeClaim *fly = tk_claim_for(nr);   /* really in flight: no Node */
+    free(fly->name);
+    fly->name = tlr_strdup("nc-flying");
+    fly->status->node_name[0] = '\0';
+    fly->status->provider_id[0] = '\0';
+    TK_PUSH(x->snap->cluster->nodeclaims, x->snap->cluster->n_nodeclaims, fly);
+    ds_mctx *m = ctx(x);
+    const char *names[1] = { "gone" };
+    Tailor__V1__SimulateRequest req;
+    ds_sim_request(m->sim, names, 1, true, 1, &req);
+    /* room and its claim; the claim in flight; not gone's nor notready's */
+    assert_int_equal(req.cluster->n_nodes, 1);
+    assert_int_equal(req.cluster->n_nodeclaims, 2);
+    assert_string_equal(req.cluster->nodeclaims[0]->name, "nc-room");
+    assert_string_equal(req.cluster->nodeclaims[1]->name, "nc-flying");
+    ds_sim_request_free(&req);
+    char why[512] = "";
+    ds_vnode *g = ds_view_node(m->v, "gone");
+    ds_cmd *c = ds_consolidation_evaluate(m, &g, 1, why, sizeof(why));
+    if (c && c->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE)
+        fail_msg("got %s, want no delete: the pods fit nowhere but on gone's own claim", c->why);
+    ds_cmd_free(c);
+}
+
 /* ---- capacity types ---------------------------------------------------- */
 
 /* Every catalog type also offered as spot at half its on-demand price. */
@@ -655,6 +692,7 @@ int main(void)
         T(test_drift_kinds),
         T(test_drift_budget_one_at_a_time),
         T(test_reduced_simulation_request),
+        T(test_reduced_simulation_leaves_unsent_claims_out),
         T(test_replacement_that_may_be_spot_is_spot),
         T(test_spot_to_spot_is_gated),
         T(test_spot_to_spot_keeps_the_15_cheapest),

@@ -1,6 +1,7 @@
 /* sim.c - Simulate requests built from a view (sim.h). */
 #include "sim.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,51 @@ static int by_room(const void *a, const void *b)
     return x->idx < y->idx ? -1 : 1;
 }
 
+static int by_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The reduced request leaves out nodes (the removed ones, those no pod
+ * can land on, those past the first limit), but a NodeClaim whose Node is
+ * not in the request is, to the solver, a claim still in flight: capacity
+ * (its allocatable less its spec requests) that it plans pods onto.  The
+ * removed node's own claim would take its pods back and a node that must
+ * not be a target would be one.  So only the claims of the sent targets
+ * and those of no Node at all (really in flight) go with it: cs->nodeclaims
+ * (the request's own array) is filtered in place. */
+static void drop_unsent_claims(const ds_view *v, const target *t, size_t keep, Tailor__V1__ClusterState *cs)
+{
+    const Tailor__V1__NodeClaim **sent = tlr_calloc(v->nnodes + 1, sizeof(*sent));
+    const Tailor__V1__NodeClaim **unsent = tlr_calloc(v->nnodes + 1, sizeof(*unsent));
+    size_t ns = 0, nu = 0;
+    bool *is_sent = tlr_calloc(v->nnodes + 1, sizeof(*is_sent));
+    for (size_t k = 0; k < keep; k++)
+        is_sent[t[k].idx] = true;
+    for (size_t i = 0; i < v->nnodes; i++)
+        if (v->nodes[i].claim) {
+            if (is_sent[i])
+                sent[ns++] = v->nodes[i].claim;
+            else
+                unsent[nu++] = v->nodes[i].claim;
+        }
+    qsort(sent, ns, sizeof(*sent), by_ptr);
+    qsort(unsent, nu, sizeof(*unsent), by_ptr);
+    size_t nk = 0;
+    for (size_t i = 0; i < cs->n_nodeclaims; i++) {
+        const Tailor__V1__NodeClaim *c = cs->nodeclaims[i];
+        /* a claim two nodes joined (sent and not) stays: its sent node is
+         * where the solver binds it */
+        if (bsearch(&c, sent, ns, sizeof(*sent), by_ptr) || !bsearch(&c, unsent, nu, sizeof(*unsent), by_ptr))
+            cs->nodeclaims[nk++] = cs->nodeclaims[i];
+    }
+    cs->n_nodeclaims = nk;
+    free(is_sent);
+    free(unsent);
+    free(sent);
+}
+
 /* The request, with limit targets at most (0 = every eligible one). */
 typedef struct owned {
     Tailor__V1__Pod **v;
@@ -60,6 +106,10 @@ static void build(const ds_sim *s, const char *const *names, size_t n, bool allo
     *cs = *src;
     cs->nodes = tlr_calloc(src->n_nodes + 1, sizeof(*cs->nodes));
     cs->n_nodes = 0;
+    /* the claims: an array of the request's own (drop_unsent_claims) */
+    cs->nodeclaims = tlr_calloc(src->n_nodeclaims + 1, sizeof(*cs->nodeclaims));
+    if (src->n_nodeclaims)
+        memcpy(cs->nodeclaims, src->nodeclaims, src->n_nodeclaims * sizeof(*cs->nodeclaims));
     bool *gone = marks_of(v, names, n);
 
     /* what the moving pods need, at least and in all, and host ports */
@@ -126,6 +176,7 @@ static void build(const ds_sim *s, const char *const *names, size_t n, bool allo
             }
             cs->nodes[cs->n_nodes++] = copy;
         }
+        drop_unsent_claims(v, t, keep, cs);
         /* the removed nodes' pods go as pods to place: the nodes need not
          * be sent (nor looked up by name for every node the solver sees) */
         size_t np = 0, fullcap = 0;
@@ -203,6 +254,7 @@ void ds_sim_request_free(Tailor__V1__SimulateRequest *req)
         for (size_t i = 0; i < req->cluster->n_nodes; i++)
             free(req->cluster->nodes[i]);
         free(req->cluster->nodes);
+        free(req->cluster->nodeclaims);
         free(req->cluster);
     }
     free(req->pending_pods);

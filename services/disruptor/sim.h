@@ -17,7 +17,9 @@
  *   - keeps only the nodes a moving pod could land on (Ready,
  *     Initialized, not disrupting, with room for the smallest moving pod),
  *     without their pods (their `requested` already says how full they
- *     are) unless a moving pod binds a host port;
+ *     are) unless a moving pod binds a host port, and only their
+ *     NodeClaims and those of no node (in flight): the solver takes a
+ *     claim without its node for capacity still coming;
  *   - first offers only the roomiest of those, enough for the moving pods
  *     1.5 times over: a plan found on a subset of the nodes is a plan on
  *     all of them, so only when that probe misses (infeasible, or needs a
