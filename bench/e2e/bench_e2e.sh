@@ -180,24 +180,9 @@ run_big() {
   done
   echo "$POOLS" | $K apply --validate=false -f - >/dev/null
   sleep 2
-  few() {   # few NAME REPLICAS
-    cat <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $1, namespace: default}
-spec:
-  replicas: $2
-  selector: {matchLabels: {app: $1}}
-  template:
-    metadata: {labels: {app: $1}}
-    spec:
-      containers:
-      - {name: c, image: app, resources: {requests: {cpu: "500m", memory: 1Gi}}}
-YAML
-  }
   # Warm up as a running cluster is: one pod provisioned first, so the
   # burst's batch is not the first a launcher and a solver ever see.
-  few warm 1 | $K apply --validate=false -f - >/dev/null
+  e2e_deployment warm 1 500m 1Gi | $K apply --validate=false -f - >/dev/null
   local t_apply line="" i
   for ((i = 0; i < 120; i++)); do
     grep -q '"msg":"batch provisioned".*"launched":[1-9]' "$STATE_DIR/launcher.log" && break
@@ -205,7 +190,7 @@ YAML
   done
   sleep 3
   t_apply=$(date +%s%3N)
-  few few 50 | $K apply --validate=false -f - >/dev/null
+  e2e_deployment few 50 500m 1Gi | $K apply --validate=false -f - >/dev/null
   for ((i = 0; i < 120; i++)); do
     line=$(grep '"msg":"batch provisioned"' "$STATE_DIR/launcher.log" |
            awk -F'"pods":' '{split($2, a, ","); if (a[1] + 0 >= 50 && $0 ~ /"launched":[1-9]/) {print; exit}}' || true)

@@ -395,12 +395,27 @@ static bool catalog_miss(tlr_arena *oa, const Tailor__V1__CatalogRef *const *cat
     return true;
 }
 
-static uint64_t *held_copy(tlr_arena *oa, const uint64_t *held, size_t n)
+/* The fields a refusal fills in either response (tlr_solve_refusal). */
+typedef struct refusal_fields {
+    char **replica;
+    Tailor__V1__Status **status;
+    protobuf_c_boolean *cluster_miss;
+    uint64_t **held;
+    size_t *nheld;
+} refusal_fields;
+
+static void refusal_fill(tlr_arena *oa, const refusal_fields *f, const tlr_solve_opts *o, int code,
+                         const char *reason, const char *msg, const uint64_t *held, size_t nheld)
 {
-    uint64_t *v = tlr_arena_alloc(oa, (n + 1) * sizeof(*v));
-    if (n)
-        memcpy(v, held, n * sizeof(*v));
-    return v;
+    *f->replica = sv_ostrdup(oa, o && o->replica_id ? o->replica_id : "");
+    *f->status = status_new(oa, code, reason, msg);
+    if (strcmp(reason, "ClusterMiss"))
+        return;
+    *f->cluster_miss = true;
+    *f->held = tlr_arena_alloc(oa, (nheld + 1) * sizeof(uint64_t));
+    if (nheld)
+        memcpy(*f->held, held, nheld * sizeof(uint64_t));
+    *f->nheld = nheld;
 }
 
 Tailor__V1__SolveResponse *tlr_solve_refusal(const tlr_solve_opts *o, int code, const char *reason,
@@ -409,13 +424,9 @@ Tailor__V1__SolveResponse *tlr_solve_refusal(const tlr_solve_opts *o, int code, 
     tlr_arena *oa;
     Tailor__V1__SolveResponse *r = resp_alloc(sizeof(*r), &oa);
     tailor__v1__solve_response__init(r);
-    r->solver_replica_id = sv_ostrdup(oa, o && o->replica_id ? o->replica_id : "");
-    r->status = status_new(oa, code, reason, msg);
-    if (!strcmp(reason, "ClusterMiss")) {
-        r->cluster_miss = true;
-        r->held_generations = held_copy(oa, held, nheld);
-        r->n_held_generations = nheld;
-    }
+    refusal_fields f = { &r->solver_replica_id, &r->status, &r->cluster_miss, &r->held_generations,
+                         &r->n_held_generations };
+    refusal_fill(oa, &f, o, code, reason, msg, held, nheld);
     return r;
 }
 
@@ -426,13 +437,9 @@ Tailor__V1__SimulateResponse *tlr_simulate_refusal(const tlr_solve_opts *o, int 
     tlr_arena *oa;
     Tailor__V1__SimulateResponse *r = resp_alloc(sizeof(*r), &oa);
     tailor__v1__simulate_response__init(r);
-    r->solver_replica_id = sv_ostrdup(oa, o && o->replica_id ? o->replica_id : "");
-    r->status = status_new(oa, code, reason, msg);
-    if (!strcmp(reason, "ClusterMiss")) {
-        r->cluster_miss = true;
-        r->held_generations = held_copy(oa, held, nheld);
-        r->n_held_generations = nheld;
-    }
+    refusal_fields f = { &r->solver_replica_id, &r->status, &r->cluster_miss, &r->held_generations,
+                         &r->n_held_generations };
+    refusal_fill(oa, &f, o, code, reason, msg, held, nheld);
     return r;
 }
 

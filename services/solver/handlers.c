@@ -246,17 +246,23 @@ static size_t held_gens(solver_handlers *h, int64_t epoch, uint64_t held[16])
     return n < 16 ? n : 16;
 }
 
+/* Why a request's cluster by reference was not resolved. */
+typedef struct refusal {
+    const char *reason;        /* "ClusterMiss" or "Invalid" */
+    char why[512];
+    uint64_t held[16];         /* ClusterMiss: the generations held */
+    size_t nheld;
+} refusal;
+
 /* Resolve a request's cluster sent by reference (cs->by_ref; cs is the
  * request's, which the REP server frees after the reply: the delta's
  * messages move into the store).  TLR_OK: *view is the whole state (NULL
- * when cs is inline).  Otherwise the refusal's status is in code, reason,
- * msg and the held generations in held/nheld. */
+ * when cs is inline).  Otherwise *rf says why. */
 static int resolve_cluster(solver_handlers *h, const Tailor__V1__ClusterState *cs,
-                           tlr_cstate_view **view, const char **reason, char *msg, size_t len,
-                           uint64_t held[16], size_t *nheld)
+                           tlr_cstate_view **view, refusal *rf)
 {
     *view = NULL;
-    *nheld = 0;
+    rf->nheld = 0;
     if (!cs || !cs->by_ref)
         return TLR_OK;
     uint64_t before[16];
@@ -264,18 +270,19 @@ static int resolve_cluster(solver_handlers *h, const Tailor__V1__ClusterState *c
     bool was_held = false;
     for (size_t i = 0; i < nb; i++)
         was_held |= before[i] == cs->generation;
-    int rc = tlr_cstate_resolve(h->states, (Tailor__V1__ClusterState *)cs, view, msg, len);
+    int rc = tlr_cstate_resolve(h->states, (Tailor__V1__ClusterState *)cs, view, rf->why,
+                                sizeof(rf->why));
     if (rc == TLR_OK) {
         count(was_held ? h->cs_hit : h->cs_built);
         return TLR_OK;
     }
     if (rc == TLR_E_NOTFOUND) {
         count(h->cs_miss);
-        *reason = "ClusterMiss";
-        *nheld = held_gens(h, cs->watcher_epoch_unix_ms, held);
+        rf->reason = "ClusterMiss";
+        rf->nheld = held_gens(h, cs->watcher_epoch_unix_ms, rf->held);
     } else {
         count(h->cs_invalid);
-        *reason = "Invalid";
+        rf->reason = "Invalid";
     }
     return rc;
 }
@@ -289,13 +296,10 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
     tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id,
                          .no_lower_bound = req->n_pending_pods > h->lb_max_pods };
     tlr_cstate_view *view;
-    const char *reason = NULL;
-    char why[512];
-    uint64_t held[16];
-    size_t nheld;
-    int rc = resolve_cluster(h, req->cluster, &view, &reason, why, sizeof(why), held, &nheld);
+    refusal rf;
+    int rc = resolve_cluster(h, req->cluster, &view, &rf);
     if (rc) {
-        *reply = &tlr_solve_refusal(&o, rc, reason, why, held, nheld)->base;
+        *reply = &tlr_solve_refusal(&o, rc, rf.reason, rf.why, rf.held, rf.nheld)->base;
         return TLR_OK;
     }
     queue_begin(h, "provisioner", req->batch_id[0] ? req->batch_id : request_id,
@@ -329,13 +333,10 @@ static int handle_simulate(void *arg, const ProtobufCMessage *msg, const char *r
     const Tailor__V1__SimulateRequest *req = (const Tailor__V1__SimulateRequest *)msg;
     tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id };
     tlr_cstate_view *view;
-    const char *reason = NULL;
-    char why[512];
-    uint64_t held[16];
-    size_t nheld;
-    int rc = resolve_cluster(h, req->cluster, &view, &reason, why, sizeof(why), held, &nheld);
+    refusal rf;
+    int rc = resolve_cluster(h, req->cluster, &view, &rf);
     if (rc) {
-        *reply = &tlr_simulate_refusal(&o, rc, reason, why, held, nheld)->base;
+        *reply = &tlr_simulate_refusal(&o, rc, rf.reason, rf.why, rf.held, rf.nheld)->base;
         return TLR_OK;
     }
     Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
