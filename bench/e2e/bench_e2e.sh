@@ -102,6 +102,18 @@ spec:
 YAML
 )
 
+# The live catalog (moto's DescribeInstanceTypes...) first, as in
+# production; then the NodePool and EC2NodeClass.
+pools_after_catalog() {
+  local i
+  for ((i = 0; i < 60; i++)); do
+    grep -q '"msg":"catalog refreshed"\|"msg":"live catalog not built' "$STATE_DIR/launcher.log" && break
+    sleep 1
+  done
+  echo "$POOLS" | $K apply --validate=false -f - >/dev/null
+  sleep 2
+}
+
 # run_one N LABEL [LAUNCHER ARGS...]: one burst on a fresh cluster.
 run_one() {
   local n=$1 label=$2
@@ -110,13 +122,7 @@ run_one() {
   e2e_start_solver
   e2e_start_watcher --batch-idle 1s --batch-max 10s
   e2e_start_launcher --spot-discount 0.6 "$@"
-  # The live catalog (moto's DescribeInstanceTypes...) first, as in production.
-  for ((i = 0; i < 60; i++)); do
-    grep -q '"msg":"catalog refreshed"\|"msg":"live catalog not built' "$STATE_DIR/launcher.log" && break
-    sleep 1
-  done
-  echo "$POOLS" | $K apply --validate=false -f - >/dev/null
-  sleep 2
+  pools_after_catalog
   pods_yaml "$n" >"$STATE_DIR/pods.yaml"
   local t_apply
   t_apply=$(date +%s%3N)
@@ -174,12 +180,7 @@ run_big() {
   e2e_start_solver
   e2e_start_watcher --batch-idle 1s --batch-max 10s "$@"
   e2e_start_launcher --spot-discount 0.6
-  for ((i = 0; i < 60; i++)); do
-    grep -q '"msg":"catalog refreshed"\|"msg":"live catalog not built' "$STATE_DIR/launcher.log" && break
-    sleep 1
-  done
-  echo "$POOLS" | $K apply --validate=false -f - >/dev/null
-  sleep 2
+  pools_after_catalog
   # Warm up as a running cluster is: one pod provisioned first, so the
   # burst's batch is not the first a launcher and a solver ever see.
   e2e_deployment warm 1 500m 1Gi | $K apply --validate=false -f - >/dev/null
