@@ -284,10 +284,12 @@ static int fake_solve(void *arg, const Tailor__V1__SolveRequest *req,
         Tailor__V1__SolveResponse *r = tlr_malloc(sizeof(*r));
         tailor__v1__solve_response__init(r);
         *resp = r;
-        return TLR_OK;
+    } else {
+        *resp = f->solve_q[0];
+        memmove(&f->solve_q[0], &f->solve_q[1], (--f->nsolve_q) * sizeof(f->solve_q[0]));
     }
-    *resp = f->solve_q[0];
-    memmove(&f->solve_q[0], &f->solve_q[1], (--f->nsolve_q) * sizeof(f->solve_q[0]));
+    if (ref && !f->solver_predates_by_ref && !(*resp)->cluster_miss)
+        (*resp)->cluster_generation = req->cluster->generation;
     return TLR_OK;
 }
 

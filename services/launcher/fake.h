@@ -19,6 +19,10 @@ typedef struct lc_fake {
     /* script */
     Tailor__V1__SolveResponse *solve_q[16];  /* handed over; popped in order */
     size_t nsolve_q;
+    /* Answer as a solver that predates ClusterState.by_ref: its replies
+     * never carry cluster_generation (a current one's do, when the
+     * request's cluster came by reference and was not a miss). */
+    bool solver_predates_by_ref;
     /* The watcher's Snapshot answers (handed over; popped in order; none
      * left: TLR_E_UNAVAILABLE). */
     Tailor__V1__SnapshotResponse *snap_q[4];

@@ -873,7 +873,14 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, si
         rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
         if (rc != TLR_OK)
             break;
-        if (resp->cluster_miss && whole && !whole_sent) {
+        if (whole && req.cluster == &by_ref && !resp->cluster_miss && !resp->catalog_miss &&
+            resp->cluster_generation != whole->generation) {
+            /* A replica that predates by_ref solved against no nodes:
+             * never act on that; the whole state goes inline. */
+            TLR_WARN(p->o.log, "solver does not take the cluster by reference: resending it inline",
+                     TLR_S("solver", resp->solver_replica_id));
+            req.cluster = &cs;
+        } else if (resp->cluster_miss && whole && !whole_sent) {
             /* The replica does not hold our base: from one it holds. */
             uint64_t base = common_base(p, resp);
             TLR_INFO(p->o.log, "solver does not hold the cluster state: resending",

@@ -354,6 +354,20 @@ static void test_cluster_by_reference(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=21 base=12 nodes=1 removed=0"), 1);
     assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=21 base=10 nodes=2 removed=1"), 1);
 
+    /* a replica that predates by_ref solves against no nodes (its reply
+     * names no cluster generation): not acted on, the whole state goes
+     * inline and that answer is used */
+    fx->f.solver_predates_by_ref = true;
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(tk_claim(NULL, 1, "m5.large", NULL, NULL));
+    fx->f.solve_q[fx->f.nsolve_q++] = tk_resp(NULL);
+    size_t claims_before = lc_fake_count(&fx->f, "claim_create");
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(22, 21, "n-a", NULL), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=22 base=21 nodes=1"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=inline"), 1);
+    assert_int_equal(fx->f.last_solve->cluster->n_nodes, 3);
+    assert_int_equal(lc_fake_count(&fx->f, "claim_create"), claims_before);
+    fx->f.solver_predates_by_ref = false;
+
     /* the watcher cannot answer: the batch is skipped, nothing is solved,
      * and the launcher keeps the last cluster it knew */
     size_t solves = lc_fake_count(&fx->f, "solve ");

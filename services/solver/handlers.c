@@ -314,6 +314,8 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
      * SolveResponse with its status set: that is the reply. */
     double t0 = now_s();
     tlr_solve(&copy, &o, &resp);
+    if (view)
+        resp->cluster_generation = req->cluster->generation;
     if (h->sched_provisioner)
         tlr_histogram_observe(h->sched_provisioner, now_s() - t0);
     queue_end(h);
@@ -347,6 +349,8 @@ static int handle_simulate(void *arg, const ProtobufCMessage *msg, const char *r
     Tailor__V1__SimulateResponse *resp = NULL;
     double t0 = now_s();
     tlr_simulate(&copy, &o, &resp);
+    if (view)
+        resp->cluster_generation = req->cluster->generation;
     if (h->sched_disruption)
         tlr_histogram_observe(h->sched_disruption, now_s() - t0);
     tlr_cstate_view_free(view);

@@ -280,6 +280,7 @@ static void test_cluster_by_reference(void **state)
     assert_false(r->cluster_miss);
     assert_int_equal(r->status ? r->status->code : 0, 0);
     assert_string_equal(where, "n1");
+    assert_int_equal(r->cluster_generation, 5);   /* says which state it solved */
     route.reply_done(route.arg, &r->base);
 
     r = send_solve(&route, byref_request(5, false, 0, false, NULL), &where);
