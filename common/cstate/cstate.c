@@ -324,6 +324,15 @@ int tlr_cstate_resolve(tlr_cstate *c, Tailor__V1__ClusterState *cs, tlr_cstate_v
     int rc = TLR_OK;
     pthread_mutex_lock(&c->mu);
     cs_state *s = find(c, epoch, cs->generation);
+    if (!s && ref->has_delta && ref->base_generation) {
+        /* the first base the delta applies to that is held */
+        uint64_t b = ref->base_generation;
+        for (size_t i = 0; !find(c, epoch, b) && i < ref->n_also_applies_to; i++)
+            if (ref->also_applies_to[i] && ref->also_applies_to[i] < cs->generation &&
+                find(c, epoch, ref->also_applies_to[i]))
+                b = ref->also_applies_to[i];
+        ref->base_generation = b;
+    }
     if (!s && !ref->has_delta) {
         set_err(err, len, "cluster state %lld/%llu is not held", (long long)epoch,
                 (unsigned long long)cs->generation);
@@ -395,45 +404,99 @@ size_t tlr_cstate_held(tlr_cstate *c, int64_t epoch, uint64_t *out, size_t max)
 
 /* ---- the sending end ----------------------------------------------------- */
 
-/* Entries of to that are not (the same pointer) in from, into *chg; names
- * of from missing from to, copied, into *gone. */
-static void diff(const cs_list *from, const cs_list *to, void ***chg, size_t *nchg, char ***gone,
-                 size_t *ngone)
+/* Mark in chg[] the entries of to that are not (the same pointer) in
+ * from; add to *gone (names, borrowed) those of from missing from to. */
+static void diff_mark(const cs_list *from, const cs_list *to, bool *chg, const char **gone,
+                      size_t *ngone)
 {
-    void **c = tlr_calloc(to->n + 1, sizeof(*c));
-    char **g = tlr_calloc(from->n + 1, sizeof(*g));
-    size_t nc = 0, ng = 0, i = 0, j = 0;
+    size_t i = 0, j = 0;
     while (i < from->n || j < to->n) {
         int d = i == from->n ? 1 : j == to->n ? -1 : strcmp(from->v[i]->name, to->v[j]->name);
         if (d < 0) {
-            g[ng++] = tlr_strdup(from->v[i++]->name);
+            gone[(*ngone)++] = from->v[i++]->name;
         } else if (d > 0) {
-            c[nc++] = to->v[j++]->msg;
+            chg[j++] = true;
         } else {
-            if (from->v[i] != to->v[j])
-                c[nc++] = to->v[j]->msg;
+            chg[j] |= from->v[i] != to->v[j];
             i++;
             j++;
         }
     }
-    *chg = c;
-    *nchg = nc;
-    *gone = g;
-    *ngone = ng;
 }
 
-void tlr_cstate_delta(tlr_cstate *c, const tlr_cstate_view *v, uint64_t base,
-                      Tailor__V1__ClusterRef *ref)
+/* The union over the bases (from[0..nb), NULL = the empty state) of what
+ * differs from each: valid for every one of them (an entry unchanged
+ * since some base is sent whole anyway, a name removed since some base is
+ * removed: both are no-ops for the others).  *chg (messages, borrowed)
+ * and *gone (names, copied) are new arrays. */
+static void diff_union(const cs_list *const *from, size_t nb, const cs_list *to, void ***chg,
+                       size_t *nchg, char ***gone, size_t *ngone)
 {
     static const cs_list empty = { 0 };
+    bool *mark = tlr_calloc(to->n + 1, sizeof(*mark));
+    size_t cap = 1;
+    for (size_t k = 0; k < nb; k++)
+        cap += from[k] ? from[k]->n : 0;
+    const char **g = tlr_calloc(cap, sizeof(*g));
+    size_t ng = 0;
+    for (size_t k = 0; k < nb; k++)
+        diff_mark(from[k] ? from[k] : &empty, to, mark, g, &ng);
+    void **c = tlr_calloc(to->n + 1, sizeof(*c));
+    size_t nc = 0;
+    for (size_t j = 0; j < to->n; j++)
+        if (mark[j])
+            c[nc++] = to->v[j]->msg;
+    qsort(g, ng, sizeof(*g), cmp_str);
+    char **gg = tlr_calloc(ng + 1, sizeof(*gg));
+    size_t n = 0;
+    for (size_t k = 0; k < ng; k++)
+        if (n == 0 || strcmp(gg[n - 1], g[k]))
+            gg[n++] = tlr_strdup(g[k]);
+    free(g);
+    free(mark);
+    *chg = c;
+    *nchg = nc;
+    *gone = gg;
+    *ngone = n;
+}
+
+void tlr_cstate_delta(tlr_cstate *c, const tlr_cstate_view *v, const uint64_t *bases,
+                      size_t nbases, Tailor__V1__ClusterRef *ref)
+{
     pthread_mutex_lock(&c->mu);
-    const cs_state *b = base && base < v->s->gen ? find(c, v->s->epoch, base) : NULL;
+    const cs_state **held = tlr_calloc(nbases + 1, sizeof(*held));
+    uint64_t *gens = tlr_calloc(nbases + 1, sizeof(*gens));
+    size_t nh = 0;
+    for (size_t i = 0; i < nbases; i++) {
+        const cs_state *b = bases[i] && bases[i] < v->s->gen ? find(c, v->s->epoch, bases[i]) : NULL;
+        bool dup = false;
+        for (size_t k = 0; k < nh; k++)
+            dup |= gens[k] == bases[i];
+        if (b && !dup) {
+            held[nh] = b;
+            gens[nh++] = bases[i];
+        }
+    }
+    const cs_list **fn = tlr_calloc(nh + 1, sizeof(*fn)), **fc = tlr_calloc(nh + 1, sizeof(*fc));
+    for (size_t k = 0; k < nh; k++) {
+        fn[k] = &held[k]->nodes;
+        fc[k] = &held[k]->claims;
+    }
     ref->has_delta = true;
-    ref->base_generation = b ? base : 0;
-    diff(b ? &b->nodes : &empty, &v->s->nodes, (void ***)&ref->nodes, &ref->n_nodes,
-         &ref->removed_nodes, &ref->n_removed_nodes);
-    diff(b ? &b->claims : &empty, &v->s->claims, (void ***)&ref->nodeclaims, &ref->n_nodeclaims,
-         &ref->removed_nodeclaims, &ref->n_removed_nodeclaims);
+    ref->base_generation = nh ? gens[0] : 0;
+    diff_union(fn, nh ? nh : 1, &v->s->nodes, (void ***)&ref->nodes, &ref->n_nodes,
+               &ref->removed_nodes, &ref->n_removed_nodes);
+    diff_union(fc, nh ? nh : 1, &v->s->claims, (void ***)&ref->nodeclaims, &ref->n_nodeclaims,
+               &ref->removed_nodeclaims, &ref->n_removed_nodeclaims);
+    if (nh > 1) {
+        ref->also_applies_to = tlr_calloc(nh, sizeof(uint64_t));
+        memcpy(ref->also_applies_to, gens + 1, (nh - 1) * sizeof(uint64_t));
+        ref->n_also_applies_to = nh - 1;
+    }
+    free(fn);
+    free(fc);
+    free(held);
+    free(gens);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -449,6 +512,7 @@ void tlr_cstate_ref_clear(Tailor__V1__ClusterRef *ref)
     free(ref->removed_nodeclaims);
     free(ref->nodes);
     free(ref->nodeclaims);
+    free(ref->also_applies_to);
     tailor__v1__cluster_ref__init(ref);
 }
 

@@ -250,7 +250,7 @@ static void test_sender_delta_round_trip(void **state)
 
     /* the sender sends its first state whole; the receiver builds it */
     Tailor__V1__ClusterRef ref = TAILOR__V1__CLUSTER_REF__INIT;
-    tlr_cstate_delta(snd, s1, 0, &ref);
+    tlr_cstate_delta(snd, s1, NULL, 0, &ref);
     assert_int_equal(ref.base_generation, 0);
     assert_int_equal(ref.n_nodes, N);
     assert_int_equal(ref.n_nodeclaims, 2);
@@ -285,7 +285,7 @@ static void test_sender_delta_round_trip(void **state)
 
     /* the launcher's own claim rides along as an override */
     Tailor__V1__NodeClaim *own = mk_claim("c-9", "b");
-    tlr_cstate_delta(snd, s2, 100, &ref);
+    tlr_cstate_delta(snd, s2, (const uint64_t[]){ 100 }, 1, &ref);
     assert_int_equal(ref.base_generation, 100);
     assert_int_equal(ref.n_nodes, 2);
     assert_int_equal(ref.n_removed_nodes, 1);
@@ -366,6 +366,73 @@ static void test_eviction_keeps_viewed_state(void **state)
     tlr_cstate_free(c);
 }
 
+/* Receivers that hold different earlier states (solver replicas each
+ * answering some of a launcher's requests) all follow one delta naming
+ * every base: even an object added and removed again between the bases,
+ * or changed since only one of them, ends right. */
+static void test_one_delta_for_several_bases(void **state)
+{
+    (void)state;
+    tlr_cstate *snd, *r1, *r2;
+    tlr_cstate_create(0, &snd);
+    tlr_cstate_create(0, &r1);
+    tlr_cstate_create(0, &r2);
+    char err[256], buf[256];
+    tlr_cstate_view *s1, *s2, *s3, *v1, *v2, *w1, *w2;
+    Tailor__V1__Node *n1[] = { mk_node("a", 1, NULL), mk_node("b", 1, NULL), mk_node("c", 1, NULL) };
+    Tailor__V1__ClusterState *m1 = delta_msg(10, 0, n1, 3, NULL, 0, NULL, 0);
+    assert_int_equal(tlr_cstate_resolve(snd, m1, &s1, err, sizeof(err)), TLR_OK);
+    Tailor__V1__Node *n2[] = { mk_node("b", 2, NULL), mk_node("d", 1, NULL) };
+    char *g2[] = { "c" };
+    Tailor__V1__ClusterState *m2 = delta_msg(20, 10, n2, 2, g2, 1, NULL, 0);
+    assert_int_equal(tlr_cstate_resolve(snd, m2, &s2, err, sizeof(err)), TLR_OK);
+    Tailor__V1__Node *n3[] = { mk_node("e", 1, NULL) };
+    char *g3[] = { "d" };
+    Tailor__V1__ClusterState *m3 = delta_msg(30, 20, n3, 1, g3, 1, NULL, 0);
+    assert_int_equal(tlr_cstate_resolve(snd, m3, &s3, err, sizeof(err)), TLR_OK);
+
+    /* r1 holds 10, r2 holds 20: each from the sender's deltas */
+    Tailor__V1__ClusterRef ref = TAILOR__V1__CLUSTER_REF__INIT;
+    Tailor__V1__ClusterState out;
+    tlr_cstate_delta(snd, s1, NULL, 0, &ref);
+    tlr_cstate_by_ref(s1, NULL, 0, &ref, &out);
+    Tailor__V1__ClusterState *w = wire(&out);
+    tlr_cstate_ref_clear(&ref);
+    assert_int_equal(tlr_cstate_resolve(r1, w, &v1, err, sizeof(err)), TLR_OK);
+    tailor__v1__cluster_state__free_unpacked(w, NULL);
+    tlr_cstate_delta(snd, s2, NULL, 0, &ref);
+    tlr_cstate_by_ref(s2, NULL, 0, &ref, &out);
+    w = wire(&out);
+    tlr_cstate_ref_clear(&ref);
+    assert_int_equal(tlr_cstate_resolve(r2, w, &v2, err, sizeof(err)), TLR_OK);
+    tailor__v1__cluster_state__free_unpacked(w, NULL);
+
+    /* one delta to 30 from 20 or 10 (and a base never held: left out) */
+    tlr_cstate_delta(snd, s3, (const uint64_t[]){ 20, 10, 15 }, 3, &ref);
+    assert_int_equal(ref.base_generation, 20);
+    assert_int_equal(ref.n_also_applies_to, 1);
+    assert_int_equal(ref.also_applies_to[0], 10);
+    assert_int_equal(ref.n_nodes, 2);           /* b (changed since 10), e */
+    assert_int_equal(ref.n_removed_nodes, 2);   /* c (since 10), d (since 20) */
+    tlr_cstate_by_ref(s3, NULL, 0, &ref, &out);
+    Tailor__V1__ClusterState *wa = wire(&out), *wb = wire(&out);
+    tlr_cstate_ref_clear(&ref);
+    assert_int_equal(tlr_cstate_resolve(r1, wa, &w1, err, sizeof(err)), TLR_OK);
+    assert_int_equal(tlr_cstate_resolve(r2, wb, &w2, err, sizeof(err)), TLR_OK);
+    assert_string_equal(names(tlr_cstate_view_state(w1), buf, sizeof(buf)), "a:1,b:2,e:1");
+    assert_string_equal(names(tlr_cstate_view_state(w2), buf, sizeof(buf)), "a:1,b:2,e:1");
+
+    tlr_cstate_view *views[] = { s1, s2, s3, v1, v2, w1, w2 };
+    for (size_t i = 0; i < 7; i++)
+        tlr_cstate_view_free(views[i]);
+    Tailor__V1__ClusterState *msgs[] = { m1, m2, m3, wa, wb };
+    for (size_t i = 0; i < 5; i++)
+        tailor__v1__cluster_state__free_unpacked(msgs[i], NULL);
+    tlr_cstate_free(snd);
+    tlr_cstate_free(r1);
+    tlr_cstate_free(r2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_sender_delta_round_trip),
         cmocka_unit_test(test_eviction_keeps_viewed_state),
+        cmocka_unit_test(test_one_delta_for_several_bases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,8 @@
  * without comparing messages.
  *
  * Receiving end (the solver; the launcher for the watcher's batches):
- * tlr_cstate_resolve().  Sending end (the launcher to the solvers):
+ * tlr_cstate_resolve(); a delta may name several bases it applies to
+ * (also_applies_to), and the first one held is used.  Sending end (the launcher to the solvers):
  * tlr_cstate_delta().  A store is thread-safe.  A view pins its state, so
  * eviction never frees entries a solve is still reading; free every view
  * before its store.
@@ -70,15 +71,18 @@ void tlr_cstate_view_free(tlr_cstate_view *v);   /* NULL is fine */
 size_t tlr_cstate_held(tlr_cstate *c, int64_t epoch, uint64_t *out, size_t max);
 
 /* Fill ref (initialised by the caller) so that it takes a receiver from
- * the state (v's epoch, base) to v's state: has_delta, base_generation and
- * the Nodes and NodeClaims that differ.  When base is 0 or no longer held
- * the delta is from the empty state (base_generation 0): the whole state.
+ * any of the states (v's epoch, bases[i]) to v's state: has_delta,
+ * base_generation (the first base held), also_applies_to (the others) and
+ * the Nodes and NodeClaims that differ from any of them.  Bases that are
+ * 0, not older than v's state or no longer held are left out; with none
+ * left the delta is from the empty state (base_generation 0): the whole
+ * state.
  * The messages are borrowed from v's state; the arrays and removed names
  * are owned by ref: tlr_cstate_ref_clear() them, before freeing v.  Only
  * v's own referenced NodeClaims are listed, not the claims cs->nodeclaims
  * added when it was resolved. */
-void tlr_cstate_delta(tlr_cstate *c, const tlr_cstate_view *v, uint64_t base,
-                      Tailor__V1__ClusterRef *ref);
+void tlr_cstate_delta(tlr_cstate *c, const tlr_cstate_view *v, const uint64_t *bases,
+                      size_t nbases, Tailor__V1__ClusterRef *ref);
 void tlr_cstate_ref_clear(Tailor__V1__ClusterRef *ref);
 
 /* v's state as a ClusterState to send by reference: a shallow copy of the

@@ -290,6 +290,8 @@ static int fake_solve(void *arg, const Tailor__V1__SolveRequest *req,
     }
     if (ref && !f->solver_predates_by_ref && !(*resp)->cluster_miss)
         (*resp)->cluster_generation = req->cluster->generation;
+    if (!(*resp)->solver_replica_id || !*(*resp)->solver_replica_id)
+        (*resp)->solver_replica_id = tlr_strdup("solver/fake/1");   /* the default "" is not freed */
     return TLR_OK;
 }
 

@@ -35,8 +35,17 @@ struct lc_prov {
     tlr_cstate *states;                  /* the watcher's states we hold */
     tlr_cstate_view *view;
     Tailor__V1__ClusterState *wire_cluster;
-    int64_t solver_epoch;                /* the state a solver last took */
-    uint64_t solver_gen;
+    /* What each solver replica (by replica id) was last known to hold: a
+     * delta to the solvers is made valid for every one of them, since the
+     * transport, not the launcher, picks the replica. */
+    struct lc_replica_gen {
+        char *id;
+        int64_t epoch;
+        uint64_t gen;
+        uint64_t used;
+    } replicas[16];
+    size_t nreplicas;
+    uint64_t rclock;
     tlr_metric_family *m_cluster;
     size_t *batch_idx;                   /* its pods by uid: open addressing, */
     size_t batch_cap;                    /* SIZE_MAX = empty slot */

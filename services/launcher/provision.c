@@ -107,7 +107,7 @@ void lc_prov_create(const lc_prov_opts *o, lc_prov **out)
     p->o.identity = NULL;   /* copied into p->id */
     lc_prov_set_identity(p, o->identity);
     lc_claims_create(&p->claims);
-    tlr_cstate_create(0, &p->states);
+    tlr_cstate_create(8, &p->states);
     lc_ice_create(o->clock, o->ice_ttl_ms, &p->ice);
     lc_classes_opts co = { o->cloud, o->kube, o->clock, o->log, o->default_ami,
                            o->k8s_version, o->resolve_ttl_ms, o->iam, o->cluster, o->region };
@@ -218,6 +218,8 @@ void lc_prov_free(lc_prov *p)
         return;
     batch_drop(p);
     tlr_cstate_free(p->states);
+    for (size_t i = 0; i < p->nreplicas; i++)
+        free(p->replicas[i].id);
     free(p->batch_idx);
     free(p->decided);
     for (size_t i = 0; i < p->ntold; i++)
@@ -804,6 +806,41 @@ static size_t own_claims(lc_prov *p, Tailor__V1__NodeClaim ***out)
     return n;
 }
 
+/* Replica id holds (epoch, gen); gen 0 = nothing we can build on. */
+static void replica_note(lc_prov *p, const char *id, int64_t epoch, uint64_t gen)
+{
+    if (!id || !*id)
+        return;
+    size_t n = p->nreplicas, k = n;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(p->replicas[i].id, id))
+            k = i;
+    if (k == n && n < sizeof(p->replicas) / sizeof(p->replicas[0])) {
+        p->replicas[k].id = tlr_strdup(id);
+        p->nreplicas++;
+    } else if (k == n) {   /* full: the least recently heard of goes */
+        k = 0;
+        for (size_t i = 1; i < n; i++)
+            if (p->replicas[i].used < p->replicas[k].used)
+                k = i;
+        free(p->replicas[k].id);
+        p->replicas[k].id = tlr_strdup(id);
+    }
+    p->replicas[k].epoch = epoch;
+    p->replicas[k].gen = gen;
+    p->replicas[k].used = ++p->rclock;
+}
+
+/* The generations of epoch the replicas are known to hold (out[16]). */
+static size_t replica_bases(const lc_prov *p, int64_t epoch, uint64_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nreplicas; i++)
+        if (p->replicas[i].epoch == epoch && p->replicas[i].gen)
+            out[n++] = p->replicas[i].gen;
+    return n;
+}
+
 /* The base for the next delta to the solvers after a ClusterMiss: the
  * newest generation the replica holds that we hold too; 0 = none. */
 static uint64_t common_base(lc_prov *p, const Tailor__V1__SolveResponse *miss)
@@ -855,10 +892,11 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, si
     Tailor__V1__ClusterRef ref = TAILOR__V1__CLUSTER_REF__INIT;
     Tailor__V1__NodeClaim **own = NULL;
     const Tailor__V1__ClusterState *whole = p->view ? tlr_cstate_view_state(p->view) : NULL;
+    uint64_t bases[16];
     if (whole) {
         size_t nown = own_claims(p, &own);
-        uint64_t base = p->solver_epoch == whole->watcher_epoch_unix_ms ? p->solver_gen : 0;
-        tlr_cstate_delta(p->states, p->view, base, &ref);
+        size_t nb = replica_bases(p, whole->watcher_epoch_unix_ms, bases);
+        tlr_cstate_delta(p->states, p->view, bases, nb, &ref);
         tlr_cstate_by_ref(p->view, own, nown, &ref, &by_ref);
         req.cluster = &by_ref;
     }
@@ -867,12 +905,14 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, si
     Tailor__V1__SolveResponse *resp = NULL;
     int rc = TLR_OK;
     bool cats_sent = false, whole_sent = false;
-    for (int attempt = 0; attempt < 4; attempt++) {
+    int cluster_misses = 0;
+    for (int attempt = 0;; attempt++) {
         if (bytes)
             *bytes = tailor__v1__solve_request__get_packed_size(&req);
         rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
         if (rc != TLR_OK)
             break;
+        bool again = true;
         if (whole && req.cluster == &by_ref && !resp->cluster_miss && !resp->catalog_miss &&
             resp->cluster_generation != whole->generation) {
             /* A replica that predates by_ref solved against no nodes:
@@ -881,23 +921,32 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, si
                      TLR_S("solver", resp->solver_replica_id));
             req.cluster = &cs;
         } else if (resp->cluster_miss && whole && !whole_sent) {
-            /* The replica does not hold our base: from one it holds. */
-            uint64_t base = common_base(p, resp);
+            /* The replica does not hold a base we named: note what it
+             * holds and send a delta valid for it too; on a second miss
+             * (the transport picked yet another replica) the whole state,
+             * which any replica takes. */
+            replica_note(p, resp->solver_replica_id, whole->watcher_epoch_unix_ms,
+                         common_base(p, resp));
+            size_t nb = ++cluster_misses < 2 ? replica_bases(p, whole->watcher_epoch_unix_ms, bases)
+                                             : 0;
+            tlr_cstate_ref_clear(&ref);
+            tlr_cstate_delta(p->states, p->view, bases, nb, &ref);
+            whole_sent = ref.base_generation == 0;
             TLR_INFO(p->o.log, "solver does not hold the cluster state: resending",
                      TLR_S("solver", resp->solver_replica_id),
                      TLR_I("generation", (int64_t)whole->generation),
-                     TLR_I("base_generation", (int64_t)base));
-            tlr_cstate_ref_clear(&ref);
-            tlr_cstate_delta(p->states, p->view, base, &ref);
-            whole_sent = base == 0;
+                     TLR_I("base_generation", (int64_t)ref.base_generation),
+                     TLR_I("bases", (int64_t)(ref.base_generation ? 1 + ref.n_also_applies_to : 0)));
         } else if (resp->catalog_miss && !resp->cluster_miss && !cats_sent) {
             /* The replica does not hold our catalogs: resend them in full. */
             for (size_t i = 0; i < r.n; i++)
                 r.v[i].catalog = (Tailor__V1__Catalog *)r.cat[i];
             cats_sent = true;
         } else {
-            break;
+            again = false;
         }
+        if (!again || attempt >= 5)
+            break;
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         resp = NULL;
     }
@@ -908,10 +957,8 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, si
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         rc = TLR_E_REMOTE;
     }
-    if (rc == TLR_OK && whole) {
-        p->solver_epoch = whole->watcher_epoch_unix_ms;
-        p->solver_gen = whole->generation;
-    }
+    if (rc == TLR_OK && whole && req.cluster == &by_ref)
+        replica_note(p, resp->solver_replica_id, whole->watcher_epoch_unix_ms, whole->generation);
     *spent += lc_prov_mono(p) - t0;
     tlr_cstate_ref_clear(&ref);
     free(own);

@@ -376,6 +376,41 @@ static void test_cluster_by_reference(void **state)
     assert_string_equal(batch_nodes(fx->p, buf, sizeof(buf)), "n-a,n-c,n-d");
 }
 
+static Tailor__V1__SolveResponse *from_replica(const char *id, bool miss)
+{
+    Tailor__V1__SolveResponse *r = tk_resp(NULL);
+    r->solver_replica_id = tlr_strdup(id);
+    r->cluster_miss = miss;
+    return r;
+}
+
+/* Solver replicas behind one URL: the transport picks which one answers.
+ * A replica that holds nothing we named says so and gets the whole state
+ * after a second miss; once each is known, one delta names every
+ * replica's last state, so whichever answers can apply it. */
+static void test_cluster_by_reference_replicas(void **state)
+{
+    fixture *fx = *state;
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(10, 0, "n-a,n-b", NULL), NULL), TLR_OK);
+
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/b/1", true);
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/b/1", true);
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/b/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(12, 10, "n-c", NULL), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=12 base=10 nodes=1"), 2);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=12 base=0 nodes=3"), 1);
+
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(14, 12, "n-d", NULL), NULL), TLR_OK);
+    const Tailor__V1__ClusterRef *ref = fx->f.last_solve->cluster->by_ref;
+    assert_non_null(ref);
+    uint64_t b0 = ref->base_generation, b1 = ref->n_also_applies_to ? ref->also_applies_to[0] : 0;
+    assert_true((b0 == 10 && b1 == 12) || (b0 == 12 && b1 == 10));
+    assert_int_equal(ref->n_nodes, 2);   /* n-c (new since 10) and n-d */
+    assert_int_equal(lc_fake_count(&fx->f, "solve "), 5);
+}
+
 static void test_catalog_miss_resend(void **state)
 {
     fixture *fx = *state;
@@ -1267,6 +1302,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_policies_sent_with_solve, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_by_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_by_reference_replicas, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_names, setup, teardown),
