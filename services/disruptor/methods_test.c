@@ -68,27 +68,10 @@ static Tailor__V1__NodePool *pool(fx *x)
     return x->snap->cluster->nodepools[0];
 }
 
-/* A t.<size> node with pods of the given cpu (millis, 1 GiB each). */
+/* A t.<size> node with pods of the given cpu (tk_sized_node). */
 static Tailor__V1__Node *node(fx *x, const char *name, const char *size, const int *pods)
 {
-    static const struct { const char *s; int cpu, mem; double price; } shapes[] = {
-        { "small", 2, 4, 0.10 }, { "medium", 4, 8, 0.19 }, { "large", 8, 16, 0.36 }, { "xlarge", 16, 32, 0.70 },
-    };
-    int k = 0;
-    while (strcmp(shapes[k].s, size))
-        k++;
-    char type[32];
-    snprintf(type, sizeof(type), "t.%s", size);
-    Tailor__V1__Node *n = tk_node(name, "default", type, shapes[k].cpu, shapes[k].mem, 0);
-    for (int i = 0; pods && pods[i]; i++) {
-        char pn[64];
-        snprintf(pn, sizeof(pn), "%s-p%d", name, i);
-        tk_bind(n, tk_pod(pn, NULL, "app", 'r', "rs", pods[i], TK_GIB));
-    }
-    Tailor__V1__ClusterState *cs = x->snap->cluster;
-    TK_PUSH(cs->nodes, cs->n_nodes, n);
-    TK_PUSH(cs->nodeclaims, cs->n_nodeclaims, tk_claim_for(n));
-    return n;
+    return tk_sized_node(x->snap->cluster, name, size, pods);
 }
 
 static Tailor__V1__NodeClaim *claim(fx *x, const char *node_name)

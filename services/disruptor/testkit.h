@@ -251,6 +251,31 @@ static inline Tailor__V1__NodeClaim *tk_claim_for(const Tailor__V1__Node *n)
     return c;
 }
 
+/* A t.<size> node (small 2 cpu / 4 GiB, medium 4/8, large 8/16, xlarge
+ * 16/32) in pool "default" with pods of the given cpu (millis, 1 GiB
+ * each; the list ends with 0), added to cs with its NodeClaim. */
+static inline Tailor__V1__Node *tk_sized_node(Tailor__V1__ClusterState *cs, const char *name,
+                                              const char *size, const int *pods)
+{
+    static const struct { const char *s; int cpu, mem; } shapes[] = {
+        { "small", 2, 4 }, { "medium", 4, 8 }, { "large", 8, 16 }, { "xlarge", 16, 32 },
+    };
+    int k = 0;
+    while (strcmp(shapes[k].s, size))
+        k++;
+    char type[32];
+    snprintf(type, sizeof(type), "t.%s", size);
+    Tailor__V1__Node *n = tk_node(name, "default", type, shapes[k].cpu, shapes[k].mem, 0);
+    for (int i = 0; pods && pods[i]; i++) {
+        char pn[64];
+        snprintf(pn, sizeof(pn), "%s-p%d", name, i);
+        tk_bind(n, tk_pod(pn, NULL, "app", 'r', "rs", pods[i], TK_GIB));
+    }
+    TK_PUSH(cs->nodes, cs->n_nodes, n);
+    TK_PUSH(cs->nodeclaims, cs->n_nodeclaims, tk_claim_for(n));
+    return n;
+}
+
 /* An empty synced snapshot. */
 static inline Tailor__V1__SnapshotResponse *tk_snapshot(void)
 {
