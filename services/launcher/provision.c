@@ -907,8 +907,6 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, si
     bool cats_sent = false, whole_sent = false;
     int cluster_misses = 0;
     for (int attempt = 0;; attempt++) {
-        if (bytes)
-            *bytes = tailor__v1__solve_request__get_packed_size(&req);
         rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
         if (rc != TLR_OK)
             break;
@@ -950,6 +948,8 @@ static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, si
         protobuf_c_message_free_unpacked(&resp->base, NULL);
         resp = NULL;
     }
+    if (bytes)   /* the last attempt's: one more walk of the request, not one per attempt */
+        *bytes = tailor__v1__solve_request__get_packed_size(&req);
     if (rc == TLR_OK && (resp->catalog_miss || resp->cluster_miss)) {
         TLR_WARN(p->o.log, "solver still misses what was resent",
                  TLR_S("solver", resp->solver_replica_id),
@@ -1305,7 +1305,7 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
     for (int round = 0; round < LC_MAX_REPLANS; round++) {
         Tailor__V1__SolveResponse *resp = NULL;
         size_t bytes = 0;
-        rc = solve(p, &resp, &r.solve_ms, &bytes);
+        rc = solve(p, &resp, &r.solve_ms, round == 0 ? &bytes : NULL);
         if (round == 0)
             r.solve_bytes = (int64_t)bytes;
         if (round == 0 && rc == TLR_OK)
