@@ -541,7 +541,7 @@ static size_t place(pass_ctx *px, json_object *pod, const pod_info *pi, char *ms
             ks_fitmsg_add(sc->fit, r);
             continue;
         }
-        int score = ks_score_least_allocated(&pi->req, &px->ni[i]);
+        int score = ks_score_node(&pi->req, &px->ni[i]);
         if (score > best_score) {
             best = i;
             best_score = score;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -548,6 +549,27 @@ int ks_score_least_allocated(const ks_res *req, const ks_node_info *n)
         if (a[i] > 0 && u[i] < a[i])   /* __int128: a * 100 may not fit */
             s += (int)((__int128)(a[i] - u[i]) * 100 / a[i]);
     return s / 2;
+}
+
+int ks_score_balanced(const ks_res *req, const ks_node_info *n)
+{
+    const int64_t a[2] = { n->alloc.cpu_m, n->alloc.mem };
+    const int64_t u[2] = { add_sat(n->used.cpu_m, req->cpu_m), add_sat(n->used.mem, req->mem) };
+    double f[2];
+    int nf = 0;
+    for (int i = 0; i < 2; i++) {
+        if (a[i] <= 0)
+            continue;
+        double fr = (double)u[i] / (double)a[i];
+        f[nf++] = fr > 1 ? 1 : fr;
+    }
+    double std = nf == 2 ? fabs(f[0] - f[1]) / 2 : 0;
+    return (int)((1 - std) * 100);
+}
+
+int ks_score_node(const ks_res *req, const ks_node_info *n)
+{
+    return ks_score_least_allocated(req, n) + ks_score_balanced(req, n);
 }
 
 /* ------------------------------------------------------------------ */

@@ -140,6 +140,14 @@ int ks_filter_fit(const ks_res *req, const ks_node_info *n,
 /* Least-allocated score of n after adding req: 0..100, higher is emptier
  * (mean of the free cpu and memory fractions). */
 int ks_score_least_allocated(const ks_res *req, const ks_node_info *n);
+/* Balanced-allocation score of n after adding req: 0..100, higher when
+ * the cpu and memory fractions in use are closer ((1 - |f_cpu - f_mem| /
+ * 2) * 100, kube-scheduler's NodeResourcesBalancedAllocation). */
+int ks_score_balanced(const ks_res *req, const ks_node_info *n);
+/* The node's score in a scheduling pass: kube-scheduler's default profile
+ * as far as resources go, LeastAllocated + BalancedAllocation (weight 1
+ * each); its other default scores are not simulated. */
+int ks_score_node(const ks_res *req, const ks_node_info *n);
 
 /* ------------------------------------------------------------------ */
 /* The "0/3 nodes are available: ..." message                          */

@@ -280,6 +280,24 @@ static void test_score_prefers_emptier_node(void **state)
         fail_msg("empty node scored %d, busy node %d: want empty > busy", sa, sb);
 }
 
+/* kube-scheduler's default profile adds NodeResourcesBalancedAllocation:
+ * of two nodes equally free, the one whose cpu and memory in use stay
+ * closer wins. */
+static void test_score_balanced(void **state)
+{
+    (void)state;
+    ks_node_info cpu_heavy = { .alloc = { .cpu_m = 4000, .mem = 8 << 20 }, .used = { .cpu_m = 2000 } };
+    ks_node_info mem_heavy = { .alloc = { .cpu_m = 4000, .mem = 8 << 20 }, .used = { .mem = 4 << 20 } };
+    ks_res memory_pod = { .mem = 2 << 20 };
+    /* 50 % cpu + 25 % memory against 0 % cpu + 75 % memory: the same free
+     * share (LeastAllocated 62 both), balance 87 against 62 */
+    assert_int_equal(ks_score_least_allocated(&memory_pod, &cpu_heavy),
+                     ks_score_least_allocated(&memory_pod, &mem_heavy));
+    assert_int_equal(ks_score_balanced(&memory_pod, &cpu_heavy), 87);
+    assert_int_equal(ks_score_balanced(&memory_pod, &mem_heavy), 62);
+    assert_true(ks_score_node(&memory_pod, &cpu_heavy) > ks_score_node(&memory_pod, &mem_heavy));
+}
+
 static void test_fitmsg(void **state)
 {
     (void)state;
@@ -318,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_filter_node),
         cmocka_unit_test(test_filter_fit),
         cmocka_unit_test(test_score_prefers_emptier_node),
+        cmocka_unit_test(test_score_balanced),
         cmocka_unit_test(test_fitmsg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
