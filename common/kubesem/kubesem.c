@@ -499,3 +499,12 @@ const char *tlr_provider_id_instance(const char *provider_id)
     const char *id = strrchr(provider_id, '/') + 1;   /* the scheme has one */
     return id[0] ? id : NULL;
 }
+
+bool tlr_ks_pod_spread_hard(const Tailor__V1__Pod *p)
+{
+    for (size_t i = 0; p && i < p->n_topology_spread_constraints; i++)
+        if (p->topology_spread_constraints[i]->when_unsatisfiable ==
+            TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_DO_NOT_SCHEDULE)
+            return true;
+    return false;
+}

@@ -127,6 +127,11 @@ bool tlr_ks_pod_node_affinity_holds(const Tailor__V1__Pod *p, const tlr_ks_label
 bool tlr_ks_toleration_matches(const Tailor__V1__Toleration *tol, const Tailor__V1__Taint *t);
 
 /* Does the pod tolerate every NoSchedule / NoExecute taint of the list? */
+/* Does p (NULL is false) have a DoNotSchedule topology spread constraint:
+ * one the scheduler will not break, so that its plan's nodes must become
+ * schedulable together (the launcher's plan gate, the solver's replay)? */
+bool tlr_ks_pod_spread_hard(const Tailor__V1__Pod *p);
+
 bool tlr_ks_pod_tolerates(const Tailor__V1__Pod *p, Tailor__V1__Taint *const *taints,
                           size_t n_taints);
 

@@ -50,6 +50,8 @@
 #define TLR_ANNOTATION_NODEPOOL_HASH          "karpenter.sh/nodepool-hash"
 #define TLR_ANNOTATION_NODEPOOL_HASH_VERSION  "karpenter.sh/nodepool-hash-version"
 #define TLR_ANNOTATION_TERMINATION_TIMESTAMP  "karpenter.sh/nodeclaim-termination-timestamp"
+/* tailor's: a claim of a plan's second stage (solve.c, plangate.h) */
+#define TLR_ANNOTATION_PLAN_STAGE             "tailor.sh/plan-stage"
 
 #define TLR_TAINT_DISRUPTED    "karpenter.sh/disrupted"       /* NoSchedule */
 #define TLR_TAINT_UNREGISTERED "karpenter.sh/unregistered"    /* NoExecute */

@@ -938,15 +938,13 @@ void sv_emit_errors(sv_model *m, Tailor__V1__PodError ***out, size_t *n)
     *n = k;
 }
 
-static Tailor__V1__Binding *binding_new(const sv_model *m, const sv_podst *ps)
+Tailor__V1__Binding *sv_binding_new(tlr_arena *oa, const Tailor__V1__Pod *pod, const sv_bin *x)
 {
-    tlr_arena *oa = m->out;
-    const sv_bin *x = &m->bins[ps->bin];
     Tailor__V1__Binding *b = tlr_arena_alloc(oa, sizeof(*b));
     tailor__v1__binding__init(b);
-    b->pod_uid = sv_ostrdup(oa, ps->pod->uid);
-    b->namespace_ = sv_ostrdup(oa, ps->pod->namespace_);
-    b->name = sv_ostrdup(oa, ps->pod->name);
+    b->pod_uid = sv_ostrdup(oa, pod->uid);
+    b->namespace_ = sv_ostrdup(oa, pod->namespace_);
+    b->name = sv_ostrdup(oa, pod->name);
     if (x->kind == SV_BIN_NODE) {
         b->target_case = TAILOR__V1__BINDING__TARGET_NODE_NAME;
         b->node_name = sv_ostrdup(oa, x->name);
@@ -968,7 +966,7 @@ void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n)
     size_t k = 0;
     for (int i = 0; i < m->npods; i++)
         if (m->pods[i].bin != SV_NONE && m->pods[i].bin < m->nexisting)
-            v[k++] = binding_new(m, &m->pods[i]);
+            v[k++] = sv_binding_new(m->out, m->pods[i].pod, &m->bins[m->pods[i].bin]);
     *out = v;
     *n = k;
 }

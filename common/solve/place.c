@@ -527,6 +527,7 @@ static void bins_nodes(sv_model *m)
                             r.v[d] = rq->extended[j]->value;
             } else
                 r.v[SV_DIM_PODS] = (int64_t)n->n_pods;
+            x->alloc = a;
             for (int d = 0; d < SV_NDIM; d++)
                 x->free.v[d] = a.v[d] - r.v[d];
             for (size_t j = 0; j < n->n_pods; j++)
@@ -655,6 +656,8 @@ static void bins_inflight(sv_model *m)
             used.v[SV_DIM_PODS] = rq->pods;
             used.v[SV_DIM_EPH] = rq->ephemeral_storage_bytes;
         }
+        if (have)
+            x->alloc = a;
         for (int d = 0; d < SV_NDIM; d++)
             x->free.v[d] = have ? a.v[d] - used.v[d] : 0;
         /* Pods already planned here are covered: bind them, don't count

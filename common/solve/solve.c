@@ -54,6 +54,8 @@
 #include "solve_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
 /* pods x (types + existing nodes) under which the baseline runs as well */
 #define SV_INSURE_WORK 2000000.0
@@ -333,6 +335,560 @@ static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena 
     *winner = best;
 }
 
+/* ---- plans the scheduler will keep (replay.c) --------------------------
+ *
+ * A plan whose nodes the launcher releases together (a new claim holds a
+ * pod with a DoNotSchedule spread, and there are two or more: plangate.h)
+ * is replayed as kube-scheduler will bind it (replay.c); the replay's
+ * placement becomes the plan: the claims' planned pods, requests and
+ * instance-type options follow it, and a claim it leaves empty is not
+ * bought.  The pods it leaves without room are what a second provisioning
+ * round would buy for once the scheduler has bound the rest: tailor buys
+ * for them now (the full engine on those pods, the replay's placement of
+ * the others fixed) as the plan's second stage, annotated
+ * tailor.sh/plan-stage=2, which the launcher releases only once the first
+ * stage's pods are bound (plangate.h), so that they go where the replay
+ * said and the leftovers to the second stage's nodes.  The plan then costs
+ * what the cluster will, and the second stage boots with the first instead
+ * of a round later.  tlr_solve judges tailor's plan, tailor's without zone
+ * pre-assignment and first-fit decreasing this way and answers the
+ * cheapest (plan_best).  When the replay times out or the engine cannot
+ * place a leftover, the packing's plan stands.  Skipped when a pod asks
+ * for an extended resource (a GPU) and above SV_REPLAY_WORK (pods x
+ * bins). */
+
+#define SV_REPLAY_WORK   2000000.0
+
+typedef struct plan_claim {
+    Tailor__V1__NodeClaim *nc;   /* in the response arena */
+    const char *zone;            /* where its cheapest option launches */
+    sv_res ds;                   /* its DaemonSets' requests (4 dims) */
+    double price;
+} plan_claim;
+
+typedef struct plan_vec {
+    plan_claim *v;
+    size_t n, cap;
+} plan_vec;
+
+static int model_type(sv_model *m, const char *name)
+{
+    sv_id id = sv_intern(m, name);
+    for (int t = 0; t < m->ntypes; t++)
+        if (m->types[t].name == id)
+            return t;
+    return SV_NONE;
+}
+
+/* The claims model m emitted (ncs, n): price, zone and DaemonSet share. */
+static void plan_capture(sv_model *m, Tailor__V1__NodeClaim **ncs, size_t n, plan_vec *pv)
+{
+    size_t k = 0;
+    for (int b = m->nexisting; b < m->nbins && k < n; b++) {
+        sv_bin *x = &m->bins[b];
+        if (x->dead || !x->npods)
+            continue;
+        TLR_GROW(pv->v, pv->cap, pv->n + 1);
+        plan_claim *pc = &pv->v[pv->n++];
+        memset(pc, 0, sizeof(*pc));
+        pc->nc = ncs[k++];
+        pc->price = sv_claim_cost(m, b);
+        int t = pc->nc->n_instance_type_options ? model_type(m, pc->nc->instance_type_options[0]->name)
+                                                : SV_NONE;
+        int place = SV_NONE;
+        if (t != SV_NONE && sv_type_price(m, t, x->pmask, &place) >= 0 && place >= 0)
+            pc->zone = sv_ostrdup(m->out, sv_str(m, m->zones[place / 4]));
+        const Tailor__V1__ResourceList *rr = pc->nc->resources_requested;
+        if (rr) {
+            pc->ds.v[SV_DIM_CPU] = rr->cpu_millis - x->used.v[SV_DIM_CPU];
+            pc->ds.v[SV_DIM_MEM] = rr->memory_bytes - x->used.v[SV_DIM_MEM];
+            pc->ds.v[SV_DIM_PODS] = rr->pods - x->used.v[SV_DIM_PODS];
+            pc->ds.v[SV_DIM_EPH] = rr->ephemeral_storage_bytes - x->used.v[SV_DIM_EPH];
+        }
+    }
+}
+
+static Tailor__V1__ResourceList *rl_of(tlr_arena *ar, const sv_res *r)
+{
+    Tailor__V1__ResourceList *l = tlr_arena_alloc(ar, sizeof(*l));
+    tailor__v1__resource_list__init(l);
+    l->cpu_millis = r->v[SV_DIM_CPU];
+    l->memory_bytes = r->v[SV_DIM_MEM];
+    l->pods = r->v[SV_DIM_PODS];
+    l->ephemeral_storage_bytes = r->v[SV_DIM_EPH];
+    return l;
+}
+
+/* What model m placed on bin b: summed requests (4 dims). */
+static sv_res bin_used(const sv_model *m, int b)
+{
+    sv_res u = { { 0 } };
+    const sv_bin *x = &m->bins[b];
+    for (int i = 0; i < x->npods; i++)
+        for (int d = 0; d < 4; d++)
+            u.v[d] += m->classes[m->pods[x->pods[i]].cls].req.v[d];
+    return u;
+}
+
+/* The request's cluster with the plan's claims in flight (named
+ * "plan/<i>", which no Kubernetes name can be) on their cheapest option
+ * in its zone.  With placed (a replay model), each claim, Node and claim
+ * already in flight also holds what the replay put on it, and *pods keeps
+ * only the pods that went to claims (a Node's go onto the Node). */
+static Tailor__V1__ClusterState *plan_cluster(const sv_input *in, const plan_vec *pv, tlr_arena *ar,
+                                              sv_model *placed, const Tailor__V1__Pod ***pods,
+                                              size_t *npods)
+{
+    Tailor__V1__ClusterState *cs = tlr_arena_alloc(ar, sizeof(*cs));
+    if (in->cluster)
+        *cs = *in->cluster;
+    else
+        tailor__v1__cluster_state__init(cs);
+    size_t norig = cs->n_nodeclaims;
+    Tailor__V1__NodeClaim **ncs = tlr_arena_alloc(ar, (norig + pv->n + 1) * sizeof(*ncs));
+    for (size_t i = 0; i < norig; i++)
+        ncs[i] = cs->nodeclaims[i];
+    for (size_t k = 0; k < pv->n; k++) {
+        const plan_claim *pc = &pv->v[k];
+        Tailor__V1__NodeClaim *c = tlr_arena_alloc(ar, sizeof(*c));
+        *c = *pc->nc;
+        c->name = sv_arena_printf(ar, "plan/%zu", k);
+        c->n_instance_type_options = c->n_instance_type_options ? 1 : 0;
+        c->n_planned_pod_uids = 0;
+        c->planned_pod_uids = NULL;
+        c->resources_requested = rl_of(ar, &pc->ds);
+        Tailor__V1__NodeClaimStatus *st = tlr_arena_alloc(ar, sizeof(*st));
+        tailor__v1__node_claim_status__init(st);
+        st->zone = (char *)(pc->zone ? pc->zone : "");
+        c->status = st;
+        ncs[norig + k] = c;
+    }
+    cs->nodeclaims = ncs;
+    cs->n_nodeclaims = norig + pv->n;
+    if (!placed)
+        return cs;
+    /* The replay's placement, fixed for the buying run. */
+    Tailor__V1__Node **nodes = tlr_arena_alloc(ar, (cs->n_nodes + 1) * sizeof(*nodes));
+    for (size_t i = 0; i < cs->n_nodes; i++)
+        nodes[i] = cs->nodes[i];
+    cs->nodes = nodes;
+    const Tailor__V1__Pod **keep = tlr_arena_alloc(ar, ((size_t)placed->npods + 1) * sizeof(*keep));
+    size_t nkeep = 0;
+    for (int i = 0; i < placed->npods; i++)
+        if (placed->pods[i].bin == SV_NONE || placed->bins[placed->pods[i].bin].kind != SV_BIN_NODE)
+            keep[nkeep++] = placed->pods[i].pod;
+    for (int b = 0; b < placed->nexisting; b++) {
+        const sv_bin *x = &placed->bins[b];
+        if (!x->npods)
+            continue;
+        sv_res u = bin_used(placed, b);
+        if (x->kind == SV_BIN_NODE) {
+            size_t ni = 0;   /* a Node bin's idx is in place.c's sorted order: find it by name */
+            while (ni < cs->n_nodes && strcmp(nodes[ni]->name, x->name))
+                ni++;
+            if (ni == cs->n_nodes)
+                continue;
+            Tailor__V1__Node *n = tlr_arena_alloc(ar, sizeof(*n));
+            *n = *nodes[ni];
+            Tailor__V1__Pod **np = tlr_arena_alloc(ar, (n->n_pods + (size_t)x->npods) * sizeof(*np));
+            for (size_t j = 0; j < n->n_pods; j++)
+                np[j] = n->pods[j];
+            for (int j = 0; j < x->npods; j++)
+                np[n->n_pods + (size_t)j] = (Tailor__V1__Pod *)placed->pods[x->pods[j]].pod;
+            sv_res r = u;
+            if (n->requested) {
+                r.v[SV_DIM_CPU] += n->requested->cpu_millis;
+                r.v[SV_DIM_MEM] += n->requested->memory_bytes;
+                r.v[SV_DIM_EPH] += n->requested->ephemeral_storage_bytes;
+            }
+            r.v[SV_DIM_PODS] = (int64_t)(n->n_pods + (size_t)x->npods);
+            Tailor__V1__ResourceList *rl = rl_of(ar, &r);
+            if (n->requested) {
+                rl->n_extended = n->requested->n_extended;
+                rl->extended = n->requested->extended;
+            }
+            n->requested = rl;
+            n->pods = np;
+            n->n_pods += (size_t)x->npods;
+            nodes[ni] = n;
+            continue;
+        }
+        /* a claim in flight: the request's own or one of the plan's */
+        Tailor__V1__NodeClaim *c = tlr_arena_alloc(ar, sizeof(*c));
+        *c = *ncs[x->idx];
+        char **uids = tlr_arena_alloc(ar, (c->n_planned_pod_uids + (size_t)x->npods) * sizeof(*uids));
+        for (size_t j = 0; j < c->n_planned_pod_uids; j++)
+            uids[j] = c->planned_pod_uids[j];
+        for (int j = 0; j < x->npods; j++)
+            uids[c->n_planned_pod_uids + (size_t)j] = placed->pods[x->pods[j]].pod->uid;
+        c->planned_pod_uids = uids;
+        c->n_planned_pod_uids += (size_t)x->npods;
+        if (c->resources_requested) {
+            const Tailor__V1__ResourceList *o = c->resources_requested;
+            sv_res r = u;
+            r.v[SV_DIM_CPU] += o->cpu_millis;
+            r.v[SV_DIM_MEM] += o->memory_bytes;
+            r.v[SV_DIM_PODS] += o->pods;
+            r.v[SV_DIM_EPH] += o->ephemeral_storage_bytes;
+            Tailor__V1__ResourceList *rl = rl_of(ar, &r);
+            rl->n_extended = o->n_extended;
+            rl->extended = o->extended;
+            c->resources_requested = rl;
+        }
+        ncs[x->idx] = c;
+    }
+    *pods = keep;
+    *npods = nkeep;
+    return cs;
+}
+
+/* Claim k of the plan takes what replay model m put on bin b: its planned
+ * pods and requests, and the options that still hold them. */
+static void replay_claim(sv_model *m, const int *pods, int npods, plan_claim *pc, tlr_arena *oa)
+{
+    Tailor__V1__NodeClaim *nc = pc->nc;
+    sv_res used = { { 0 } };
+    nc->planned_pod_uids = tlr_arena_alloc(oa, ((size_t)npods + 1) * sizeof(char *));
+    nc->n_planned_pod_uids = (size_t)npods;
+    for (int i = 0; i < npods; i++) {
+        nc->planned_pod_uids[i] = sv_ostrdup(oa, m->pods[pods[i]].pod->uid);
+        for (int d = 0; d < m->ndim; d++)
+            used.v[d] += m->classes[m->pods[pods[i]].cls].req.v[d];
+    }
+    sv_res rr = pc->ds;
+    for (int d = 0; d < 4; d++)
+        rr.v[d] += used.v[d];
+    nc->resources_requested = rl_of(oa, &rr);
+    /* The replay counted the claim in the zone it assumed: a pod whose
+     * placement needs a zone (a zone spread, affinity) holds it there. */
+    bool pin = false;
+    for (int i = 0; i < npods && !pin; i++)
+        pin = m->classes[m->pods[pods[i]].cls].pin_zone;
+    if (pin && pc->zone && *pc->zone)
+        for (size_t j = 0; j < nc->n_requirements; j++)
+            if (!strcmp(nc->requirements[j]->key, TLR_LABEL_ZONE) &&
+                nc->requirements[j]->operator_ == TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN &&
+                nc->requirements[j]->n_values > 1) {
+                Tailor__V1__NodeSelectorRequirement *z = tlr_arena_alloc(oa, sizeof(*z));
+                *z = *nc->requirements[j];
+                z->values = tlr_arena_alloc(oa, sizeof(char *));
+                z->values[0] = (char *)pc->zone;
+                z->n_values = 1;
+                Tailor__V1__NodeSelectorRequirement **reqs =
+                    tlr_arena_alloc(oa, (nc->n_requirements + 1) * sizeof(*reqs));
+                memcpy(reqs, nc->requirements, nc->n_requirements * sizeof(*reqs));
+                reqs[j] = z;
+                nc->requirements = reqs;
+            }
+    /* the options whose type still holds the pods with its DaemonSets */
+    int pi = SV_NONE;
+    for (int p = 0; p < m->npools && pi == SV_NONE; p++)
+        if (!strcmp(m->pools[p].np->name, nc->nodepool))
+            pi = p;
+    if (pi == SV_NONE)
+        return;
+    const sv_pool *p = &m->pools[pi];
+    Tailor__V1__InstanceTypeOption **opts =
+        tlr_arena_alloc(oa, (nc->n_instance_type_options + 1) * sizeof(*opts));
+    char **names = tlr_arena_alloc(oa, (nc->n_instance_type_options + 1) * sizeof(*names));
+    size_t k = 0;
+    for (size_t j = 0; j < nc->n_instance_type_options; j++) {
+        sv_id id = sv_intern(m, nc->instance_type_options[j]->name);
+        bool fits = false;
+        for (int pt = 0; pt < p->ntypes && !fits; pt++)
+            if (m->types[p->types[pt]].name == id)
+                fits = sv_pool_type_fits(m, p, pt, &used);
+        if (fits || j == 0) {
+            opts[k] = nc->instance_type_options[j];
+            names[k++] = nc->instance_type_options[j]->name;
+        }
+    }
+    if (k == nc->n_instance_type_options)
+        return;
+    Tailor__V1__NodeSelectorRequirement **reqs =
+        tlr_arena_alloc(oa, (nc->n_requirements + 1) * sizeof(*reqs));
+    for (size_t j = 0; j < nc->n_requirements; j++) {
+        reqs[j] = nc->requirements[j];
+        if (strcmp(reqs[j]->key, TLR_LABEL_INSTANCE_TYPE) ||
+            reqs[j]->operator_ != TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN)
+            continue;
+        if ((size_t)reqs[j]->min_values > k)
+            return;   /* minValues needs the options the replay would drop: keep them all */
+        Tailor__V1__NodeSelectorRequirement *r = tlr_arena_alloc(oa, sizeof(*r));
+        *r = *reqs[j];
+        r->values = names;
+        r->n_values = k;
+        reqs[j] = r;
+    }
+    nc->requirements = reqs;
+    nc->instance_type_options = opts;
+    nc->n_instance_type_options = k;
+}
+
+/* The replay's placement is the plan (see above): the plan's claims take
+ * the pods m put on them, a claim it leaves empty is dropped, and the
+ * claims bought for what it left, more (nmore, of cost more_cost,
+ * emitted from buy model bm), follow as the plan's second stage.  bm
+ * (NULL when the replay placed everything) holds the replay's placement
+ * plus where the leftovers go: it is read for every bin but the Nodes,
+ * whose replayed pods it carries as bound. */
+static void replay_adopt(sv_model *m, sv_model *bm, size_t norig, plan_vec *pv, size_t nfirst,
+                         Tailor__V1__NodeClaim **more, size_t nmore, double more_cost,
+                         Tailor__V1__SolveResponse *r, tlr_arena *oa)
+{
+    sv_model *cm = bm ? bm : m;   /* where the claims' pods are read */
+    /* per plan claim, the pods on it */
+    int *cnt = tlr_calloc(nfirst + 1, sizeof(int)), *off = tlr_calloc(nfirst + 2, sizeof(int));
+    int *lst = tlr_calloc((size_t)cm->npods + 1, sizeof(int));
+    for (int i = 0; i < cm->npods; i++) {
+        int b = cm->pods[i].bin;
+        if (b != SV_NONE && cm->bins[b].kind == SV_BIN_INFLIGHT && (size_t)cm->bins[b].idx >= norig)
+            cnt[(size_t)cm->bins[b].idx - norig]++;
+    }
+    for (size_t k = 0; k < nfirst; k++)
+        off[k + 1] = off[k] + cnt[k];
+    memset(cnt, 0, (nfirst + 1) * sizeof(int));
+    for (int i = 0; i < cm->npods; i++) {
+        int b = cm->pods[i].bin;
+        if (b != SV_NONE && cm->bins[b].kind == SV_BIN_INFLIGHT && (size_t)cm->bins[b].idx >= norig) {
+            size_t k = (size_t)cm->bins[b].idx - norig;
+            lst[off[k] + cnt[k]++] = i;
+        }
+    }
+    Tailor__V1__NodeClaim **ncs = tlr_arena_alloc(oa, (nfirst + nmore + 1) * sizeof(*ncs));
+    size_t nn = 0;
+    double cost = more_cost;
+    for (size_t k = 0; k < nfirst; k++) {
+        if (!cnt[k])
+            continue;   /* the scheduler would leave it empty: not bought */
+        replay_claim(cm, lst + off[k], cnt[k], &pv->v[k], oa);
+        ncs[nn++] = pv->v[k].nc;
+        cost += pv->v[k].price;
+    }
+    for (size_t k = 0; k < nmore; k++) {
+        Tailor__V1__NodeClaim *nc = more[k];
+        Tailor__V1__Label **an = tlr_arena_alloc(oa, (nc->n_annotations + 1) * sizeof(*an));
+        size_t na = 0;
+        for (size_t j = 0; j < nc->n_annotations; j++)
+            if (strcmp(nc->annotations[j]->key, TLR_ANNOTATION_PLAN_STAGE) < 0)
+                an[na++] = nc->annotations[j];
+        Tailor__V1__Label *l = tlr_arena_alloc(oa, sizeof(*l));
+        tailor__v1__label__init(l);
+        l->key = sv_ostrdup(oa, TLR_ANNOTATION_PLAN_STAGE);
+        l->value = sv_ostrdup(oa, "2");
+        an[na++] = l;
+        for (size_t j = 0; j < nc->n_annotations; j++)
+            if (strcmp(nc->annotations[j]->key, TLR_ANNOTATION_PLAN_STAGE) > 0)
+                an[na++] = nc->annotations[j];
+        nc->annotations = an;
+        nc->n_annotations = na;
+        ncs[nn++] = nc;
+    }
+    /* bindings: Nodes and the request's claims in flight -- the replay's
+     * Node placements from m, the rest from cm (which, when it is bm,
+     * carries the replay's Node placements as bound) */
+    Tailor__V1__Binding **binds =
+        tlr_arena_alloc(oa, ((size_t)m->npods + (bm ? (size_t)bm->npods : 0) + 1) * sizeof(*binds));
+    size_t k = 0;
+    for (int pass = 0; pass < (bm ? 2 : 1); pass++) {
+        sv_model *bmod = pass ? bm : m;
+        for (int i = 0; i < bmod->npods; i++) {
+            int b = bmod->pods[i].bin;
+            if (b == SV_NONE)
+                continue;
+            const sv_bin *x = &bmod->bins[b];
+            bool node = x->kind == SV_BIN_NODE, orig = x->kind == SV_BIN_INFLIGHT && (size_t)x->idx < norig;
+            if (node || (orig && (pass == 1 || !bm)))
+                binds[k++] = sv_binding_new(oa, bmod->pods[i].pod, x);
+        }
+    }
+    free(cnt);
+    free(off);
+    free(lst);
+    r->new_nodeclaims = ncs;
+    r->n_new_nodeclaims = nn;
+    r->total_cost_per_hour = cost;
+    r->bindings = binds;
+    r->n_bindings = k;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Will the launcher release plan r's nodes together (plangate.h)? */
+static bool plan_gated(const sv_input *in, const Tailor__V1__SolveResponse *r)
+{
+    if (r->n_new_nodeclaims < 2)
+        return false;
+    size_t n = 0;
+    const char **gated = tlr_malloc((in->npods + 1) * sizeof(*gated));
+    for (size_t i = 0; i < in->npods; i++)
+        if (in->pods[i]->uid && tlr_ks_pod_spread_hard(in->pods[i]))
+            gated[n++] = in->pods[i]->uid;
+    qsort(gated, n, sizeof(*gated), cmp_cstr);
+    bool any = false;
+    for (size_t i = 0; i < r->n_new_nodeclaims && !any && n; i++)
+        for (size_t j = 0; j < r->new_nodeclaims[i]->n_planned_pod_uids && !any; j++) {
+            const char *u = r->new_nodeclaims[i]->planned_pod_uids[j];
+            any = bsearch(&u, gated, n, sizeof(*gated), cmp_cstr) != NULL;
+        }
+    free(gated);
+    return any;
+}
+
+static void solve_models(const sv_input *in, const tlr_solve_opts *o, tlr_arena *a1, tlr_arena *a2,
+                         sv_model *m1, sv_model *m2, sv_model **winner);
+
+/* Does the replay apply to plan r, emitted from model won? */
+static bool replay_wanted(const sv_input *in, const sv_model *won, const Tailor__V1__SolveResponse *r)
+{
+    for (int c = 0; c < won->nclasses; c++)
+        for (int d = 4; d < won->ndim; d++)
+            if (won->classes[c].req.v[d])
+                return false;   /* extended resources: not replayed (see above) */
+    return !won->timed_out && plan_gated(in, r) &&
+           (double)in->npods * (double)(won->nbins + 1) <= SV_REPLAY_WORK;
+}
+
+/* Was plan r one the replay looked at (so that other candidates may be)? */
+static bool replay_considered(const sv_input *in, const Tailor__V1__SolveResponse *r)
+{
+    return !r->timed_out && plan_gated(in, r) &&
+           (double)in->npods * (double)(r->n_new_nodeclaims + 1) <= SV_REPLAY_WORK;
+}
+
+/* Replay plan r (emitted from model won) and adopt what holds (see above). */
+static bool replay_plan(const sv_input *in, const tlr_solve_opts *o, sv_model *won,
+                        Tailor__V1__SolveResponse *r, tlr_arena *oa)
+{
+    if (!replay_wanted(in, won, r))
+        return false;
+    bool adopted = false;
+    plan_vec pv = { 0 };
+    plan_capture(won, r->new_nodeclaims, r->n_new_nodeclaims, &pv);
+    /* the pods the plan placed (not those with an error): the scheduler
+     * gets those */
+    const char **failed = tlr_malloc((r->n_pod_errors + 1) * sizeof(*failed));
+    size_t nf = 0;
+    for (size_t i = 0; i < r->n_pod_errors; i++)
+        if (r->pod_errors[i]->pod_uid)
+            failed[nf++] = r->pod_errors[i]->pod_uid;
+    qsort(failed, nf, sizeof(*failed), cmp_cstr);
+    const Tailor__V1__Pod **pods = tlr_malloc((in->npods + 1) * sizeof(*pods));
+    size_t np = 0;
+    for (size_t i = 0; i < in->npods; i++) {
+        const char *u = in->pods[i]->uid ? in->pods[i]->uid : "";
+        if (!nf || !bsearch(&u, failed, nf, sizeof(*failed), cmp_cstr))
+            pods[np++] = in->pods[i];
+    }
+    free(failed);
+    size_t norig = in->cluster ? in->cluster->n_nodeclaims : 0;
+    tlr_arena *ra, *b1, *b2;
+    tlr_arena_create(1 << 20, &ra);
+    tlr_arena_create(1 << 20, &b1);
+    tlr_arena_create(1 << 20, &b2);
+    size_t nfirst = pv.n;
+    sv_input rin = *in;
+    rin.pods = pods;
+    rin.npods = np;
+    rin.cluster = plan_cluster(in, &pv, ra, NULL, NULL, NULL);
+    rin.allow_new = false;
+    sv_model rm;
+    model_init(&rin, TLR_SOLVE_TAILOR, ra, &rm, NULL, false, false);
+    int left = sv_replay_all(&rm);
+    if (!rm.timed_out && left == 0) {
+        replay_adopt(&rm, NULL, norig, &pv, nfirst, NULL, 0, 0, r, oa);
+        adopted = true;
+    } else if (!rm.timed_out) {
+        /* the second stage: bought for the pods left, the others where
+         * the replay put them */
+        sv_input bin = *in;
+        const Tailor__V1__Pod **bpods = NULL;
+        bin.cluster = plan_cluster(in, &pv, ra, &rm, &bpods, &bin.npods);
+        bin.pods = bpods;
+        sv_model bm1, bm2, *bm;
+        solve_models(&bin, o, b1, b2, &bm1, &bm2, &bm);
+        if (!bm->timed_out && !unplaced(bm)) {
+            bm->out = oa;
+            Tailor__V1__NodeClaim **more;
+            size_t nmore;
+            double c;
+            sv_emit_claims(bm, &more, &nmore, &c);
+            if (!unplaced(bm)) {
+                replay_adopt(&rm, bm, norig, &pv, nfirst, more, nmore, c, r, oa);
+                adopted = true;
+            }
+        }
+    }
+    tlr_arena_free(ra);
+    tlr_arena_free(b1);
+    tlr_arena_free(b2);
+    free(pods);
+    free(pv.v);
+    return adopted;
+}
+
+/* Solve in with o into r's plan fields (claims, bindings, errors,
+ * timed_out; in oa), replayed when that applies; true when the replay's
+ * placement is the plan. */
+static bool plan_into(const sv_input *in, const tlr_solve_opts *o, Tailor__V1__SolveResponse *r,
+                      tlr_arena *oa, bool replay)
+{
+    tlr_arena *a1, *a2;
+    tlr_arena_create(1 << 20, &a1);
+    tlr_arena_create(1 << 20, &a2);
+    sv_model m1, m2, *m;
+    solve_models(in, o, a1, a2, &m1, &m2, &m);
+    m->out = oa;
+    sv_emit_claims(m, &r->new_nodeclaims, &r->n_new_nodeclaims, &r->total_cost_per_hour);
+    sv_emit_bindings(m, &r->bindings, &r->n_bindings);
+    sv_emit_errors(m, &r->pod_errors, &r->n_pod_errors);
+    r->timed_out = m->timed_out;
+    bool adopted = replay && replay_plan(in, o, m, r, oa);
+    tlr_arena_free(a1);
+    tlr_arena_free(a2);
+    return adopted;
+}
+
+/* The plan tlr_solve answers: tailor's, and when the replay applies, the
+ * cheapest of the candidates below whose replay holds: the packing that is
+ * cheapest on paper can be the dearest once the scheduler has spread it
+ * (a zone pre-assignment's plan is tight per zone, and LeastAllocated
+ * undoes it), so each is judged by what the scheduler will make of it. */
+static void plan_best(const sv_input *in, const tlr_solve_opts *o, Tailor__V1__SolveResponse *r,
+                      tlr_arena *oa)
+{
+    bool replay = o && o->replay;
+    bool held = plan_into(in, o, r, oa, replay);
+    tlr_solve_strategy st = o ? o->strategy : TLR_SOLVE_TAILOR;
+    if (!replay || st != TLR_SOLVE_TAILOR || !replay_considered(in, r))
+        return;
+    for (int v = 0; v < 2; v++) {
+        tlr_solve_opts vo = o ? *o : (tlr_solve_opts){ 0 };
+        if (v == 0)
+            vo.no_zone_pin = true;
+        else
+            vo.strategy = TLR_SOLVE_FFD;
+        Tailor__V1__SolveResponse alt;
+        tailor__v1__solve_response__init(&alt);
+        bool alt_held = plan_into(in, &vo, &alt, oa, true);
+        if (!alt_held || alt.timed_out || alt.n_pod_errors > r->n_pod_errors)
+            continue;
+        if (held && alt.total_cost_per_hour >= r->total_cost_per_hour - 1e-7)
+            continue;
+        r->new_nodeclaims = alt.new_nodeclaims;
+        r->n_new_nodeclaims = alt.n_new_nodeclaims;
+        r->total_cost_per_hour = alt.total_cost_per_hour;
+        r->bindings = alt.bindings;
+        r->n_bindings = alt.n_bindings;
+        r->pod_errors = alt.pod_errors;
+        r->n_pod_errors = alt.n_pod_errors;
+        held = true;
+    }
+}
+
 #define RESP_HDR sizeof(max_align_t)
 
 /* A new message of size bytes at the start of a new arena (*oa). */
@@ -492,18 +1048,7 @@ int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tail
          * in-flight nodes); only a disruption probe must not rely on it. */
         .allow_uninit = true,
     };
-    tlr_arena *a1, *a2;
-    tlr_arena_create(1 << 20, &a1);
-    tlr_arena_create(1 << 20, &a2);
-    sv_model m1, m2, *m;
-    solve_models(&in, o, a1, a2, &m1, &m2, &m);
-    m->out = oa;
-    sv_emit_claims(m, &r->new_nodeclaims, &r->n_new_nodeclaims, &r->total_cost_per_hour);
-    sv_emit_bindings(m, &r->bindings, &r->n_bindings);
-    sv_emit_errors(m, &r->pod_errors, &r->n_pod_errors);
-    r->timed_out = m->timed_out;
-    tlr_arena_free(a1);
-    tlr_arena_free(a2);
+    plan_best(&in, o, r, oa);
     double lb = 0;
     if (!(o && o->no_lower_bound) && tlr_solve_lower_bound_placed(req, r, false, &lb) == TLR_OK)
         r->lower_bound_cost_per_hour = lb;

@@ -308,6 +308,7 @@ typedef struct sv_bin {
     size_t ntaints;
     const Tailor__V1__NodePool *np;  /* its NodePool when known */
     sv_res free;                 /* nodes and in-flight claims */
+    sv_res alloc;                /* nodes and in-flight claims: allocatable (replay.c) */
     sv_port *ports;
     int nports, cports;
     int zone, ct;                /* domain or SV_NONE when not pinned */
@@ -534,8 +535,15 @@ bool sv_zone_pin_held(const sv_model *m, const Tailor__V1__Pod *const *orig);
 const Tailor__V1__Pod **sv_zone_pin_copy(tlr_arena *ar, const Tailor__V1__Pod *const *pinned,
                                          const Tailor__V1__Pod *const *orig, size_t n);
 
+/* replay.c: kube-scheduler's placement of a plan (see replay.c).  On m, compiled and not placed, with allow_new off: places the pending
+ * pods on the existing bins as the scheduler would; returns how many it
+ * left without a bin (bad classes aside).  m->timed_out when it stopped. */
+int  sv_replay_all(sv_model *m);
+
 /* emit.c */
 void sv_emit_bindings(sv_model *m, Tailor__V1__Binding ***out, size_t *n);
+/* pod's binding (in oa) to x: its node, else its claim in flight. */
+Tailor__V1__Binding *sv_binding_new(tlr_arena *oa, const Tailor__V1__Pod *pod, const sv_bin *x);
 void sv_emit_claims(sv_model *m, Tailor__V1__NodeClaim ***out, size_t *n, double *cost);
 void sv_emit_errors(sv_model *m, Tailor__V1__PodError ***out, size_t *n);
 double sv_claim_cost(sv_model *m, int b);

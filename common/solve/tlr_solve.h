@@ -54,6 +54,13 @@ typedef struct tlr_solve_opts {
     /* No zone pre-assignment candidate plan (zonepin.c), for side-by-side
      * measurements. */
     bool no_zone_pin;
+    /* Replay a plan whose nodes the launcher releases together as
+     * kube-scheduler will bind it, and answer the plan the replay makes of
+     * it, with a second stage for what the scheduler would leave pending
+     * (solve.c, replay.c).  For the launcher's provisioning: tailor-solver
+     * sets it unless --scheduler-replay=false; off for other callers
+     * (Simulate, benchmarks of packing). */
+    bool replay;
 } tlr_solve_opts;
 
 /* Plan req (borrowed).  o may be NULL (defaults).  On TLR_OK *out is new

@@ -58,7 +58,7 @@ e2e_up() {
 e2e_start_solver() {
   SOLVER_PORT=$(free_port)
   $(tls_as tailor-solver) "$BUILD/services/tailor-solver" --listen "tls+tcp://127.0.0.1:$SOLVER_PORT" \
-    --http-listen "127.0.0.1:$(free_port)" >"$STATE_DIR/solver.log" 2>&1 &
+    --http-listen "127.0.0.1:$(free_port)" "$@" >"$STATE_DIR/solver.log" 2>&1 &
   e2e_pids+=($!)
 }
 

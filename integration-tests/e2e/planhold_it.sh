@@ -17,7 +17,8 @@
 #
 # PLANHOLD_RUNS runs (default 2; 10 for the figure in the docs), each on a
 # fresh cluster; PLANHOLD_GATE=0s turns the gate off (the runs then show
-# what it prevents).
+# what it prevents); PLANHOLD_SOLVER_ARGS=--scheduler-replay=false plans
+# as packed, without the solver's scheduler replay (docs/solver.md).
 set -euo pipefail
 BUILD=$(cd "${1:?usage: planhold_it.sh BUILD_DIR}" && pwd)
 . "$(dirname "$0")/lib_e2e.sh"
@@ -72,7 +73,7 @@ summary=()
 for ((run = 1; run <= RUNS; run++)); do
   echo "--- run $run of $RUNS (boot 1s + up to $BOOT_JITTER, plan gate $GATE)"
   e2e_up
-  e2e_start_solver
+  e2e_start_solver ${PLANHOLD_SOLVER_ARGS:-}
   e2e_start_watcher
   e2e_start_launcher --catalog-source file --plan-gate-timeout "$GATE"
   e2e_general_pool 1000 >"$STATE_DIR/pools.yaml"
@@ -92,10 +93,11 @@ for ((run = 1; run <= RUNS; run++)); do
   echo "  $line"
   summary+=("$line")
   check "run $run: the spread Deployment within maxSkew 1 (skew $skew)" test "$skew" -le 1
-  # The goal is 2 %; measured with the gate: 1.00-1.05 (a few web pods
-  # find their zone's planned room taken by pods the scheduler spread
-  # there: kube-scheduler scores LeastAllocated and follows no plan);
-  # without it up to 1.13, and skew up to 60.
+  # The goal is 2 %; measured with the gate and the solver's scheduler
+  # replay (a second stage for what the scheduler leaves pending):
+  # 1.000-1.019 in 10 of 10 runs; with --scheduler-replay=false 1.02-1.05
+  # (kube-scheduler scores LeastAllocated + BalancedAllocation and gives
+  # planned room away); without the gate up to 1.13, and skew up to 60.
   check "run $run: realized cost within 10% of the plan (x$ratio)" \
     /usr/bin/python3 -c "import sys; r=float(sys.argv[1]); sys.exit(0 if 0 < r <= 1.10 else 1)" "$ratio"
   check "run $run: every instance has its NodeClaim and Node ($(e2e_fig instances)/$(e2e_fig claims)/$(e2e_fig nodes))" \

@@ -277,8 +277,9 @@ static void spread_pod(Tailor__V1__PendingBatch *b, const char *uid, int action)
     }
 }
 
-/* One plan of three claims: one pod each, p1 and p2 zone-spread, p3 not. */
-static Tailor__V1__SolveResponse *three_claims(void)
+/* One plan of three claims: one pod each, p1 and p2 zone-spread, p3 not;
+ * with stage2, p3's claim is the plan's second stage (solve.c). */
+static Tailor__V1__SolveResponse *three_claims(bool stage2)
 {
     Tailor__V1__SolveResponse *r = tk_resp(NULL);
     for (int i = 1; i <= 3; i++) {
@@ -286,6 +287,13 @@ static Tailor__V1__SolveResponse *three_claims(void)
         char u[16];
         snprintf(u, sizeof(u), "p%d", i);
         TK_PUSH(nc->planned_pod_uids, nc->n_planned_pod_uids, tlr_strdup(u));
+        if (stage2 && i == 3) {
+            Tailor__V1__Label *l = tlr_malloc(sizeof(*l));
+            tailor__v1__label__init(l);
+            l->key = tlr_strdup("tailor.sh/plan-stage");
+            l->value = tlr_strdup("2");
+            TK_PUSH(nc->annotations, nc->n_annotations, l);
+        }
         TK_PUSH(r->new_nodeclaims, r->n_new_nodeclaims, nc);
     }
     return r;
@@ -298,7 +306,7 @@ typedef struct gate_fix {
     lc_claim *c[3];   /* the claims of p1, p2, p3 */
 } gate_fix;
 
-static void gate_start(gate_fix *g, int64_t gate_ms, int action)
+static void gate_start2(gate_fix *g, int64_t gate_ms, int action, bool stage2)
 {
     static const tlr_cluster_identity id = { "prod", "https://api.prod.example", "Q0EK",
                                              "10.100.0.0/16", NULL };
@@ -314,7 +322,7 @@ static void gate_start(gate_fix *g, int64_t gate_ms, int action)
     o.identity = &id;
     o.plan_gate_ms = gate_ms;
     lc_prov_create(&o, &g->p);
-    g->f.solve_q[g->f.nsolve_q++] = three_claims();
+    g->f.solve_q[g->f.nsolve_q++] = three_claims(stage2);
     Tailor__V1__PendingBatch *b = tk_batch(3);
     spread_pod(b, "p1", action);
     spread_pod(b, "p2", action);
@@ -328,6 +336,11 @@ static void gate_start(gate_fix *g, int64_t gate_ms, int action)
         assert_non_null(c->nc->status);
         assert_true(c->nc->status->instance_id[0]);
     }
+}
+
+static void gate_start(gate_fix *g, int64_t gate_ms, int action)
+{
+    gate_start2(g, gate_ms, action, false);
 }
 
 static void gate_node(gate_fix *g, int k, const char *name)
@@ -396,6 +409,38 @@ static void test_plan_gate_together(void **state)
     gate_stop(&g);
 }
 
+/* A plan's second stage comes after its first: the first stage's nodes
+ * register without waiting for it; the second-stage node waits while a
+ * first-stage claim has not registered, then while the first stage's pods
+ * may still be binding (no batch since shows them bound), at most
+ * LC_PLAN_STAGE_SETTLE_MS after the first stage's last registration. */
+static void test_plan_gate_second_stage(void **state)
+{
+    (void)state;
+    gate_fix g;
+    gate_start2(&g, 90000,
+                TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_DO_NOT_SCHEDULE, true);
+    assert_int_equal(lc_plan_stage(g.c[2]->nc), 2);
+    assert_int_equal(lc_plan_stage(g.c[0]->nc), 1);
+    gate_node(&g, 0, "n1");
+    gate_node(&g, 2, "n3");
+    g.f.now_ms += 1000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1") + patches(&g, "n3"), 0);   /* p2's node is missing */
+    gate_node(&g, 1, "n2");
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n1"), 1);   /* the first stage, together */
+    assert_int_equal(patches(&g, "n2"), 1);
+    assert_int_equal(patches(&g, "n3"), 0);   /* p1 and p2 may still be binding */
+    g.f.now_ms += LC_PLAN_STAGE_SETTLE_MS - 1000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n3"), 0);
+    g.f.now_ms += 1000;
+    lc_prov_lifecycle(g.p);
+    assert_int_equal(patches(&g, "n3"), 1);
+    gate_stop(&g);
+}
+
 /* A sibling that never gets a Node holds the gate only until the gate
  * timeout after launch; a failed sibling not at all.  No gate without
  * the option, nor for ScheduleAnyway spreads. */
@@ -449,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_prov_registration),
         cmocka_unit_test(test_plan_gate_together),
         cmocka_unit_test(test_plan_gate_bounded),
+        cmocka_unit_test(test_plan_gate_second_stage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,14 +5,20 @@
 #include <string.h>
 
 #include "tlr_alloc.h"
+#include "tlr_kubesem.h"
+#include "tlr_labels.h"
 
 bool lc_plan_gate_pod(const Tailor__V1__Pod *pod)
 {
-    for (size_t i = 0; pod && i < pod->n_topology_spread_constraints; i++)
-        if (pod->topology_spread_constraints[i]->when_unsatisfiable ==
-            TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_DO_NOT_SCHEDULE)
-            return true;
-    return false;
+    return tlr_ks_pod_spread_hard(pod);
+}
+
+int lc_plan_stage(const Tailor__V1__NodeClaim *nc)
+{
+    for (size_t i = 0; nc && i < nc->n_annotations; i++)
+        if (nc->annotations[i]->key && strcmp(nc->annotations[i]->key, TLR_ANNOTATION_PLAN_STAGE) == 0)
+            return nc->annotations[i]->value && strcmp(nc->annotations[i]->value, "2") == 0 ? 2 : 1;
+    return 1;
 }
 
 const char *lc_plan_gate_of(const Tailor__V1__NodeClaim *nc)

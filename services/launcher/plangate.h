@@ -24,6 +24,17 @@
  * lifecycle pass.  A claim that failed or was deleted no longer holds its
  * gate; a claim adopted after a launcher restart is not gated (its
  * planned pods are not known).
+ *
+ * Stages.  A solver run with --scheduler-replay predicts where the
+ * scheduler will bind the plan's pods and buys for the ones it would
+ * leave pending as the plan's second stage (annotation
+ * tailor.sh/plan-stage=2, common/solve/solve.c).  Those nodes must come
+ * after the scheduler has bound the first stage, or they would draw its
+ * pods: a second-stage claim registers once every first-stage claim of
+ * its gate has, and a batch received since shows none of their planned
+ * pods pending (or LC_PLAN_STAGE_SETTLE_MS after the last registered),
+ * within the same gate timeout.  The first stage does not wait for the
+ * second.
  */
 #ifndef LC_PLANGATE_H
 #define LC_PLANGATE_H
@@ -36,10 +47,18 @@
 
 #define LC_ANNOTATION_PLAN_GATE "tailor.sh/plan-gate"
 #define LC_PLAN_GATE_MS         (90 * 1000)
+/* A second stage registers at the latest this long after the first
+ * stage's last node did, even if some of its planned pods still look
+ * pending (kube-scheduler binds hundreds of pods a second). */
+#define LC_PLAN_STAGE_SETTLE_MS (10 * 1000)
 
 /* Does pod (borrowed; NULL is false) need its plan's nodes to appear
  * together: does it have a DoNotSchedule topology spread constraint? */
 bool lc_plan_gate_pod(const Tailor__V1__Pod *pod);
+
+/* nc's plan stage: 2 when the solver made it a plan's second stage
+ * (annotation tailor.sh/plan-stage=2, solve.c), else 1. */
+int lc_plan_stage(const Tailor__V1__NodeClaim *nc);
 
 /* The gate claim nc belongs to (borrowed from nc), or NULL. */
 const char *lc_plan_gate_of(const Tailor__V1__NodeClaim *nc);

@@ -29,6 +29,7 @@ struct lc_prov {
     lc_classes *classes;
     const Tailor__V1__Catalog *catalog;  /* borrowed; the current base catalog */
     Tailor__V1__PendingBatch *batch;     /* owned; latest */
+    int64_t batch_ms;                    /* lc_prov_now() when it came */
     /* When the batch's cluster came by reference: its view (batch->cluster
      * points at the whole state in it) and the batch's own ClusterState,
      * put back before the batch is freed (batch_drop). */

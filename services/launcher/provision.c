@@ -1142,27 +1142,47 @@ static void plan_gate_mark(lc_prov *p, Tailor__V1__NodeClaim **ncs, size_t n)
     free(name);
 }
 
-/* Must claim c, whose Node appeared, wait before registering: is another
- * tracked claim of its gate still without a Node, within the gate timeout
- * since c's launch? */
+/* Must claim c, whose Node appeared, wait before registering?  A claim
+ * of a plan's first stage waits while another first-stage claim of its
+ * gate is still without a Node; one of its second stage (plangate.h)
+ * while a first-stage claim of its gate has not registered, and then until
+ * a batch received since shows none of the first stage's planned pods
+ * pending or LC_PLAN_STAGE_SETTLE_MS have passed since the last of them
+ * registered.  Either within the gate timeout since c's launch. */
 static bool plan_gate_closed(lc_prov *p, const lc_claim *c, const lc_nodes *nodes, int64_t now)
 {
     const char *gate = lc_plan_gate_of(c->nc);
     if (!gate || p->o.plan_gate_ms <= 0)
         return false;
-    size_t waiting = 0, total = 0;
+    bool second = lc_plan_stage(c->nc) == 2;
+    size_t waiting = 0, total = 0, pending = 0;
+    int64_t last_reg = 0;
     for (size_t i = 0; i < lc_claims_count(p->claims); i++) {
         lc_claim *d = lc_claims_at(p->claims, i);
         const char *g = lc_plan_gate_of(d->nc);
-        if (!g || strcmp(g, gate) != 0)
+        if (!g || strcmp(g, gate) != 0 || lc_plan_stage(d->nc) == 2)
             continue;
         total++;
         const Tailor__V1__NodeClaimStatus *st = d->nc->status;
         if (st && st->phase == TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_FAILED)
             continue;
-        if (!lc_node_for_instance(nodes, st ? st->instance_id : NULL))
+        if (!second) {
+            if (!lc_node_for_instance(nodes, st ? st->instance_id : NULL))
+                waiting++;
+            continue;
+        }
+        if (!d->registered_ms) {
             waiting++;
+            continue;
+        }
+        if (d->registered_ms > last_reg)
+            last_reg = d->registered_ms;
+        for (size_t j = 0; j < d->nc->n_planned_pod_uids; j++)
+            pending += find_pod(p, d->nc->planned_pod_uids[j]) != NULL;
     }
+    if (second && !waiting && total &&
+        (p->batch_ms <= last_reg || pending) && now - last_reg < LC_PLAN_STAGE_SETTLE_MS)
+        waiting = pending ? pending : 1;   /* the scheduler is still binding the first stage */
     if (!waiting)
         return false;
     if (now - c->launched_ms >= p->o.plan_gate_ms) {
@@ -1171,9 +1191,10 @@ static bool plan_gate_closed(lc_prov *p, const lc_claim *c, const lc_nodes *node
                  TLR_I("nodes_missing", (int64_t)waiting), TLR_I("nodeclaims", (int64_t)total));
         return false;
     }
-    TLR_DEBUG(p->o.log, "plan gate: waiting for the plan's other nodes",
+    TLR_DEBUG(p->o.log, second ? "plan gate: the second stage waits for the first"
+                               : "plan gate: waiting for the plan's other nodes",
               TLR_S("nodeclaim", c->nc->name), TLR_S("gate", gate),
-              TLR_I("nodes_missing", (int64_t)waiting));
+              TLR_I("waiting", (int64_t)waiting));
     return true;
 }
 
@@ -1279,6 +1300,7 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
     }
     batch_drop(p);
     p->batch = b;
+    p->batch_ms = lc_prov_now(p);
     if (view) {
         p->view = view;
         p->wire_cluster = b->cluster;

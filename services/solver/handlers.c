@@ -41,6 +41,7 @@ struct solver_handlers {
     size_t max_entries, max_bytes, bytes;
     uint64_t clock;
     tlr_solve_strategy strategy;
+    bool scheduler_replay;
     size_t lb_max_pods;
     char *replica_id;
     tlr_metric *hits, *misses, *stored, *evicted;
@@ -61,6 +62,7 @@ void solver_handlers_create(const solver_handlers_opts *o, solver_handlers **out
     h->max_entries = o && o->cache_entries ? o->cache_entries : 16;
     h->max_bytes = o && o->cache_bytes ? o->cache_bytes : (size_t)1 << 30;
     h->strategy = o ? o->strategy : TLR_SOLVE_TAILOR;
+    h->scheduler_replay = o && o->scheduler_replay;
     h->lb_max_pods = o ? o->lower_bound_max_pods : 0;
     h->replica_id = tlr_strdup(o && o->replica_id ? o->replica_id : "");
     tlr_cstate_create(o ? o->cluster_states : 0, &h->states);
@@ -294,7 +296,8 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
     solver_handlers *h = arg;
     const Tailor__V1__SolveRequest *req = (const Tailor__V1__SolveRequest *)msg;
     tlr_solve_opts o = { .strategy = h->strategy, .replica_id = h->replica_id,
-                         .no_lower_bound = req->n_pending_pods > h->lb_max_pods };
+                         .no_lower_bound = req->n_pending_pods > h->lb_max_pods,
+                         .replay = h->scheduler_replay };
     tlr_cstate_view *view;
     refusal rf;
     int rc = resolve_cluster(h, req->cluster, &view, &rf);

@@ -34,6 +34,7 @@ typedef struct solver_handlers_opts {
                                     * for requests with at most this many
                                     * pending pods; 0 = never */
     size_t cluster_states;         /* cluster states by reference kept; 0 = 4 */
+    bool scheduler_replay;         /* tlr_solve_opts.replay for Solve */
     const char *replica_id;        /* copied; put in every reply */
     tlr_metrics *metrics;          /* borrowed; may be NULL */
 } solver_handlers_opts;

@@ -21,6 +21,7 @@ typedef struct solver_cfg {
     int cache_mib;
     char *strategy;
     int lower_bound_max_pods;
+    bool scheduler_replay;
 } solver_cfg;
 
 typedef struct solver_app {
@@ -49,6 +50,10 @@ static const tlr_setting settings[] = {
       offsetof(solver_cfg, lower_bound_max_pods), "5000",
       "compute the cost lower bound (an LP) in Solve replies with at most this many pending pods; 0 = never",
       .min = 0, .max = 100000000 },
+    { "scheduler-replay", "TAILOR_SOLVER_SCHEDULER_REPLAY", TLR_SET_BOOL,
+      offsetof(solver_cfg, scheduler_replay), "true",
+      "plan a batch whose nodes register together (a DoNotSchedule spread) as kube-scheduler will bind "
+      "it, buying what it would leave pending as a second stage (docs/solver.md)" },
 };
 
 static int start(tlr_service *svc, void *arg)
@@ -69,6 +74,7 @@ static int start(tlr_service *svc, void *arg)
         .cache_bytes = (size_t)app->cfg.cache_mib << 20,
         .strategy = strategy,
         .lower_bound_max_pods = (size_t)app->cfg.lower_bound_max_pods,
+        .scheduler_replay = app->cfg.scheduler_replay,
         .replica_id = tlr_service_id(svc),
         .metrics = tlr_service_metrics(svc),
     };

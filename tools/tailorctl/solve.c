@@ -76,6 +76,7 @@ typedef struct solve_cfg {
     bool json;
     bool explain;
     bool tight;
+    bool no_replay;
     tlr_solve_strategy strategy;
     size_t max_pods;
     int64_t timeout_ms;
@@ -145,6 +146,9 @@ static void usage(FILE *out)
         "  --explain            reasons for every NodePool, not only the first\n"
         "  --tight-bound        also certify the configuration LP's bound (whole pods\n"
         "                       per node; tighter, can take seconds)\n"
+        "  --no-scheduler-replay  plan as packed, not as kube-scheduler will bind a\n"
+        "                       plan whose nodes register together (the solver's\n"
+        "                       --scheduler-replay=false; docs/solver.md)\n"
         "  --max-pods N         refuse inputs that expand to more pods (default 1000000)\n"
         "  --timeout DURATION   solve time limit (default 60s)\n"
         "  -h, --help           this text\n"
@@ -175,6 +179,10 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
         }
         if (!strcmp(a, "--tight-bound")) {
             cfg->tight = true;
+            continue;
+        }
+        if (!strcmp(a, "--no-scheduler-replay")) {
+            cfg->no_replay = true;
             continue;
         }
         if (a[0] != '-') {
@@ -1003,7 +1011,8 @@ int cmd_solve(int argc, char **argv)
     req.options = &sopts;
     req.now_unix_ms = tlr_wall_ms();
 
-    rc = tlr_solve(&req, &(tlr_solve_opts){ .strategy = cfg.strategy, .replica_id = "tailorctl" },
+    rc = tlr_solve(&req, &(tlr_solve_opts){ .strategy = cfg.strategy, .replica_id = "tailorctl",
+                                          .replay = !cfg.no_replay },
                    &resp);
     if (rc != TLR_OK || resp == NULL ||
         (resp->status != NULL && resp->status->code != TLR_OK)) {
