@@ -36,7 +36,11 @@ stop_all() {
   "$repo/scripts/local-cluster.sh" down >/dev/null 2>&1 || true
 }
 trap stop_all EXIT
+# stopped by Ctrl-C, by `timeout`/a CI runner (TERM) or a closed terminal
+# (HUP): exit, and the EXIT trap stops the services, moto and kubesim
 trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }

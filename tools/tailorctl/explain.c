@@ -23,7 +23,7 @@
 typedef struct explain_cfg {
     char *disruptor;
     int64_t timeout_ms;
-    bool no_simulate;
+    bool simulate;
     int output;
     ctl_transport tr;
 } explain_cfg;
@@ -35,8 +35,8 @@ static const tlr_setting settings[] = {
       "tls+tcp://127.0.0.1:7131", "the disruptor's REP URL" },
     { "timeout", NULL, TLR_SET_DURATION, offsetof(explain_cfg, timeout_ms), "30s",
       "how long to wait for the answer", .min = 100, .max = 600000 },
-    { "no-simulate", NULL, TLR_SET_BOOL, offsetof(explain_cfg, no_simulate), "false",
-      "skip the consolidation simulation (faster)" },
+    { "simulate", NULL, TLR_SET_BOOL, offsetof(explain_cfg, simulate), "true",
+      "simulate what consolidation would do with the node (--no-simulate is faster)" },
     { "output", NULL, TLR_SET_ENUM, offsetof(explain_cfg, output), "text",
       "output format: text or json", .choices = outputs },
     CTL_TRANSPORT_SETTINGS(explain_cfg, tr),
@@ -154,16 +154,19 @@ int cmd_explain(int argc, char **argv)
         what = res.argv[0];
         name = res.argv[1];
     }
-    if (rc || res.help || !what) {
-        if (rc)
-            fprintf(stderr, "tailorctl explain: %s\n", res.err);
-        if (rc || res.help || !what)
-            tlr_conf_help("tailorctl explain node|nodeclaim NAME",
-                          "Ask the disruptor whether a node can be disrupted, what blocks it, and "
-                          "what consolidation would do with it.",
-                          settings, NSETTINGS, rc || !what ? stderr : stdout);
+    if (rc == TLR_OK && res.help) {   /* --help: on stdout, success */
+        tlr_conf_help("tailorctl explain node|nodeclaim NAME",
+                      "Ask the disruptor whether a node can be disrupted, what blocks it, and "
+                      "what consolidation would do with it.",
+                      settings, NSETTINGS, stdout);
         tlr_conf_free(settings, NSETTINGS, &cfg);
-        return rc || !what ? 2 : 0;
+        return 0;
+    }
+    if (rc || !what) {   /* a usage error: one line on stderr */
+        fprintf(stderr, "tailorctl explain: %s\nUsage: tailorctl explain node|nodeclaim NAME [OPTIONS] "
+                "(--help for more)\n", rc ? res.err : "say 'node NAME' or 'nodeclaim NAME'");
+        tlr_conf_free(settings, NSETTINGS, &cfg);
+        return 2;
     }
     Tailor__V1__ExplainRequest req = TAILOR__V1__EXPLAIN_REQUEST__INIT;
     if (!strcmp(what, "node")) {
@@ -177,7 +180,7 @@ int cmd_explain(int argc, char **argv)
         tlr_conf_free(settings, NSETTINGS, &cfg);
         return 2;
     }
-    req.simulate = !cfg.no_simulate;
+    req.simulate = cfg.simulate;
     tlr_tls *tls = NULL;
     if ((rc = ctl_transport_open("explain", &cfg.tr, (const char *const *)&cfg.disruptor, 1,
                                  &tls))) {
