@@ -146,9 +146,9 @@ static void usage(FILE *out)
         "  --explain            reasons for every NodePool, not only the first\n"
         "  --tight-bound        also certify the configuration LP's bound (whole pods\n"
         "                       per node; tighter, can take seconds)\n"
-        "  --no-scheduler-replay  plan as packed, not as kube-scheduler will bind a\n"
-        "                       plan whose nodes register together (the solver's\n"
-        "                       --scheduler-replay=false; docs/solver.md)\n"
+        "  --[no-]scheduler-replay  plan a batch whose nodes register together as\n"
+        "                       kube-scheduler will bind it, as tailor-solver does\n"
+        "                       (default on; docs/solver.md)\n"
         "  --max-pods N         refuse inputs that expand to more pods (default 1000000)\n"
         "  --timeout DURATION   solve time limit (default 60s)\n"
         "  -h, --help           this text\n"
@@ -181,8 +181,8 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
             cfg->tight = true;
             continue;
         }
-        if (!strcmp(a, "--no-scheduler-replay")) {
-            cfg->no_replay = true;
+        if (!strcmp(a, "--scheduler-replay") || !strcmp(a, "--no-scheduler-replay")) {
+            cfg->no_replay = a[2] == 'n';
             continue;
         }
         if (a[0] != '-') {
