@@ -712,9 +712,31 @@ static void replay_adopt(sv_model *m, sv_model *bm, size_t norig, plan_vec *pv, 
     r->n_bindings = k;
 }
 
-static int cmp_cstr(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The pods of pods[0..n) that plan r gave no PodError (new, free() it;
+ * *nk their count): what the plan placed. */
+static const Tailor__V1__Pod **pods_placed(const Tailor__V1__Pod *const *pods, size_t n,
+                                           const Tailor__V1__SolveResponse *r, size_t *nk)
+{
+    const char **failed = tlr_malloc((r->n_pod_errors + 1) * sizeof(*failed));
+    size_t nf = 0;
+    for (size_t i = 0; i < r->n_pod_errors; i++)
+        if (r->pod_errors[i]->pod_uid)
+            failed[nf++] = r->pod_errors[i]->pod_uid;
+    qsort(failed, nf, sizeof(*failed), cmp_str);
+    const Tailor__V1__Pod **kept = tlr_malloc((n + 1) * sizeof(*kept));
+    *nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *uid = pods[i] && pods[i]->uid ? pods[i]->uid : "";
+        if (!nf || !bsearch(&uid, failed, nf, sizeof(*failed), cmp_str))
+            kept[(*nk)++] = pods[i];
+    }
+    free(failed);
+    return kept;
 }
 
 /* Will the launcher release plan r's nodes together (plangate.h)? */
@@ -727,12 +749,12 @@ static bool plan_gated(const sv_input *in, const Tailor__V1__SolveResponse *r)
     for (size_t i = 0; i < in->npods; i++)
         if (in->pods[i]->uid && tlr_ks_pod_spread_hard(in->pods[i]))
             gated[n++] = in->pods[i]->uid;
-    qsort(gated, n, sizeof(*gated), cmp_cstr);
+    qsort(gated, n, sizeof(*gated), cmp_str);
     bool any = false;
     for (size_t i = 0; i < r->n_new_nodeclaims && !any && n; i++)
         for (size_t j = 0; j < r->new_nodeclaims[i]->n_planned_pod_uids && !any; j++) {
             const char *u = r->new_nodeclaims[i]->planned_pod_uids[j];
-            any = bsearch(&u, gated, n, sizeof(*gated), cmp_cstr) != NULL;
+            any = bsearch(&u, gated, n, sizeof(*gated), cmp_str) != NULL;
         }
     free(gated);
     return any;
@@ -752,38 +774,21 @@ static bool replay_wanted(const sv_input *in, const sv_model *won, const Tailor_
            (double)in->npods * (double)(won->nbins + 1) <= SV_REPLAY_WORK;
 }
 
-/* Was plan r one the replay looked at (so that other candidates may be)? */
-static bool replay_considered(const sv_input *in, const Tailor__V1__SolveResponse *r)
-{
-    return !r->timed_out && plan_gated(in, r) &&
-           (double)in->npods * (double)(r->n_new_nodeclaims + 1) <= SV_REPLAY_WORK;
-}
-
-/* Replay plan r (emitted from model won) and adopt what holds (see above). */
+/* Replay plan r (emitted from model won) and adopt what holds (see
+ * above); *wanted says whether the replay applied to it. */
 static bool replay_plan(const sv_input *in, const tlr_solve_opts *o, sv_model *won,
-                        Tailor__V1__SolveResponse *r, tlr_arena *oa)
+                        Tailor__V1__SolveResponse *r, tlr_arena *oa, bool *wanted)
 {
-    if (!replay_wanted(in, won, r))
+    *wanted = replay_wanted(in, won, r);
+    if (!*wanted)
         return false;
     bool adopted = false;
     plan_vec pv = { 0 };
     plan_capture(won, r->new_nodeclaims, r->n_new_nodeclaims, &pv);
     /* the pods the plan placed (not those with an error): the scheduler
      * gets those */
-    const char **failed = tlr_malloc((r->n_pod_errors + 1) * sizeof(*failed));
-    size_t nf = 0;
-    for (size_t i = 0; i < r->n_pod_errors; i++)
-        if (r->pod_errors[i]->pod_uid)
-            failed[nf++] = r->pod_errors[i]->pod_uid;
-    qsort(failed, nf, sizeof(*failed), cmp_cstr);
-    const Tailor__V1__Pod **pods = tlr_malloc((in->npods + 1) * sizeof(*pods));
-    size_t np = 0;
-    for (size_t i = 0; i < in->npods; i++) {
-        const char *u = in->pods[i]->uid ? in->pods[i]->uid : "";
-        if (!nf || !bsearch(&u, failed, nf, sizeof(*failed), cmp_cstr))
-            pods[np++] = in->pods[i];
-    }
-    free(failed);
+    size_t np;
+    const Tailor__V1__Pod **pods = pods_placed(in->pods, in->npods, r, &np);
     size_t norig = in->cluster ? in->cluster->n_nodeclaims : 0;
     tlr_arena *ra, *b1, *b2;
     tlr_arena_create(1 << 20, &ra);
@@ -831,11 +836,12 @@ static bool replay_plan(const sv_input *in, const tlr_solve_opts *o, sv_model *w
 }
 
 /* Solve in with o into r's plan fields (claims, bindings, errors,
- * timed_out; in oa), replayed when that applies; true when the replay's
- * placement is the plan. */
+ * timed_out; in oa), replayed when that applies (*wanted); true when the
+ * replay's placement is the plan. */
 static bool plan_into(const sv_input *in, const tlr_solve_opts *o, Tailor__V1__SolveResponse *r,
-                      tlr_arena *oa, bool replay)
+                      tlr_arena *oa, bool replay, bool *wanted)
 {
+    *wanted = false;
     tlr_arena *a1, *a2;
     tlr_arena_create(1 << 20, &a1);
     tlr_arena_create(1 << 20, &a2);
@@ -846,7 +852,7 @@ static bool plan_into(const sv_input *in, const tlr_solve_opts *o, Tailor__V1__S
     sv_emit_bindings(m, &r->bindings, &r->n_bindings);
     sv_emit_errors(m, &r->pod_errors, &r->n_pod_errors);
     r->timed_out = m->timed_out;
-    bool adopted = replay && replay_plan(in, o, m, r, oa);
+    bool adopted = replay && replay_plan(in, o, m, r, oa, wanted);
     tlr_arena_free(a1);
     tlr_arena_free(a2);
     return adopted;
@@ -860,11 +866,11 @@ static bool plan_into(const sv_input *in, const tlr_solve_opts *o, Tailor__V1__S
 static void plan_best(const sv_input *in, const tlr_solve_opts *o, Tailor__V1__SolveResponse *r,
                       tlr_arena *oa)
 {
-    bool replay = o && o->replay;
-    bool held = plan_into(in, o, r, oa, replay);
+    bool wanted;
+    bool held = plan_into(in, o, r, oa, o && o->replay, &wanted);
     tlr_solve_strategy st = o ? o->strategy : TLR_SOLVE_TAILOR;
-    if (!replay || st != TLR_SOLVE_TAILOR || !replay_considered(in, r))
-        return;
+    if (!wanted || st != TLR_SOLVE_TAILOR)
+        return;   /* the replay did not apply: no other candidate is judged */
     for (int v = 0; v < 2; v++) {
         tlr_solve_opts vo = o ? *o : (tlr_solve_opts){ 0 };
         if (v == 0)
@@ -873,7 +879,8 @@ static void plan_best(const sv_input *in, const tlr_solve_opts *o, Tailor__V1__S
             vo.strategy = TLR_SOLVE_FFD;
         Tailor__V1__SolveResponse alt;
         tailor__v1__solve_response__init(&alt);
-        bool alt_held = plan_into(in, &vo, &alt, oa, true);
+        bool alt_wanted;
+        bool alt_held = plan_into(in, &vo, &alt, oa, true, &alt_wanted);
         if (!alt_held || alt.timed_out || alt.n_pod_errors > r->n_pod_errors)
             continue;
         if (held && alt.total_cost_per_hour >= r->total_cost_per_hour - 1e-7)
@@ -1058,11 +1065,6 @@ int tlr_solve(const Tailor__V1__SolveRequest *req, const tlr_solve_opts *o, Tail
     return TLR_OK;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int tlr_solve_lower_bound_placed(const Tailor__V1__SolveRequest *req,
                                  const Tailor__V1__SolveResponse *r, bool tight,
                                  double *cost_per_hour)
@@ -1071,26 +1073,14 @@ int tlr_solve_lower_bound_placed(const Tailor__V1__SolveRequest *req,
         tight ? tlr_solve_lower_bound_tight : tlr_solve_lower_bound;
     if (!r || !r->n_pod_errors)
         return bound(req, cost_per_hour);
-    char **failed = tlr_malloc(r->n_pod_errors * sizeof(*failed));
-    size_t nf = 0;
-    for (size_t i = 0; i < r->n_pod_errors; i++)
-        if (r->pod_errors[i]->pod_uid)
-            failed[nf++] = r->pod_errors[i]->pod_uid;
-    qsort(failed, nf, sizeof(*failed), cmp_str);
-    Tailor__V1__Pod **kept = tlr_malloc((req->n_pending_pods + 1) * sizeof(*kept));
-    size_t nk = 0;
-    for (size_t i = 0; i < req->n_pending_pods; i++) {
-        Tailor__V1__Pod *p = req->pending_pods[i];
-        const char *uid = p && p->uid ? p->uid : "";
-        if (!bsearch(&uid, failed, nf, sizeof(*failed), cmp_str))
-            kept[nk++] = p;
-    }
+    size_t nk;
+    const Tailor__V1__Pod **kept =
+        pods_placed((const Tailor__V1__Pod *const *)req->pending_pods, req->n_pending_pods, r, &nk);
     Tailor__V1__SolveRequest sub = *req;
-    sub.pending_pods = kept;
+    sub.pending_pods = (Tailor__V1__Pod **)kept;
     sub.n_pending_pods = nk;
     int rc = bound(&sub, cost_per_hour);
     free(kept);
-    free(failed);
     return rc;
 }
 
