@@ -68,6 +68,30 @@ wait_exit() {
   wait "$killer" 2>/dev/null || true
 }
 
+# stop_service NAME PID [LOG]: SIGTERM a service and wait for it; a
+# service still running 15 s later is a defect (a pod's
+# terminationGracePeriod would SIGKILL it): print the end of its LOG and
+# its threads' stacks (gdb) so the CI log says where it hung, kill it, and
+# count a FAIL.
+stop_service() {
+  local name=$1 pid=$2 log=${3:-} secs=15 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < secs * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+    sleep 0.1
+  done
+  echo "FAIL: $name (pid $pid) still running ${secs}s after SIGTERM"
+  [ -n "$log" ] && [ -f "$log" ] && tail -n 6 "$log" | cut -c1-300
+  echo "its threads:"
+  if command -v gdb >/dev/null; then
+    timeout 60 gdb -p "$pid" -batch -nx -ex "thread apply all bt" 2>/dev/null |
+      grep -E '^(Thread|#)' | cut -c1-200 | head -n 80 || true
+  fi
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  FAILED=$((${FAILED:-0} + 1))
+}
+
 # wait_until SECONDS CMD...: poll CMD (output dropped) every 0.5 s until
 # it succeeds; false when it never did.
 wait_until() {

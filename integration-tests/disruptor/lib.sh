@@ -102,11 +102,20 @@ ds_watch_stop() {
 ds_down() {
   [ "${FAILED:-0}" = 0 ] || ds_logs
   ds_watch_stop
-  [ -n "$ds_pid" ] && { kill -TERM "$ds_pid" 2>/dev/null || true; wait "$ds_pid" 2>/dev/null || true; }
-  for p in "${ds_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${ds_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  local failed_before=${FAILED:-0} p n i=0
+  [ -n "$ds_pid" ] && stop_service tailor-disruptor "$ds_pid" "$STATE_DIR/disruptor.log"
+  for p in "${ds_pids[@]}"; do
+    n=$(ds_service_name "$i"); i=$((i + 1))
+    stop_service "tailor-$n" "$p" "$STATE_DIR/$n.log"
+  done
   "$repo/scripts/local-cluster.sh" down >/dev/null 2>&1 || true
+  [ "${FAILED:-0}" = "$failed_before" ] || KEEP_STATE=1
   if [ "${KEEP_STATE:-0}" = 1 ]; then echo "state kept in $STATE_DIR"; else rm -rf "$STATE_DIR"; fi
+  [ "${FAILED:-0}" = "$failed_before" ] || exit 1
+}
+
+ds_service_name() {   # INDEX in ds_pids, in the order ds_up starts them
+  case $1 in 0) echo solver ;; 1) echo watcher ;; *) echo launcher ;; esac
 }
 
 # Instances pending or running in moto (tagged for this cluster).
