@@ -8,6 +8,15 @@
 #
 # tailor_add_fuzzers(DIR LIBS...)
 #   Every DIR/*_fuzz.c becomes a libFuzzer target when TAILOR_FUZZ is on.
+#
+# tailor_module(NAME [DEPS module...] [LIBS target...])
+#   common/NAME as the static library tlr_NAME: every NAME/*.c that is not
+#   a *_test.c or *_fuzz.c.  Only NAME's own folder is on its include path,
+#   and it is PUBLIC, so a module sees its own headers and those of the
+#   modules it names in DEPS (and what they name, transitively) - an
+#   include of any other module's header fails to compile.  LIBS are the
+#   outside libraries its sources use.  docs/architecture.md draws the
+#   graph.
 
 function(tailor_add_unit_tests dir)
   if(NOT TAILOR_BUILD_TESTS)
@@ -48,3 +57,17 @@ endfunction()
 
 # Where the shared data set lives (../shared/data beside the checkout).
 get_filename_component(TAILOR_SHARED_DATA "${CMAKE_SOURCE_DIR}/../shared/data" ABSOLUTE)
+
+function(tailor_module name)
+  cmake_parse_arguments(M "" "" "DEPS;LIBS" ${ARGN})
+  set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${name})
+  file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.c)
+  list(FILTER srcs EXCLUDE REGEX "_(test|fuzz)\\.c$")
+  add_library(tlr_${name} STATIC ${srcs})
+  target_include_directories(tlr_${name} PUBLIC ${dir})
+  set(deps)
+  foreach(d ${M_DEPS})
+    list(APPEND deps tlr_${d})
+  endforeach()
+  target_link_libraries(tlr_${name} PUBLIC ${deps} ${M_LIBS})
+endfunction()

@@ -138,12 +138,3 @@ void tlr_kubeobj_node_add_pod(Tailor__V1__Node *node, const Tailor__V1__Pod *pod
     kpod_compact(copy);
     node->pods[node->n_pods++] = copy;
 }
-
-const Tailor__V1__Condition *tlr_kubeobj_condition(Tailor__V1__Condition *const *v, size_t n,
-                                                   const char *type)
-{
-    for (size_t i = 0; v && i < n; i++)
-        if (v[i]->type && strcmp(v[i]->type, type) == 0)
-            return v[i];
-    return NULL;
-}

@@ -101,11 +101,6 @@ int tlr_kubeobj_node(json_object *o, const tlr_kubeobj_opts *opts, Tailor__V1__N
  * terminal (Succeeded/Failed). */
 void tlr_kubeobj_node_add_pod(Tailor__V1__Node *node, const Tailor__V1__Pod *pod);
 
-/* The condition of that type in v[0..n) (a status's conditions), or NULL;
- * borrowed. */
-const Tailor__V1__Condition *tlr_kubeobj_condition(Tailor__V1__Condition *const *v, size_t n,
-                                                   const char *type);
-
 /* karpenter.sh/v1 NodePool, defaults applied (expireAfter 720h,
  * consolidationPolicy WhenEmptyOrUnderutilized, consolidateAfter 0s,
  * budgets [{nodes: 10%}]), validated against Karpenter v1.14's CRD schema

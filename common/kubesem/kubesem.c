@@ -64,6 +64,15 @@ const char *tlr_ks_label_get(Tailor__V1__Label *const *ls, size_t n, const char 
     return NULL;
 }
 
+const Tailor__V1__Condition *tlr_ks_condition(Tailor__V1__Condition *const *v, size_t n,
+                                              const char *type)
+{
+    for (size_t i = 0; v && i < n; i++)
+        if (v[i]->type && strcmp(v[i]->type, type) == 0)
+            return v[i];
+    return NULL;
+}
+
 /* ---- labels of new capacity ---------------------------------------- */
 
 const char *tlr_ks_capacity_type_name(Tailor__V1__CapacityType ct)

@@ -73,6 +73,11 @@ void        tlr_ks_labels_free(tlr_ks_labels *l);
 /* The value of key in a protobuf label list (borrowed), NULL when absent. */
 const char *tlr_ks_label_get(Tailor__V1__Label *const *ls, size_t n, const char *key);
 
+/* The condition of that type in v[0..n) (a status's conditions), or NULL;
+ * borrowed. */
+const Tailor__V1__Condition *tlr_ks_condition(Tailor__V1__Condition *const *v, size_t n,
+                                              const char *type);
+
 /* ---- labels of new capacity ---------------------------------------- */
 
 /* The karpenter.sh/capacity-type label value of ct ("on-demand", "spot",

@@ -22,7 +22,6 @@
 #include "solve_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
-#include "tlr_kubeobj.h"
 #include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
@@ -637,7 +636,7 @@ static bool ds_lands(sv_model *m, const Tailor__V1__Pod *ds, const sv_pool *p, c
 
 static const Tailor__V1__Condition *pool_cond(const Tailor__V1__NodePool *np, const char *type)
 {
-    return np->status ? tlr_kubeobj_condition(np->status->conditions, np->status->n_conditions, type)
+    return np->status ? tlr_ks_condition(np->status->conditions, np->status->n_conditions, type)
                       : NULL;
 }
 

@@ -9,6 +9,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 
 const char *ds_drift_reason(ds_drift_kind k)
 {
@@ -23,7 +24,7 @@ const char *ds_drift_reason(ds_drift_kind k)
 
 static const Tailor__V1__Condition *cond_of(const Tailor__V1__NodeClaim *c, const char *type)
 {
-    return c->status ? tlr_kubeobj_condition(c->status->conditions, c->status->n_conditions, type)
+    return c->status ? tlr_ks_condition(c->status->conditions, c->status->n_conditions, type)
                      : NULL;
 }
 

@@ -10,6 +10,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 #include "tlr_quantity.h"
 #include "tlr_time.h"
 
@@ -182,7 +183,7 @@ static cond class_ready(const ds_view *v, const Tailor__V1__NodePool *p)
         return (cond){ "NodeClassReady", "False", "NodeClassNotFound", "NodeClass not found on cluster" };
     if (nc->ready)
         return (cond){ "NodeClassReady", "True", "NodeClassReady", "" };
-    const Tailor__V1__Condition *r = tlr_kubeobj_condition(nc->conditions, nc->n_conditions, "Ready");
+    const Tailor__V1__Condition *r = tlr_ks_condition(nc->conditions, nc->n_conditions, "Ready");
     if (!r || r->status != TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_FALSE)
         return (cond){ "NodeClassReady", "False", "NodeClassReadinessUnknown",
                        "Node Class Readiness Unknown" };
@@ -206,7 +207,7 @@ static json_object *conditions_json(const ds_view *v, const Tailor__V1__NodePool
                      : (cond){ "Ready", "True", "Ready", "" };
     json_object *a = json_object_new_array();
     for (int i = 0; i < 3; i++) {
-        const Tailor__V1__Condition *was = tlr_kubeobj_condition(have, nhave, ours[i].type);
+        const Tailor__V1__Condition *was = tlr_ks_condition(have, nhave, ours[i].type);
         int64_t since = was && !strcmp(status_name(was->status), ours[i].status) &&
                                 was->last_transition_unix_ms
                             ? was->last_transition_unix_ms

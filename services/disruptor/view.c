@@ -10,6 +10,7 @@
 #include "tlr_alloc.h"
 #include "tlr_drain.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
 /* ---- pod removals ------------------------------------------------------- */
@@ -124,7 +125,7 @@ static bool claim_initialized(const Tailor__V1__NodeClaim *c)
     if (c->status->phase == TAILOR__V1__NODE_CLAIM_PHASE__NODECLAIM_PHASE_INITIALIZED)
         return true;
     const Tailor__V1__Condition *k =
-        tlr_kubeobj_condition(c->status->conditions, c->status->n_conditions, "Initialized");
+        tlr_ks_condition(c->status->conditions, c->status->n_conditions, "Initialized");
     return k && k->status == TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE;
 }
 

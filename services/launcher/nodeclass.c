@@ -14,6 +14,7 @@
 #include "tlr_nodeshape.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 #include "tlr_sigv4.h"
 
@@ -689,7 +690,7 @@ static bool status_overwritten(const lc_class *c, const Tailor__V1__NodeClass *i
         if (k->type[0] == '\0')
             continue;
         const Tailor__V1__Condition *have =
-            tlr_kubeobj_condition(in->conditions, in->n_conditions, k->type);
+            tlr_ks_condition(in->conditions, in->n_conditions, k->type);
         bool have_true = have && have->status == TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE;
         if (have && have_true != (k->status == 1))
             return true;
