@@ -49,6 +49,7 @@
 #include "tlr_alloc.h"
 #include "tlr_catalog.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_labels.h"
 
 #define CS_MIB (1024LL * 1024)
@@ -175,11 +176,7 @@ static Tailor__V1__Toleration *cs_toleration(const char *key, const char *value)
 /* Spot price as a share of on-demand, 0.28..0.55, fixed per (type, zone). */
 static double spot_share(const char *type, const char *zone)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *s = type; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    for (const char *s = zone; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    uint64_t h = tlr_fnv1a64_str(tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, type), zone);
     return 0.28 + 0.27 * (double)(h % 1000) / 999.0;
 }
 

@@ -10,6 +10,7 @@
 #include "tlr_arena.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_time.h"
 
 static void test_strerror(void **state)
@@ -194,6 +195,29 @@ static void test_retry_after(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The published FNV test vectors (draft-eastlake-fnv), and values that
+ * persisted names depend on: they must never change. */
+static void test_fnv(void **state)
+{
+    (void)state;
+    assert_int_equal(tlr_fnv1a64_str(TLR_FNV64_BASIS, ""), 0xcbf29ce484222325ULL);
+    assert_int_equal(tlr_fnv1a64_str(TLR_FNV64_BASIS, "a"), 0xaf63dc4c8601ec8cULL);
+    assert_int_equal(tlr_fnv1a64_str(TLR_FNV64_BASIS, "foobar"), 0x85944171f73967e8ULL);
+    assert_int_equal(tlr_fnv1a64_str(tlr_fnv1a64_str(TLR_FNV64_BASIS, "foo"), "bar"),
+                     0x85944171f73967e8ULL);
+    assert_int_equal(tlr_fnv1a64(TLR_FNV64_BASIS, "foobar", 6), 0x85944171f73967e8ULL);
+    assert_int_equal(tlr_fnv1a64_str(TLR_FNV64_BASIS, NULL), TLR_FNV64_BASIS);
+    assert_int_equal(tlr_fnv1a32_str(TLR_FNV32_BASIS, "a"), 0xe40c292cu);
+    assert_int_equal(tlr_fnv1a32_str(TLR_FNV32_BASIS, "foobar"), 0xbf9cf968u);
+    assert_int_equal(tlr_fnv1a32(TLR_FNV32_BASIS, "foobar", 6), 0xbf9cf968u);
+    assert_int_equal(tlr_fnv1_64_str(TLR_FNV64_BASIS, "a"), 0xaf63bd4c8601b7beULL);
+    assert_int_equal(tlr_fnv1_64_str(TLR_FNV64_BASIS, "foobar"), 0x340d8765a4dda9c2ULL);
+    /* tailor's short basis (the disruptor's protection-room suffixes) */
+    assert_int_equal(tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, "ip-10-0-0-1.ec2.internal"),
+                     0x4f2935f9802ee0d5ULL);
+    assert_int_equal(tlr_fnv1a64_word(TLR_FNV64_BASIS_SHORT, 7), 0x44bd2cd473ccf94cULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_duration),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_retry_after),
+        cmocka_unit_test(test_fnv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

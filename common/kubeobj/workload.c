@@ -13,29 +13,21 @@
 #include "kubeobj_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 #include "tlr_yaml.h"
-
-static uint64_t fnv(const char *s, uint64_t h)
-{
-    for (; *s != '\0'; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
 
 static uint64_t fnv_idx(const char *ns, const char *name, size_t i, const char *salt)
 {
     char num[32];
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = TLR_FNV64_BASIS;
 
     snprintf(num, sizeof(num), "/%zu/", i);
-    h = fnv(ns, h);
-    h = fnv("/", h);
-    h = fnv(name, h);
-    h = fnv(num, h);
-    return fnv(salt, h);
+    h = tlr_fnv1a64_str(h, ns);
+    h = tlr_fnv1a64_str(h, "/");
+    h = tlr_fnv1a64_str(h, name);
+    h = tlr_fnv1a64_str(h, num);
+    return tlr_fnv1a64_str(h, salt);
 }
 
 /* Kubernetes' rand.String alphabet (no vowels, no confusable digits). */

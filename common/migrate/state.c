@@ -15,6 +15,7 @@
 #include "migrate_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 
 #define STATE_VERSION 1
@@ -466,12 +467,11 @@ void tlr_mig_configmap_name(const char *name, char *buf, size_t len)
     static const char prefix[] = "tailor-migrate-";
     char clean[256];
     size_t n = 0;
-    uint32_t h = 2166136261u;   /* FNV-1a of the original, for the suffix */
+    uint32_t h = tlr_fnv1a32_str(TLR_FNV32_BASIS, name);   /* of the original, for the suffix */
     bool dash = false;
 
     for (const char *p = name ? name : ""; *p; p++) {
         unsigned char c = (unsigned char)*p;
-        h = (h ^ c) * 16777619u;
         if (c >= 'A' && c <= 'Z')
             c = (unsigned char)(c - 'A' + 'a');
         bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');

@@ -11,16 +11,12 @@
 #include <string.h>
 
 #include "nodegroup_int.h"
+#include "tlr_hash.h"
 #include "tlr_nodegroup.h"
 
 uint64_t ng_hash(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a: stable across builds */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    return tlr_fnv1a64_str(TLR_FNV64_BASIS, s);   /* stable across builds */
 }
 
 void ng_hash_hex8(const char *s, char out[9])

@@ -22,6 +22,7 @@
 #include "solve_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
@@ -38,14 +39,6 @@ static const char *const ct_names[4] = { "", "on-demand", "spot", "reserved" };
 
 /* ---- strings ---------------------------------------------------------- */
 
-static uint32_t str_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
 sv_id sv_intern(sv_model *m, const char *s)
 {
     if (!s || !*s)
@@ -54,7 +47,7 @@ sv_id sv_intern(sv_model *m, const char *s)
         int ncap = m->hcap ? m->hcap * 2 : 1024;
         uint32_t *nt = tlr_arena_calloc(m->ar, (size_t)ncap, sizeof(*nt));
         for (int i = 1; i < m->nstrs; i++) {
-            uint32_t h = str_hash(m->strs[i]) & (uint32_t)(ncap - 1);
+            uint32_t h = tlr_fnv1a32_str(TLR_FNV32_BASIS, m->strs[i]) & (uint32_t)(ncap - 1);
             while (nt[h])
                 h = (h + 1) & (uint32_t)(ncap - 1);
             nt[h] = (uint32_t)i;
@@ -62,7 +55,7 @@ sv_id sv_intern(sv_model *m, const char *s)
         m->htab = nt;
         m->hcap = ncap;
     }
-    uint32_t h = str_hash(s) & (uint32_t)(m->hcap - 1);
+    uint32_t h = tlr_fnv1a32_str(TLR_FNV32_BASIS, s) & (uint32_t)(m->hcap - 1);
     while (m->htab[h]) {
         if (strcmp(m->strs[m->htab[h]], s) == 0)
             return m->htab[h];
@@ -909,14 +902,6 @@ static size_t class_key(const Tailor__V1__Pod *p, uint8_t **buf, size_t *cap)
     return n;
 }
 
-static uint64_t bytes_hash(const uint8_t *b, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
 /* Add a topology group (deduplicated); returns its index. */
 static int group_get(sv_model *m, int tk, int tki, const Tailor__V1__LabelSelector *sel,
                      const sv_reqset *extra, bool all_ns, char *const *nss, size_t nns,
@@ -1193,12 +1178,11 @@ static uint64_t **compat_memo_slot(sv_model *m, int pi, sv_pmask pm, const sv_re
         for (int i = 0; i < m->cmemo_cap; i++)
             m->cmemo[i].pi = SV_NONE;
     }
-    uint64_t h = 1469598103934665603ULL;
-    h = (h ^ (uint64_t)pi) * 1099511628211ULL;
-    h = (h ^ pm.w[0]) * 1099511628211ULL;
-    h = (h ^ pm.w[1]) * 1099511628211ULL;
+    uint64_t h = tlr_fnv1a64_word(TLR_FNV64_BASIS_SHORT, (uint64_t)pi);
+    h = tlr_fnv1a64_word(h, pm.w[0]);
+    h = tlr_fnv1a64_word(h, pm.w[1]);
     for (int d = 0; d < m->ndim; d++)
-        h = (h ^ (uint64_t)req->v[d]) * 1099511628211ULL;
+        h = tlr_fnv1a64_word(h, (uint64_t)req->v[d]);
     int mask = m->cmemo_cap - 1;
     for (int i = (int)(h & (uint64_t)mask), probes = 0; probes < 64; i = (i + 1) & mask, probes++) {
         sv_cmemo *e = &m->cmemo[i];
@@ -1562,7 +1546,7 @@ static void classes_build(sv_model *m, const Tailor__V1__Pod *const *pods, size_
         ps->pod = pods[i];
         ps->bin = SV_NONE;
         size_t n = class_key(pods[i], &buf, &cap);
-        uint64_t h = bytes_hash(buf, n);
+        uint64_t h = tlr_fnv1a64(TLR_FNV64_BASIS_SHORT, buf, n);
         uint32_t s = (uint32_t)h & (uint32_t)(hcap - 1);
         int c = -1;
         while (ht[s] >= 0) {

@@ -80,6 +80,7 @@
 #include "lower_bound_internal.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_labels.h"
 #include "tlr_plancheck.h"
 #include "tlr_solve.h"
@@ -113,16 +114,6 @@ typedef struct bmap {
     size_t cap, n;
 } bmap;
 
-static uint64_t lb_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static void bmap_init(bmap *m, size_t cap)
 {
     m->cap = cap;
@@ -150,7 +141,7 @@ static size_t bmap_id(bmap *m, const char *k, size_t len, size_t next_id, bool *
         for (size_t i = 0; i < old.cap; i++) {
             if (!old.keys[i])
                 continue;
-            size_t j = lb_hash(old.keys[i], old.lens[i]) & (m->cap - 1);
+            size_t j = tlr_fnv1a64(TLR_FNV64_BASIS_SHORT, old.keys[i], old.lens[i]) & (m->cap - 1);
             while (m->keys[j])
                 j = (j + 1) & (m->cap - 1);
             m->keys[j] = old.keys[i];
@@ -162,7 +153,7 @@ static size_t bmap_id(bmap *m, const char *k, size_t len, size_t next_id, bool *
         free(old.lens);
         free(old.vals);
     }
-    size_t i = lb_hash(k, len) & (m->cap - 1);
+    size_t i = tlr_fnv1a64(TLR_FNV64_BASIS_SHORT, k, len) & (m->cap - 1);
     while (m->keys[i]) {
         if (m->lens[i] == len && memcmp(m->keys[i], k, len) == 0) {
             *added = false;
@@ -258,7 +249,7 @@ static int64_t rl_dim(const Tailor__V1__ResourceList *l, const model *m, size_t 
 
 static bool bmap_has(const bmap *m, const char *k, size_t len)
 {
-    size_t i = lb_hash(k, len) & (m->cap - 1);
+    size_t i = tlr_fnv1a64(TLR_FNV64_BASIS_SHORT, k, len) & (m->cap - 1);
     while (m->keys[i]) {
         if (m->lens[i] == len && memcmp(m->keys[i], k, len) == 0)
             return true;

@@ -40,6 +40,7 @@
 
 #include "solve_internal.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_labels.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -256,8 +257,6 @@ static void record_existing(sv_model *m, const Tailor__V1__Pod *p, int b, int zo
  * provider ID; link_claims indexes the claims by all three once. */
 enum { LK_NAME, LK_NODE, LK_PID };
 
-static uint64_t uid_hash(const char *s);
-
 typedef struct {
     const char *s;
     int tag, idx;
@@ -267,7 +266,7 @@ static void link_put(link_ent *t, size_t cap, int tag, const char *s, int idx)
 {
     if (!s || !*s)
         return;
-    size_t k = (uid_hash(s) + (uint64_t)tag) & (cap - 1);
+    size_t k = (tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, s) + (uint64_t)tag) & (cap - 1);
     while (t[k].s)
         k = (k + 1) & (cap - 1);
     t[k] = (link_ent){ s, tag, idx };
@@ -277,7 +276,7 @@ static int link_get(const link_ent *t, size_t cap, int tag, const char *s)
 {
     if (!s || !*s)
         return SV_NONE;
-    size_t k = (uid_hash(s) + (uint64_t)tag) & (cap - 1);
+    size_t k = (tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, s) + (uint64_t)tag) & (cap - 1);
     int best = SV_NONE;
     for (; t[k].s; k = (k + 1) & (cap - 1))
         if (t[k].tag == tag && !strcmp(t[k].s, s) && (best == SV_NONE || t[k].idx < best))
@@ -539,14 +538,6 @@ static void bins_nodes(sv_model *m)
     }
 }
 
-static uint64_t uid_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* The pending pod with this uid not placed yet, or SV_NONE.  In-flight
  * claims may plan thousands of the batch's pods, so the pods are indexed
  * by uid once per model (open addressing, in the arena). */
@@ -566,14 +557,14 @@ static int pending_by_uid(sv_model *m, const char *uid)
             const char *u = m->pods[i].pod->uid;
             if (!u || !*u)
                 continue;
-            size_t k = uid_hash(u) & (size_t)(cap - 1);
+            size_t k = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, u) & (size_t)(cap - 1);
             while (m->uid_tab[k] != SV_NONE)
                 k = (k + 1) & (size_t)(cap - 1);
             m->uid_tab[k] = i;
         }
     }
     /* Duplicated uids: the first one not placed yet. */
-    size_t k = uid_hash(uid) & (size_t)(m->uid_cap - 1);
+    size_t k = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, uid) & (size_t)(m->uid_cap - 1);
     for (; m->uid_tab[k] != SV_NONE; k = (k + 1) & (size_t)(m->uid_cap - 1)) {
         int i = m->uid_tab[k];
         if (m->pods[i].bin == SV_NONE && !strcmp(m->pods[i].pod->uid, uid))
@@ -1502,8 +1493,8 @@ static bool level0_same(const sv_model *m, const sv_class *a, const sv_class *b)
 
 static uint64_t level0_hash(const sv_model *m, const sv_class *c)
 {
-    uint64_t h = 1469598103934665603ULL;
-#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ULL)
+    uint64_t h = TLR_FNV64_BASIS_SHORT;
+#define MIX(v) (h = tlr_fnv1a64_word(h, (uint64_t)(v)))
     MIX(c->host_cap);
     for (int d = 0; d < m->ndim; d++)
         MIX(c->req.v[d]);

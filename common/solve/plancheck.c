@@ -54,6 +54,7 @@
  * constraint's node filter keeps for the pod (nodeAffinityPolicy /
  * nodeTaintsPolicy, as kube-scheduler; see check_spread_key).
  */
+#include "tlr_hash.h"
 #include "tlr_plancheck.h"
 
 #include <inttypes.h>
@@ -225,16 +226,6 @@ typedef struct smap {
     size_t cap, n;
 } smap;
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static void smap_init(smap *m, size_t expect)
 {
     size_t cap = 16;
@@ -257,7 +248,7 @@ static void smap_free(smap *m)
 
 static size_t smap_slot(const smap *m, const char *k, size_t len)
 {
-    size_t i = hash_bytes(k, len) & (m->cap - 1);
+    size_t i = tlr_fnv1a64(TLR_FNV64_BASIS_SHORT, k, len) & (m->cap - 1);
     while (m->keys[i] && !(m->lens[i] == len && memcmp(m->keys[i], k, len) == 0))
         i = (i + 1) & (m->cap - 1);
     return i;

@@ -9,21 +9,12 @@
 #include <string.h>
 
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 
 /* ------------------------------------------------------------------ */
 /* Template hash                                                       */
 /* ------------------------------------------------------------------ */
-
-static uint32_t fnv32(uint32_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 16777619u;
-    }
-    return h;
-}
 
 static int cmp_key(const void *a, const void *b)
 {
@@ -37,28 +28,28 @@ static uint32_t hash_value(uint32_t h, json_object *v)
     char tag;
     switch (json_object_get_type(v)) {
     case json_type_null:
-        return fnv32(h, "n", 1);
+        return tlr_fnv1a32(h, "n", 1);
     case json_type_boolean:
         tag = json_object_get_boolean(v) ? 't' : 'f';
-        return fnv32(h, &tag, 1);
+        return tlr_fnv1a32(h, &tag, 1);
     case json_type_int:
     case json_type_double: {
         const char *s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-        h = fnv32(h, "#", 1);
-        return fnv32(h, s, strlen(s) + 1);
+        h = tlr_fnv1a32(h, "#", 1);
+        return tlr_fnv1a32(h, s, strlen(s) + 1);
     }
     case json_type_string: {
         uint32_t len = (uint32_t)json_object_get_string_len(v);
-        h = fnv32(h, "s", 1);
-        h = fnv32(h, &len, sizeof(len));
-        return fnv32(h, json_object_get_string(v), len);
+        h = tlr_fnv1a32(h, "s", 1);
+        h = tlr_fnv1a32(h, &len, sizeof(len));
+        return tlr_fnv1a32(h, json_object_get_string(v), len);
     }
     case json_type_array: {
         size_t n = json_object_array_length(v);
-        h = fnv32(h, "[", 1);
+        h = tlr_fnv1a32(h, "[", 1);
         for (size_t i = 0; i < n; i++)
             h = hash_value(h, json_object_array_get_idx(v, i));
-        return fnv32(h, "]", 1);
+        return tlr_fnv1a32(h, "]", 1);
     }
     case json_type_object: {
         size_t n = (size_t)json_object_object_length(v), i = 0;
@@ -70,15 +61,15 @@ static uint32_t hash_value(uint32_t h, json_object *v)
             keys[i++] = k;
         }
         qsort(keys, n, sizeof(char *), cmp_key);
-        h = fnv32(h, "{", 1);
+        h = tlr_fnv1a32(h, "{", 1);
         for (i = 0; i < n; i++) {
             uint32_t len = (uint32_t)strlen(keys[i]);
-            h = fnv32(h, &len, sizeof(len));
-            h = fnv32(h, keys[i], len);
+            h = tlr_fnv1a32(h, &len, sizeof(len));
+            h = tlr_fnv1a32(h, keys[i], len);
             h = hash_value(h, json_object_object_get(v, keys[i]));
         }
         free(keys);
-        return fnv32(h, "}", 1);
+        return tlr_fnv1a32(h, "}", 1);
     }
     }
     return h;
@@ -89,10 +80,10 @@ void ks_template_hash(json_object *tmpl, int64_t collision_count, char *buf, siz
     /* the alphabet of apimachinery's rand.SafeEncodeString: no vowels,
      * no 0/1/3, so a hash never spells a word */
     static const char alnum[] = "bcdfghjklmnpqrstvwxz2456789";
-    uint32_t h = hash_value(2166136261u, tmpl);
+    uint32_t h = hash_value(TLR_FNV32_BASIS, tmpl);
     if (collision_count > 0) {
         uint32_t c = (uint32_t)collision_count;
-        h = fnv32(h, &c, sizeof(c));
+        h = tlr_fnv1a32(h, &c, sizeof(c));
     }
     char dec[16];
     snprintf(dec, sizeof(dec), "%u", h);

@@ -26,6 +26,7 @@
 #include "tlr_alloc.h"
 #include "tlr_awscreds.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 
 #define GIB (1024LL * 1024 * 1024)
@@ -149,9 +150,7 @@ static int64_t boot_ms(const ks_kubelet *k, const char *id)
 {
     if (k->boot_jitter_ms <= 0)
         return k->boot_delay_ms;
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *c = id; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    uint64_t h = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, id);
     return k->boot_delay_ms + (int64_t)(h % (uint64_t)(k->boot_jitter_ms + 1));
 }
 

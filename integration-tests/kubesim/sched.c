@@ -30,6 +30,7 @@
 #include "tlr_arena.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 #include "tlr_time.h"
 
@@ -89,15 +90,6 @@ typedef struct pass_ctx {
 } pass_ctx;
 
 /* ------------------------------------------------------------------ */
-
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    for (; s && *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -179,7 +171,7 @@ static pod_info *pod_cached(ks_sched *sc, const ks_obj *o, json_object *parsed)
     json_object_put(pi->affinity);
     pi->labels = json_object_get(tlr_json_obj(j, "metadata.labels"));
     pi->affinity = json_object_get(tlr_json_obj(j, "spec.affinity"));
-    pi->labels_hash = fnv(1469598103934665603ull,
+    pi->labels_hash = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT,
                           pi->labels ? tlr_json_to_string(pi->labels, JSON_C_TO_STRING_PLAIN) : "");
     json_object_put(j);
     return pi;
@@ -204,15 +196,15 @@ static node_cache *node_cached(ks_sched *sc, const ks_obj *o)
     nc->rv = ks_obj_rv(o);
     nc->node = ks_obj_parse(o);
     /* only what the filters read: a heartbeat does not retry every pod */
-    uint64_t h = fnv(1469598103934665603ull, ks_obj_name(o));
+    uint64_t h = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, ks_obj_name(o));
     static const char *const parts[] = { "metadata.labels", "spec.taints", "spec.unschedulable",
                                          "status.allocatable" };
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
-        h = fnv(h, tlr_json_to_string(tlr_json_get(nc->node, parts[i]), JSON_C_TO_STRING_PLAIN));
+        h = tlr_fnv1a64_str(h, tlr_json_to_string(tlr_json_get(nc->node, parts[i]), JSON_C_TO_STRING_PLAIN));
     ks_node_info tmp;
     char err[64];
     if (ks_node_info_init(nc->node, sc->names, &tmp, err, sizeof(err)) == TLR_OK && tmp.ready)
-        h = fnv(h, "ready");
+        h = tlr_fnv1a64_str(h, "ready");
     nc->fp = h;
     return nc;
 }
@@ -666,7 +658,7 @@ int ks_sched_pass(ks_sched *sc, ks_sched_stats *stats_out)
             node_account(n, &pi->req);
             ks_topo_add_pod(px.topo, idx, ks_obj_namespace(o), pi->labels, ks_obj_deleting(o),
                             pi->affinity);
-            fp += mix(fnv(fnv(pi->labels_hash, ks_obj_uid(o)), node) +
+            fp += mix(tlr_fnv1a64_str(tlr_fnv1a64_str(pi->labels_hash, ks_obj_uid(o)), node) +
                       (ks_obj_deleting(o) ? 1 : 0));
         } else if (!ks_obj_deleting(o)) {
             stats.pending++;

@@ -8,6 +8,7 @@
 #include "sim.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 
 /* Answers are cached this long: a drain pass asks about every pod of a
  * node, and a workload's status does not change within one pass. */
@@ -109,9 +110,7 @@ static const Tailor__V1__OwnerReference *controller_of(const Tailor__V1__Pod *po
 void ds_protect_room_name(const char *pool, const char *node, char *buf, size_t len)
 {
     /* FNV-1a of the node name: a stable, short suffix. */
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *c = node; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    uint64_t h = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, node);
     static const char al[] = "bcdfghjklmnpqrstvwxz2456789";
     char sfx[6];
     for (int i = 0; i < 5; i++) {

@@ -15,6 +15,7 @@
 #include "profile.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 
 #define NTAGS 5
 
@@ -22,13 +23,7 @@
  * with by default, hence Karpenter's profile names. */
 static uint64_t fnv1_64(const char *a, const char *b)
 {
-    uint64_t h = 14695981039346656037ULL;
-
-    for (const char *s = a; *s; s++)
-        h = (h * 1099511628211ULL) ^ (unsigned char)*s;
-    for (const char *s = b; *s; s++)
-        h = (h * 1099511628211ULL) ^ (unsigned char)*s;
-    return h;
+    return tlr_fnv1_64_str(tlr_fnv1_64_str(TLR_FNV64_BASIS, a), b);
 }
 
 int lc_profile_name(const char *cluster, const char *region, const char *nodeclass, char *buf,

@@ -32,6 +32,7 @@
 #include "prov_int.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
@@ -483,14 +484,6 @@ static const char *pool_uid(const lc_prov *p, const char *name)
     return NULL;
 }
 
-static uint64_t uid_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* Index the batch's pods by uid (a burst nominates thousands of them, and
  * every nomination and settle check looks one up). */
 static void index_batch(lc_prov *p)
@@ -513,7 +506,7 @@ static void index_batch(lc_prov *p)
         p->batch_idx[i] = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
         const char *u = p->batch->pending_pods[i]->uid;
-        size_t k = uid_hash(u ? u : "") & (cap - 1);
+        size_t k = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, u ? u : "") & (cap - 1);
         while (p->batch_idx[k] != SIZE_MAX)
             k = (k + 1) & (cap - 1);
         p->batch_idx[k] = i;
@@ -525,7 +518,7 @@ static size_t find_pod_index(const lc_prov *p, const char *uid)
 {
     if (!p->batch_cap || !uid)
         return SIZE_MAX;
-    for (size_t k = uid_hash(uid) & (p->batch_cap - 1); p->batch_idx[k] != SIZE_MAX;
+    for (size_t k = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, uid) & (p->batch_cap - 1); p->batch_idx[k] != SIZE_MAX;
          k = (k + 1) & (p->batch_cap - 1)) {
         const Tailor__V1__Pod *pod = p->batch->pending_pods[p->batch_idx[k]];
         if (pod->uid && strcmp(pod->uid, uid) == 0)
@@ -983,14 +976,6 @@ static void nominate(lc_prov *p, const char *pod_uid, const char *claim)
         tlr_metrics_counter_inc(p->m_pods, NULL);
 }
 
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 /* Pods nothing could be planned for get a FailedScheduling Warning with
  * the solver's reasons -- once per pod per 5 minutes or when the reason
  * changes, so a pod pending for an hour is not an event storm.  A pod
@@ -1016,7 +1001,7 @@ static void tell_unplaced(lc_prov *p, const Tailor__V1__SolveResponse *resp)
             off += (size_t)snprintf(msg + off, sizeof(msg) - off, "; %s%s%s",
                                     e->reasons[k]->nodepool, e->reasons[k]->nodepool[0] ? ": " : "",
                                     e->reasons[k]->reason);
-        uint64_t h = fnv(msg);
+        uint64_t h = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, msg);
         lc_told *t = NULL;
         for (size_t k = 0; k < p->ntold && !t; k++)
             if (strcmp(p->told[k].uid, e->pod_uid) == 0)

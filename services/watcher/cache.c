@@ -19,6 +19,7 @@
 #include "report.h"
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
 
@@ -105,15 +106,6 @@ tlr_kube_res watcher_kind_res(Tailor__V1__ClusterKind kind)
     case TAILOR__V1__CLUSTER_KIND__CLUSTER_KIND_DAEMONSET: return TLR_KUBE_RES_DAEMONSETS;
     default: return (tlr_kube_res){ 0 };
     }
-}
-
-/* FNV-1a. */
-static uint32_t hash_str(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
 }
 
 void watcher_cache_create(const watcher_cache_opts *o, watcher_cache **out)
@@ -290,9 +282,7 @@ static void on_warn(void *arg, const char *msg)
         watcher_report_ignored(c->report, c->cur_kind, c->cur_obj, msg);
         return;
     }
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = msg; *p; p++)
-        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    uint64_t h = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, msg);
     for (size_t i = 0; i < c->nwarned; i++)
         if (c->warned[i] == h)
             return;
@@ -341,7 +331,7 @@ static int convert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *
         *packed = buf;
         *len = (uint32_t)n;
         *prefix = h;
-        *node_hash = hash_str(node);
+        *node_hash = tlr_fnv1a32_str(TLR_FNV32_BASIS, node);
         *msg = NULL;
         return TLR_OK;
     }
@@ -448,7 +438,7 @@ static int upsert(watcher_cache *c, Tailor__V1__ClusterKind kind, json_object *o
     int rc = convert(c, kind, obj, &msg, &packed, &len, &prefix, &node_hash, &pending);
     if (rc)
         return rc;
-    uint32_t h = hash_str(key);
+    uint32_t h = tlr_fnv1a32_str(TLR_FNV32_BASIS, key);
     cache_ent **pp = find(t, key, h);
     cache_ent *e = *pp;
     bool added = e == NULL;
@@ -497,7 +487,7 @@ static void remove_obj(watcher_cache *c, Tailor__V1__ClusterKind kind, json_obje
     table *t = &c->t[kind];
     char key[600];
     key_of(obj, key, sizeof(key));
-    cache_ent **pp = find(t, key, hash_str(key));
+    cache_ent **pp = find(t, key, tlr_fnv1a32_str(TLR_FNV32_BASIS, key));
     if (!*pp)
         return;
     c->generation++;
@@ -628,12 +618,12 @@ bool watcher_cache_has(const watcher_cache *c, Tailor__V1__ClusterKind kind, con
 {
     if (!cached_kind(kind))
         return false;
-    return *find(&c->t[kind], key, hash_str(key)) != NULL;
+    return *find(&c->t[kind], key, tlr_fnv1a32_str(TLR_FNV32_BASIS, key)) != NULL;
 }
 
 uint32_t watcher_cache_name_hash(const char *name)
 {
-    return hash_str(name);
+    return tlr_fnv1a32_str(TLR_FNV32_BASIS, name);
 }
 
 uint64_t watcher_cache_node_touched(const watcher_cache *c, uint32_t node_hash)
@@ -643,7 +633,7 @@ uint64_t watcher_cache_node_touched(const watcher_cache *c, uint32_t node_hash)
 
 bool watcher_cache_node_changed_since(const watcher_cache *c, const char *name, uint64_t since)
 {
-    return watcher_cache_node_touched(c, hash_str(name)) > since;
+    return watcher_cache_node_touched(c, tlr_fnv1a32_str(TLR_FNV32_BASIS, name)) > since;
 }
 
 bool watcher_cache_delta_computable(const watcher_cache *c, uint64_t since)

@@ -48,6 +48,7 @@
 
 #include "tailor/v1/node.pb-c.h"
 #include "tlr_alloc.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 #include "tlr_labels.h"
 #include "tlr_time.h"
@@ -180,10 +181,7 @@ size_t watcher_podmetrics_count(const watcher_podmetrics *pm)
 
 static size_t hash_key(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;       /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (size_t)h;
+    return (size_t)tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, s);
 }
 
 static pod_rec **slot_of(watcher_podmetrics *pm, const char *key)

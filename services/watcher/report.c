@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "tlr_alloc.h"
+#include "tlr_hash.h"
 #include "tlr_json.h"
 #include "tlr_time.h"
 
@@ -69,14 +70,6 @@ static kind_meta meta_of(Tailor__V1__ClusterKind kind)
         return (kind_meta){ "DaemonSet", "apps/v1", NULL, NULL };
     default: return (kind_meta){ NULL, NULL, NULL, NULL };
     }
-}
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
 }
 
 static int64_t now(const watcher_report *r)
@@ -142,7 +135,7 @@ static void key_of(json_object *obj, char *key, size_t len)
 
 static uint32_t hash_of(Tailor__V1__ClusterKind kind, const char *key)
 {
-    return (uint32_t)(fnv(key) ^ (uint64_t)kind * 0x9e3779b97f4a7c15ull);
+    return (uint32_t)(tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, key) ^ (uint64_t)kind * 0x9e3779b97f4a7c15ull);
 }
 
 /* Where (kind, key) is or would be linked. */
@@ -202,7 +195,7 @@ static rec *rec_of(watcher_report *r, Tailor__V1__ClusterKind kind, json_object 
 /* True the first time msg is said about x (and remembers it). */
 static bool first_time(rec *x, const char *msg)
 {
-    uint64_t h = fnv(msg);
+    uint64_t h = tlr_fnv1a64_str(TLR_FNV64_BASIS_SHORT, msg);
     for (size_t i = 0; i < x->nsaid; i++)
         if (x->said[i] == h)
             return false;

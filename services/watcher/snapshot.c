@@ -19,6 +19,7 @@
 #include "snapshot.h"
 #include "tlr_alloc.h"
 #include "tlr_arena.h"
+#include "tlr_hash.h"
 #include "tlr_kubesem.h"
 
 
@@ -74,14 +75,6 @@ typedef struct build {
     size_t nslot;
 } build;
 
-static uint32_t hash_str(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
 static void collect_msg(void *arg, const watcher_cache_item *it)
 {
     build *b = arg;
@@ -127,7 +120,7 @@ static size_t node_named(build *b, const char *name)
 {
     if (!b->nslot)
         return 0;
-    for (size_t i = hash_str(name) & (b->nslot - 1);; i = (i + 1) & (b->nslot - 1)) {
+    for (size_t i = tlr_fnv1a32_str(TLR_FNV32_BASIS, name) & (b->nslot - 1);; i = (i + 1) & (b->nslot - 1)) {
         if (!b->slot[i])
             return 0;
         Tailor__V1__Node *n = b->nodes.v[b->slot[i] - 1];
@@ -150,7 +143,7 @@ static void index_nodes(build *b)
     b->slot = tlr_arena_calloc(b->s->arena, b->nslot, sizeof(*b->slot));
     for (size_t k = 0; k < b->nodes.n; k++) {
         Tailor__V1__Node *n = b->nodes.v[k];
-        size_t i = hash_str(n->name) & (b->nslot - 1);
+        size_t i = tlr_fnv1a32_str(TLR_FNV32_BASIS, n->name) & (b->nslot - 1);
         while (b->slot[i])
             i = (i + 1) & (b->nslot - 1);
         b->slot[i] = k + 1;
