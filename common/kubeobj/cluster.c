@@ -10,6 +10,7 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
+#include "tlr_kubesem.h"
 
 static int check_head(kctx *c, json_object *o, const char *kind, bool named)
 {
@@ -114,9 +115,9 @@ int tlr_kubeobj_nodeclaim(json_object *o, const tlr_kubeobj_opts *opts,
     kset(&s->instance_type, tlr_json_str(o, "metadata.labels.node\\.kubernetes\\.io/instance-type"));
     kset(&s->zone, tlr_json_str(o, "metadata.labels.topology\\.kubernetes\\.io/zone"));
     s->capacity_type = capacity_type_of(tlr_json_str(o, "metadata.labels.karpenter\\.sh/capacity-type"));
-    const char *pid = tlr_json_str(st, "providerID"), *slash;
-    if (pid != NULL && (slash = strrchr(pid, '/')) != NULL && strncmp(slash + 1, "i-", 2) == 0)
-        kset(&s->instance_id, slash + 1);
+    const char *inst = tlr_provider_id_instance(tlr_json_str(st, "providerID"));
+    if (inst)
+        kset(&s->instance_id, inst);
     json_object *conds = tlr_json_get(st, "conditions");
     if ((rc = kobj(&c, st, "capacity", "status.capacity", &v)) ||
         (v && (rc = kresources(&c, v, "status.capacity", &s->capacity))) ||

@@ -506,7 +506,13 @@ const char *tlr_provider_id_instance(const char *provider_id)
     if (!provider_id || strncmp(provider_id, AWS_SCHEME, sizeof(AWS_SCHEME) - 1) != 0)
         return NULL;
     const char *id = strrchr(provider_id, '/') + 1;   /* the scheme has one */
-    return id[0] ? id : NULL;
+    return strncmp(id, "i-", 2) == 0 && id[2] ? id : NULL;
+}
+
+char *tlr_provider_id_format(char *buf, size_t len, const char *zone, const char *instance)
+{
+    snprintf(buf, len, AWS_SCHEME "/%s/%s", zone ? zone : "", instance ? instance : "");
+    return buf;
 }
 
 bool tlr_ks_pod_spread_hard(const Tailor__V1__Pod *p)

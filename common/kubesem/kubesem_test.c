@@ -464,6 +464,9 @@ static void test_provider_id(void **state)
         {"aws:///i-1", "i-1"},                    /* no zone: still the last element */
         {"aws://", NULL},
         {"aws:///us-east-1a/", NULL},             /* nothing after the last '/' */
+        {"aws:///us-east-1a/i-", NULL},
+        {"aws:///us-east-1a/4f0cdb4bd5e1b0f3/fargate-ip-192-168-9-1.ec2.internal", NULL},
+        {"aws:///us-east-1a/mi-0123", NULL},      /* not an EC2 instance */
         {"kind://docker/kind/kind-worker", NULL}, /* not AWS */
         {"i-0123", NULL},
         {"", NULL},
@@ -483,6 +486,10 @@ static void test_provider_id(void **state)
     /* borrowed: points into the argument */
     const char *pid = "aws:///us-east-1b/i-9";
     assert_ptr_equal(tlr_provider_id_instance(pid), pid + strlen(pid) - 3);
+    char buf[64];
+    assert_string_equal(tlr_provider_id_format(buf, sizeof(buf), "us-east-1a", "i-0abc"),
+                        "aws:///us-east-1a/i-0abc");
+    assert_string_equal(tlr_provider_id_instance(buf), "i-0abc");
 }
 
 int main(void)

@@ -194,9 +194,14 @@ bool tlr_ks_dns1123_subdomain(const char *s);
 
 /* ---- provider IDs ------------------------------------------------- */
 
-/* The instance id of an "aws://" provider ID (borrowed from provider_id):
- * what follows its last '/'.  NULL when provider_id is NULL, does not
- * start with "aws://" or ends in '/'. */
+/* The EC2 instance id of an "aws://" provider ID (borrowed from
+ * provider_id): what follows its last '/', when it is an "i-" id.  NULL
+ * when provider_id is NULL, not "aws://", or names no EC2 instance (an
+ * EKS Fargate node's "aws:///<zone>/<id>/fargate-ip-...", a trailing '/'). */
 const char *tlr_provider_id_instance(const char *provider_id);
+
+/* "aws:///<zone>/<instance>" into buf (what a kubelet on EC2 reports);
+ * returns buf. */
+char *tlr_provider_id_format(char *buf, size_t len, const char *zone, const char *instance);
 
 #endif

@@ -18,6 +18,7 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kube_writeq.h"
+#include "tlr_kubesem.h"
 #include "tlr_time.h"
 
 #define RES_REPLICASETS ((tlr_kube_res){ "apps", "v1", "replicasets", true })
@@ -114,12 +115,12 @@ void ds_kube_claim_decode(json_object *obj, ds_kclaim *out)
 {
     memset(out, 0, sizeof(*out));
     const char *pid = tlr_json_str(obj, "status.providerID");
-    const char *slash = pid ? strrchr(pid, '/') : NULL;
+    const char *inst = tlr_provider_id_instance(pid);
     out->name = dup_or_empty(tlr_json_str(obj, "metadata.name"));
     out->uid = dup_or_empty(tlr_json_str(obj, "metadata.uid"));
     out->nodepool = dup_or_empty(tlr_json_str(obj, "metadata.labels.karpenter\\.sh/nodepool"));
     out->provider_id = dup_or_empty(pid);
-    out->instance_id = dup_or_empty(slash ? slash + 1 : "");
+    out->instance_id = dup_or_empty(inst);
     out->node_name = dup_or_empty(tlr_json_str(obj, "status.nodeName"));
     out->creation_ms = time_at(obj, "metadata.creationTimestamp");
     out->deletion_ms = time_at(obj, "metadata.deletionTimestamp");

@@ -9,6 +9,7 @@
 #include "tlr_err.h"
 #include "tlr_kube_writeq.h"
 #include "tlr_kubeobj.h"
+#include "tlr_kubesem.h"
 #include "tlr_time.h"
 #include "par.h"
 #include "tlr_labels.h"
@@ -42,14 +43,14 @@ void lc_kube_claim_decode(json_object *obj, lc_kclaim *out)
     const char *name = jstr(md, "name", NULL);
     const char *pool = jstr(labels, TLR_LABEL_NODEPOOL, NULL);
     const char *pid = jstr(st, "providerID", NULL);
-    const char *slash = pid ? strrchr(pid, '/') : NULL;
+    const char *inst = tlr_provider_id_instance(pid);
     int64_t ms = 0;
     const char *ct = jstr(md, "creationTimestamp", NULL);
     if (ct)
         tlr_time_parse(ct, &ms);
     out->name = tlr_strdup(name ? name : "");
     out->nodepool = tlr_strdup(pool ? pool : "");
-    out->instance_id = tlr_strdup(slash ? slash + 1 : "");
+    out->instance_id = tlr_strdup(inst ? inst : "");
     out->provider_id = tlr_strdup(pid ? pid : "");
     const char *ncl = jstr(labels, TLR_LABEL_NODECLASS, NULL);
     out->nodeclass = tlr_strdup(ncl ? ncl : "");

@@ -46,6 +46,7 @@
 #include "tlr_alloc.h"
 #include "tlr_bootstrap.h"
 #include "tlr_err.h"
+#include "tlr_kubesem.h"
 #include "tlr_labels.h"
 #include "tlr_sigv4.h"
 
@@ -323,7 +324,7 @@ static void got_instance(lc_prov *p, lc_claim *c, const lc_fleet *f,
             zone = f->ov[i].zone;
     Tailor__V1__NodeClaimStatus *st = lc_prov_status_of(c);
     char pid[256];
-    snprintf(pid, sizeof(pid), "aws:///%s/%s", zone ? zone : "", fi->id);
+    tlr_provider_id_format(pid, sizeof(pid), zone ? zone : "", fi->id);
     st->instance_id = tlr_strdup(fi->id);
     st->provider_id = tlr_strdup(pid);
     st->instance_type = tlr_strdup(fi->instance_type);

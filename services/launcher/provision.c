@@ -1479,7 +1479,7 @@ int lc_prov_adopt(lc_prov *p)
         c->adopted = true;
         Tailor__V1__NodeClaimStatus *st = lc_prov_status_of(c);
         char pid[256];
-        snprintf(pid, sizeof(pid), "aws:///%s/%s", in->zone, in->id);
+        tlr_provider_id_format(pid, sizeof(pid), in->zone, in->id);
         st->instance_id = tlr_strdup(in->id);
         st->provider_id = tlr_strdup(pid);
         st->instance_type = tlr_strdup(in->type);
@@ -1652,7 +1652,7 @@ void lc_prov_launch(lc_prov *p, const Tailor__V1__LaunchRequest *req,
             found.n > 0) {
             Tailor__V1__NodeClaimStatus *st = lc_prov_status_of(c);
             char pid[256];
-            snprintf(pid, sizeof(pid), "aws:///%s/%s", found.v[0].zone, found.v[0].id);
+            tlr_provider_id_format(pid, sizeof(pid), found.v[0].zone, found.v[0].id);
             st->instance_id = tlr_strdup(found.v[0].id);
             st->provider_id = tlr_strdup(pid);
             st->instance_type = tlr_strdup(found.v[0].type);

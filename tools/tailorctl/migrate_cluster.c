@@ -76,13 +76,6 @@ static void aws_errf(char *err, size_t len, const char *what, int rc, const tlr_
              e->code, e->code[0] ? "): " : "", e->message);
 }
 
-/* "aws:///us-east-1a/i-0123" -> "i-0123" (borrowed), or NULL. */
-static const char *instance_of(const char *provider_id)
-{
-    const char *id = tlr_provider_id_instance(provider_id);
-    return id && strncmp(id, "i-", 2) == 0 ? id : NULL;
-}
-
 typedef struct list_acc {
     json_object *arr;
 } list_acc;
@@ -272,7 +265,7 @@ int mig_cluster_snapshot(mig_cluster *c, mig_snap *out, char *err, size_t len)
         if (name == NULL)
             continue;
         tlr_mig_nodev *v = &s.nodes[s.nnodes++];
-        const char *inst = instance_of(tlr_json_str(n, "spec.providerID"));
+        const char *inst = tlr_provider_id_instance(tlr_json_str(n, "spec.providerID"));
         bool unsched = false;
         tlr_json_bool(n, "spec.unschedulable", &unsched);
         v->name = mig_snap_str(&s, name);

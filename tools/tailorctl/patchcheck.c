@@ -198,13 +198,6 @@ static int server_version(tlr_kube *kc, char *out, size_t len)
     return rc;
 }
 
-/* The instance id of "aws:///us-east-1a/i-0123..." (borrowed), or NULL. */
-static const char *instance_of(const char *provider_id)
-{
-    const char *id = tlr_provider_id_instance(provider_id);
-    return id && !strncmp(id, "i-", 2) ? id : NULL;
-}
-
 static const char *ann(Tailor__V1__Label *const *v, size_t n, const char *key)
 {
     for (size_t i = 0; i < n; i++)
@@ -316,7 +309,7 @@ int cmd_patch_check(int argc, char **argv)
     const char **ids = tlr_calloc(o.nnodes + 1, sizeof(*ids));
     size_t nids = 0;
     for (size_t i = 0; i < o.nnodes; i++) {
-        const char *id = instance_of(o.nodes[i]->provider_id);
+        const char *id = tlr_provider_id_instance(o.nodes[i]->provider_id);
         if (id)
             ids[nids++] = id;
     }
@@ -360,7 +353,7 @@ int cmd_patch_check(int argc, char **argv)
             cls = cfg.legacy_class;
             legacy = true;
         }
-        const char *iid = instance_of(n->provider_id), *ami = NULL, *ami_err = NULL;
+        const char *iid = tlr_provider_id_instance(n->provider_id), *ami = NULL, *ami_err = NULL;
         for (size_t k = 0; iid && k < inst.n && !ami; k++)
             if (!strcmp(inst.v[k].id, iid))
                 ami = inst.v[k].image_id;
