@@ -1,7 +1,7 @@
 /* tlr_alloc.h - allocation that never returns NULL.
  *
  * Services restart cheaply, so allocation failure aborts with a message
- * instead of threading ENOMEM through every caller (STYLE.md, Memory).
+ * instead of threading ENOMEM through every caller (docs/STYLE.md, "Errors").
  */
 #ifndef TLR_ALLOC_H
 #define TLR_ALLOC_H

@@ -1,7 +1,7 @@
 /* tlr_drain.h - drain one node the way Karpenter's terminator does.
  *
- * Used by tailor-disruptor's termination controller and (later) by
- * `tailorctl migrate`.  Two halves, as STYLE.md asks:
+ * Used by tailor-disruptor's termination controller and by `tailorctl
+ * migrate`.  Two halves (docs/STYLE.md, "Decide, then act"):
  *
  *   decide (pure): tlr_drain_decide() takes the pods bound to the node,
  *   the PodDisruptionBudgets, the clock, the node's deadline and the

@@ -2,7 +2,7 @@
  * cluster's pods off Auto Scaling Group nodes onto tailor's, a batch at a
  * time, with a checkpoint that survives a crash.
  *
- * Everything here is pure (STYLE.md: decide, then act): tools/tailorctl/
+ * Everything here is pure (docs/STYLE.md, "Decide, then act"): tools/tailorctl/
  * migrate*.c reads the cluster and the cloud, hands plain views to these
  * functions, and carries out what they say.  The pieces:
  *
