@@ -522,7 +522,7 @@ out:
 
 /* --- the chain ------------------------------------------------------- */
 
-static int resolve(tlr_aws_creds *c, tlr_aws_credentials *out)
+static int creds_resolve(tlr_aws_creds *c, tlr_aws_credentials *out)
 {
     int rc, last = TLR_E_NOTFOUND;
 
@@ -556,7 +556,7 @@ int tlr_aws_creds_get(tlr_aws_creds *c, tlr_aws_credentials *out)
         tlr_aws_credentials_copy(&c->cached, out);
         goto out;
     }
-    rc = resolve(c, &fresh);
+    rc = creds_resolve(c, &fresh);
     if (rc == TLR_OK) {
         bool first = c->cached.access_key_id == NULL;
 

@@ -50,7 +50,7 @@ static void *conv(const char *kind, const char *json)
     name "\",\"namespace\":\"shop\"},\"spec\":{\"maxUnavailable\":1,\"selector\":{\"matchLabels\"" \
     ":{\"app\":\"" app "\"}}},\"status\":{\"disruptionsAllowed\":" #allowed "}}"
 
-typedef struct pc_case {
+typedef struct patch_case {
     const char *name;
     const char *node_ann, *node_cap;
     const char *class_name;      /* NULL: unmanaged */
@@ -64,9 +64,9 @@ typedef struct pc_case {
     const char *want_expected;
     const char *want_reason;     /* substring */
     const char *want_blockers;   /* "|"-joined, exact */
-} pc_case;
+} patch_case;
 
-static const pc_case cases[] = {
+static const patch_case cases[] = {
     { "current, unblocked", "", "", "general", "ami-0000000000000a001", true, NULL, NULL, "", 1,
       false, TLR_PCHK_CURRENT, "ami-0000000000000a001", "", "" },
     { "drifted to a newer AMI", "", "", "general", "ami-00000000000000old", true, NULL, NULL, "",
@@ -111,7 +111,7 @@ static void test_decide(void **state)
     tlr_amis amis = { amis_v, 2 };
     int failed = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        const pc_case *c = &cases[i];
+        const patch_case *c = &cases[i];
         char nj[2048], pj[1024];
         snprintf(nj, sizeof(nj), NODE("%s", "%s"), c->node_ann, c->node_cap);
         snprintf(pj, sizeof(pj), POD("web", "%s"), c->pod_ann);

@@ -131,7 +131,7 @@ int tlr_pdbc_admit(json_object *review, const tlr_pdbc *cluster, char **response
             }
             list[n++] = p;
             tlr_pdbc_findings f = { 0 };
-            pc_run(c, list, n, &f);
+            pdbc_run(c, list, n, &f);
             for (size_t i = 0; i < f.n; i++) {
                 const tlr_pdbc_finding *x = &f.v[i];
                 if (!involves(x, p->name) || strcmp(x->ns, p->namespace_))

@@ -44,7 +44,7 @@ static int cmp_label(const void *a, const void *b)
     return strcmp((*(Tailor__V1__Label *const *)a)->key, (*(Tailor__V1__Label *const *)b)->key);
 }
 
-static void labels_read(json_object *map, pc_labels *l)
+static void labels_read(json_object *map, pdbc_labels *l)
 {
     l->v = NULL;
     l->n = 0;
@@ -64,7 +64,7 @@ static void labels_read(json_object *map, pc_labels *l)
         qsort(l->v, l->n, sizeof(*l->v), cmp_label);
 }
 
-static void labels_free(pc_labels *l)
+static void labels_free(pdbc_labels *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         free(l->v[i]->key);
@@ -91,7 +91,7 @@ void tlr_pdbc_free(tlr_pdbc *c)
     for (size_t i = 0; i < c->npdbs; i++)
         tlr_kubeobj_free(c->pdbs[i].p);
     for (size_t i = 0; i < c->nwl; i++) {
-        pc_workload *w = &c->wl[i];
+        pdbc_workload *w = &c->wl[i];
         free(w->kind);
         free(w->ns);
         free(w->name);
@@ -100,7 +100,7 @@ void tlr_pdbc_free(tlr_pdbc *c)
         labels_free(&w->labels);
     }
     for (size_t i = 0; i < c->ngroups; i++) {
-        pc_group *g = &c->groups[i];
+        pdbc_group *g = &c->groups[i];
         free(g->kind);
         free(g->ns);
         free(g->name);
@@ -135,7 +135,7 @@ static void add_group(tlr_pdbc *c, const char *kind, const char *ns, const char 
                       const char *oname, long long workload)
 {
     c->groups = tlr_realloc(c->groups, (c->ngroups + 1) * sizeof(*c->groups));
-    pc_group *g = &c->groups[c->ngroups++];
+    pdbc_group *g = &c->groups[c->ngroups++];
     memset(g, 0, sizeof(*g));
     g->kind = tlr_strdup(kind);
     g->ns = tlr_strdup(ns);
@@ -208,7 +208,7 @@ int tlr_pdbc_add(tlr_pdbc *c, const char *kind_hint, json_object *o, char *err, 
         return TLR_E_PARSE;
     }
     c->wl = tlr_realloc(c->wl, (c->nwl + 1) * sizeof(*c->wl));
-    pc_workload *w = &c->wl[c->nwl];
+    pdbc_workload *w = &c->wl[c->nwl];
     memset(w, 0, sizeof(*w));
     w->kind = tlr_strdup(kind);
     w->ns = tlr_strdup(ns);
@@ -254,19 +254,19 @@ static long long top_of(const tlr_pdbc *c, long long i)
 {
     if (i < 0)
         return -1;
-    const pc_workload *w = &c->wl[i];
+    const pdbc_workload *w = &c->wl[i];
     long long up = find_wl(c, w->owner_kind, w->ns, w->owner_name);
     return up >= 0 && !strcmp(c->wl[up].kind, "Deployment") ? up : i;
 }
 
-static long long group_top(const tlr_pdbc *c, const pc_group *g)
+static long long group_top(const tlr_pdbc *c, const pdbc_group *g)
 {
     long long w = g->workload >= 0 ? g->workload : find_wl(c, g->owner_kind, g->ns, g->owner_name);
     return top_of(c, w);
 }
 
 static bool pdb_matches(const Tailor__V1__PodDisruptionBudget *p, const char *ns,
-                        const pc_labels *l)
+                        const pdbc_labels *l)
 {
     return !strcmp(p->namespace_, ns) && tlr_ks_selector_matches(p->selector, l->v, l->n);
 }
@@ -300,7 +300,7 @@ static bool is_set(const Tailor__V1__IntOrString *v)
     return v && v->value_case != TAILOR__V1__INT_OR_STRING__VALUE__NOT_SET;
 }
 
-bool pc_pdb_blocks_statically(const Tailor__V1__PodDisruptionBudget *p, char *why, size_t len)
+bool pdbc_pdb_blocks_statically(const Tailor__V1__PodDisruptionBudget *p, char *why, size_t len)
 {
     char v[64];
     if (is_set(p->max_unavailable) && scaled(p->max_unavailable, 1000000) == 0) {
@@ -391,7 +391,7 @@ static char *msgf(const char *fmt, ...)
 
 /* ---- the rules ----------------------------------------------------------------------- */
 
-int pc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, size_t np,
+int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, size_t np,
            tlr_pdbc_findings *out)
 {
     tlr_pdbc_findings f = { 0 };
@@ -438,7 +438,7 @@ int pc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, size
                               "the pods' labels, or delete it if its workload is gone",
                               b->namespace_);
             finding_pdb(x, b->name);
-            if (pc_pdb_blocks_statically(b, why, sizeof(why))) {
+            if (pdbc_pdb_blocks_statically(b, why, sizeof(why))) {
                 x = finding(&f, TLR_PDBC_BLOCKS_EVICTION, "PodDisruptionBudget", b->namespace_,
                             b->name);
                 x->message = msgf("%s allows no eviction of any pod it will select: draining "
@@ -482,7 +482,7 @@ int pc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, size
     for (size_t g = 0; g < ng; g++) {
         if (nmatch[g] < 2)
             continue;
-        const pc_group *gr = &c->groups[g];
+        const pdbc_group *gr = &c->groups[g];
         const char *kind = top[g] >= 0 ? c->wl[top[g]].kind : gr->kind;
         const char *name = top[g] >= 0 ? c->wl[top[g]].name : gr->name;
         tlr_pdbc_finding *x = NULL;
@@ -513,7 +513,7 @@ int pc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, size
 
     /* single-replica-unprotected, per top workload */
     for (size_t w = 0; w < c->nwl; w++) {
-        const pc_workload *wl = &c->wl[w];
+        const pdbc_workload *wl = &c->wl[w];
         if (top_of(c, (long long)w) != (long long)w || wl->replicas != 1)
             continue;
         bool covered = false;
@@ -547,7 +547,7 @@ int tlr_pdbc_run(const tlr_pdbc *c, tlr_pdbc_findings *out)
     Tailor__V1__PodDisruptionBudget **p = tlr_calloc(c->npdbs + 1, sizeof(*p));
     for (size_t i = 0; i < c->npdbs; i++)
         p[i] = c->pdbs[i].p;
-    int rc = pc_run(c, p, c->npdbs, out);
+    int rc = pdbc_run(c, p, c->npdbs, out);
     free(p);
     return rc;
 }

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "pc_testkit.h"
+#include "plancheck_testkit.h"
 #include "tlr_err.h"
 #include "tlr_solve.h"
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "pc_testkit.h"
+#include "plancheck_testkit.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_plancheck.h"

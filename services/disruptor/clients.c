@@ -11,8 +11,9 @@
 #include "tlr_alloc.h"
 #include "tlr_err.h"
 
-static int call(ds_client *c, const ProtobufCMessage *req, const ProtobufCMessageDescriptor *d,
-                ProtobufCMessage **reply, const char *what)
+static int clients_call(ds_client *c, const ProtobufCMessage *req,
+                        const ProtobufCMessageDescriptor *d, ProtobufCMessage **reply,
+                        const char *what)
 {
     if (!c->req || tlr_req_client_peers(c->req) == 0)
         return TLR_E_UNAVAILABLE;
@@ -29,23 +30,23 @@ static int call(ds_client *c, const ProtobufCMessage *req, const ProtobufCMessag
 static int do_launch(void *arg, const Tailor__V1__LaunchRequest *req,
                      Tailor__V1__LaunchResponse **resp)
 {
-    return call(arg, &req->base, &tailor__v1__launch_response__descriptor,
-                (ProtobufCMessage **)resp, "Launch");
+    return clients_call(arg, &req->base, &tailor__v1__launch_response__descriptor,
+                        (ProtobufCMessage **)resp, "Launch");
 }
 
 static int do_terminate(void *arg, const Tailor__V1__TerminateRequest *req,
                         Tailor__V1__TerminateResponse **resp)
 {
-    return call(arg, &req->base, &tailor__v1__terminate_response__descriptor,
-                (ProtobufCMessage **)resp, "Terminate");
+    return clients_call(arg, &req->base, &tailor__v1__terminate_response__descriptor,
+                        (ProtobufCMessage **)resp, "Terminate");
 }
 
 int ds_launcher_catalog(ds_client *c, const char *known_hash, Tailor__V1__CatalogResponse **resp)
 {
     Tailor__V1__CatalogRequest req = TAILOR__V1__CATALOG_REQUEST__INIT;
     req.known_hash = (char *)(known_hash ? known_hash : "");
-    return call(c, &req.base, &tailor__v1__catalog_response__descriptor, (ProtobufCMessage **)resp,
-                "Catalog");
+    return clients_call(c, &req.base, &tailor__v1__catalog_response__descriptor,
+                        (ProtobufCMessage **)resp, "Catalog");
 }
 
 ds_launcher_ops ds_launcher_ops_of(ds_client *c)
@@ -73,7 +74,8 @@ static int do_simulate(void *arg, const Tailor__V1__SimulateRequest *req,
         copy.catalogs = refs;
         copy.n_catalogs = nrefs;
         reply = NULL;
-        rc = call(c, &copy.base, &tailor__v1__simulate_response__descriptor, &reply, "Simulate");
+        rc = clients_call(c, &copy.base, &tailor__v1__simulate_response__descriptor, &reply,
+                          "Simulate");
         ds_catalogs_refs_free(refs, nrefs);
         bool miss = rc == TLR_E_NOTFOUND ||
                     (rc == TLR_OK && ((Tailor__V1__SimulateResponse *)reply)->catalog_miss);
@@ -112,8 +114,8 @@ ds_solver_ops ds_solver_ops_of(ds_client *c)
 static int do_snapshot(void *arg, const Tailor__V1__SnapshotRequest *req,
                        Tailor__V1__SnapshotResponse **resp)
 {
-    return call(arg, &req->base, &tailor__v1__snapshot_response__descriptor,
-                (ProtobufCMessage **)resp, "Snapshot");
+    return clients_call(arg, &req->base, &tailor__v1__snapshot_response__descriptor,
+                        (ProtobufCMessage **)resp, "Snapshot");
 }
 
 ds_watcher_ops ds_watcher_ops_of(ds_client *c)

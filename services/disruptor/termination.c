@@ -215,8 +215,8 @@ static int64_t now_ms(const ds_term *t)
     return t->o.clock->wall_ms(t->o.clock->arg);
 }
 
-static void publish(ds_term *t, Tailor__V1__DisruptionEventKind kind, const char *node,
-                    const char *claim, const tlr_drain_report *r, const char *msg)
+static void term_publish(ds_term *t, Tailor__V1__DisruptionEventKind kind, const char *node,
+                         const char *claim, const tlr_drain_report *r, const char *msg)
 {
     if (!t->o.publish)
         return;
@@ -332,8 +332,8 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
         s->drain_started_ms = now;
         TLR_INFO(t->o.log, "draining node", TLR_S("node", n->name),
                  TLR_S("nodeclaim", c ? c->name : ""), TLR_I("deadline_unix_ms", deadline));
-        publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAIN_STARTED, n->name,
-                c ? c->name : NULL, NULL, NULL);
+        term_publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAIN_STARTED, n->name,
+                     c ? c->name : NULL, NULL, NULL);
     }
     if (n->do_not_disrupt && !s->dnd_noted) {
         s->dnd_noted = true;
@@ -371,8 +371,8 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
             snprintf(full, sizeof(full), "drain of node %s blocked: %s", n->name, msg);
             blocked_events(t, s, c, n, full);
             set_status(s, full);
-            publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAIN_BLOCKED,
-                    n->name, c ? c->name : NULL, &r, full);
+            term_publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAIN_BLOCKED,
+                         n->name, c ? c->name : NULL, &r, full);
         } else {
             snprintf(full, sizeof(full), "draining node %s: %zu pods left", n->name, r.waiting);
             set_status(s, full);
@@ -381,8 +381,8 @@ static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode
         if (!s->first_done_ms) {
             s->first_done_ms = now;
             count(t->m_drained, n->nodepool, 1);
-            publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAINED, n->name,
-                    c ? c->name : NULL, &r, NULL);
+            term_publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DRAINED, n->name,
+                         c ? c->name : NULL, &r, NULL);
         }
         set_status(s, "drained; terminating the instance");
     }
@@ -492,8 +492,8 @@ static void terminate_claim(ds_term *t, const ds_kclaim *c, const ds_knode *n, d
     st->terminated++;
     TLR_INFO(t->o.log, "nodeclaim terminated", TLR_S("nodeclaim", c->name),
              TLR_S("node", n ? n->name : ""), TLR_S("instance", c->instance_id));
-    publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_TERMINATED,
-            n ? n->name : NULL, c->name, NULL, NULL);
+    term_publish(t, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_TERMINATED,
+                 n ? n->name : NULL, c->name, NULL, NULL);
     lh_table_delete(t->st, c->name);
 }
 

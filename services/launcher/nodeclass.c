@@ -304,7 +304,7 @@ char *lc_class_status_json(const lc_class *c)
 }
 
 /* Write the status when it changed; an Event when readiness changed. */
-static void publish(lc_classes *cs, lc_class *c, bool was_ready, bool first)
+static void nc_publish(lc_classes *cs, lc_class *c, bool was_ready, bool first)
 {
     char *js = lc_class_status_json(c);
     if (!c->status_written || c->rewrite || strcmp(js, c->status_written) != 0) {
@@ -633,7 +633,7 @@ static void resolve_profile(lc_classes *cs, Tailor__V1__NodeClass *nc, failure *
     nc->instance_profile = name;
 }
 
-static void resolve(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in)
+static void nc_resolve(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in)
 {
     int64_t now = now_ms(cs);
     bool was_ready = c->conds[C_READY].status == 1, first = c->status_written == NULL;
@@ -669,7 +669,7 @@ static void resolve(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in
         c->resolve_failures++;
     }
     (void)failed_call;
-    publish(cs, c, was_ready, first);
+    nc_publish(cs, c, was_ready, first);
 }
 
 /* Does the status the cluster holds disagree with the conditions we last
@@ -785,14 +785,14 @@ void lc_classes_sync(lc_classes *cs, const Tailor__V1__ClusterState *st)
         c->rewrite = c->rewrite || status_overwritten(c, in);
         if (!changed && now < c->retry_ms) {
             if (c->rewrite)
-                publish(cs, c, c->conds[C_READY].status == 1, false);
+                nc_publish(cs, c, c->conds[C_READY].status == 1, false);
             continue;
         }
         free(c->spec_key);
         c->spec_key = tlr_strdup(key);
         if (changed)
             c->resolve_failures = 0;
-        resolve(cs, c, in);
+        nc_resolve(cs, c, in);
     }
     profile_gc(cs, st, now);
 }
@@ -812,7 +812,7 @@ lc_class *lc_classes_ensure(lc_classes *cs, const char *name)
     spec_key_of(nc, key);
     free(c->spec_key);
     c->spec_key = tlr_strdup(key);
-    resolve(cs, c, nc);
+    nc_resolve(cs, c, nc);
     protobuf_c_message_free_unpacked(&nc->base, NULL);
     return c;
 }
@@ -853,7 +853,7 @@ void lc_classes_launch_failed(lc_classes *cs, const char *name, const char *code
              (long long)((c->blocked_until_ms - now) / 1000), message ? message : "");
     bool was_ready = c->conds[C_READY].status == 1;
     recompute(c, now);
-    publish(cs, c, was_ready, false);
+    nc_publish(cs, c, was_ready, false);
 }
 
 void lc_classes_launch_ok(lc_classes *cs, const char *name)
@@ -865,7 +865,7 @@ void lc_classes_launch_ok(lc_classes *cs, const char *name)
     c->blocked_until_ms = 0;
     bool was_ready = c->conds[C_READY].status == 1;
     recompute(c, now_ms(cs));
-    publish(cs, c, was_ready, false);
+    nc_publish(cs, c, was_ready, false);
 }
 
 /* The zone ID of zone among the class's subnets ("" when none says). */

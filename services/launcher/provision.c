@@ -850,7 +850,7 @@ static uint64_t common_base(lc_prov *p, const Tailor__V1__SolveResponse *miss)
     return best;
 }
 
-static int solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, size_t *bytes)
+static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spent, size_t *bytes)
 {
     Tailor__V1__PendingBatch *b = p->batch;
     Tailor__V1__ClusterState cs = TAILOR__V1__CLUSTER_STATE__INIT;
@@ -1312,7 +1312,7 @@ int lc_prov_batch(lc_prov *p, Tailor__V1__PendingBatch *b, lc_batch_result *res)
     for (int round = 0; round < LC_MAX_REPLANS; round++) {
         Tailor__V1__SolveResponse *resp = NULL;
         size_t bytes = 0;
-        rc = solve(p, &resp, &r.solve_ms, round == 0 ? &bytes : NULL);
+        rc = prov_solve(p, &resp, &r.solve_ms, round == 0 ? &bytes : NULL);
         if (round == 0)
             r.solve_bytes = (int64_t)bytes;
         if (round == 0 && rc == TLR_OK)

@@ -199,8 +199,9 @@ static int cache_store(solver_handlers *h, const char *hash, const Tailor__V1__C
  * cached catalogs (or left without a catalog: a miss).  *out (owned by the
  * caller, free() it) holds n entries; the catalogs stay owned by the cache
  * and are valid until the next request. */
-static Tailor__V1__CatalogRef **resolve(solver_handlers *h, Tailor__V1__CatalogRef *const *refs, size_t n,
-                                        Tailor__V1__CatalogRef *store)
+static Tailor__V1__CatalogRef **resolve_catalogs(solver_handlers *h,
+                                                 Tailor__V1__CatalogRef *const *refs, size_t n,
+                                                 Tailor__V1__CatalogRef *store)
 {
     for (size_t i = 0; i < n; i++)
         if (refs[i]->catalog && refs[i]->hash && *refs[i]->hash)
@@ -309,7 +310,7 @@ static int handle_solve(void *arg, const ProtobufCMessage *msg, const char *requ
                 req->n_pending_pods);
     Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
     Tailor__V1__SolveRequest copy = *req;
-    copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
+    copy.catalogs = resolve_catalogs(h, req->catalogs, req->n_catalogs, store);
     if (view)
         copy.cluster = (Tailor__V1__ClusterState *)tlr_cstate_view_state(view);
     Tailor__V1__SolveResponse *resp = NULL;
@@ -346,7 +347,7 @@ static int handle_simulate(void *arg, const ProtobufCMessage *msg, const char *r
     }
     Tailor__V1__CatalogRef *store = tlr_malloc((req->n_catalogs + 1) * sizeof(*store));
     Tailor__V1__SimulateRequest copy = *req;
-    copy.catalogs = resolve(h, req->catalogs, req->n_catalogs, store);
+    copy.catalogs = resolve_catalogs(h, req->catalogs, req->n_catalogs, store);
     if (view)
         copy.cluster = (Tailor__V1__ClusterState *)tlr_cstate_view_state(view);
     Tailor__V1__SimulateResponse *resp = NULL;

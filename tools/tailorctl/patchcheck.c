@@ -38,35 +38,35 @@ extern char **environ;
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NONCOMPLIANT = 3 };
 
-typedef struct pc_cfg {
+typedef struct patch_cfg {
     char *kubeconfig, *context, *region, *endpoint, *k8s, *legacy_class;
     double min_compliance;
     int output;
     bool in_cluster;
-} pc_cfg;
+} patch_cfg;
 
 static const char *const outputs[] = { "text", "json", NULL };
 
 static const tlr_setting settings[] = {
-    { .name = "kubeconfig", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, kubeconfig),
+    { .name = "kubeconfig", .type = TLR_SET_STR, .offset = offsetof(patch_cfg, kubeconfig),
       .help = "kubeconfig of the cluster (default: $KUBECONFIG, ~/.kube/config)" },
-    { .name = "context", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, context),
+    { .name = "context", .type = TLR_SET_STR, .offset = offsetof(patch_cfg, context),
       .help = "kubeconfig context (default: the current one)" },
-    { .name = "in-cluster", .type = TLR_SET_BOOL, .offset = offsetof(pc_cfg, in_cluster),
+    { .name = "in-cluster", .type = TLR_SET_BOOL, .offset = offsetof(patch_cfg, in_cluster),
       .help = "use the pod's service account instead of a kubeconfig" },
     { .name = "region", .env = "AWS_REGION", .type = TLR_SET_STR,
-      .offset = offsetof(pc_cfg, region), .help = "AWS region (default us-east-1)" },
+      .offset = offsetof(patch_cfg, region), .help = "AWS region (default us-east-1)" },
     { .name = "aws-endpoint", .env = "AWS_ENDPOINT_URL", .type = TLR_SET_STR,
-      .offset = offsetof(pc_cfg, endpoint),
+      .offset = offsetof(patch_cfg, endpoint),
       .help = "EC2 and SSM endpoint override (moto: http://127.0.0.1:PORT)" },
-    { .name = "k8s-version", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, k8s),
+    { .name = "k8s-version", .type = TLR_SET_STR, .offset = offsetof(patch_cfg, k8s),
       .help = "Kubernetes version for AMI aliases, e.g. 1.31 (default: the API server's)" },
-    { .name = "legacy-nodeclass", .type = TLR_SET_STR, .offset = offsetof(pc_cfg, legacy_class),
+    { .name = "legacy-nodeclass", .type = TLR_SET_STR, .offset = offsetof(patch_cfg, legacy_class),
       .help = "compare nodes without a NodePool (ASG nodes) with this EC2NodeClass's AMIs" },
-    { .name = "min-compliance", .type = TLR_SET_DOUBLE, .offset = offsetof(pc_cfg, min_compliance),
+    { .name = "min-compliance", .type = TLR_SET_DOUBLE, .offset = offsetof(patch_cfg, min_compliance),
       .def = "100", .help = "percent of judged nodes that must be current; below it exit 3",
       .min = 0, .max = 100 },
-    { .name = "output", .type = TLR_SET_ENUM, .offset = offsetof(pc_cfg, output), .def = "text",
+    { .name = "output", .type = TLR_SET_ENUM, .offset = offsetof(patch_cfg, output), .def = "text",
       .help = "text (a table) or json (-o)", .choices = outputs },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -239,7 +239,7 @@ static rclass *resolve_class(rclass **cache, size_t *n, const objs *o, const cha
 
 int cmd_patch_check(int argc, char **argv)
 {
-    pc_cfg cfg = { 0 };
+    patch_cfg cfg = { 0 };
     tlr_conf_result res;
     tlr_kube *kc = NULL;
     tlr_aws_creds *creds = NULL;

@@ -1,13 +1,13 @@
-/* pc_testkit.h - tiny builders for SolveRequest / SolveResponse messages,
- * shared by lower_bound_test.c and plancheck_test.c (header-only, test use
- * only; not part of the library).
+/* plancheck_testkit.h - tiny builders for SolveRequest / SolveResponse
+ * messages, shared by lower_bound_test.c and plancheck_test.c
+ * (header-only, test use only; not part of the library).
  *
  * Everything is malloc'ed so a whole request or response is released with
  * tailor__v1__solve_request__free_unpacked(req, NULL) (or the response's).
  * Units in the builders: cpu in millicores, memory in MiB, prices $/h.
  */
-#ifndef PC_TESTKIT_H
-#define PC_TESTKIT_H
+#ifndef PLANCHECK_TESTKIT_H
+#define PLANCHECK_TESTKIT_H
 
 #include <stdint.h>
 #include <stdlib.h>
