@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctlcluster.h"
 #include "migctl.h"
 #include "tlr_alloc.h"
 #include "tlr_ami.h"
@@ -34,148 +35,7 @@
 #include "tlr_solve.h"
 #include "tlr_time.h"
 
-typedef struct objs {
-    Tailor__V1__NodePool **pools;
-    size_t npools;
-    Tailor__V1__NodeClass **classes;
-    size_t nclasses;
-    Tailor__V1__Node **nodes;        /* tailor's nodes, with their pods bound */
-    size_t nnodes;
-    Tailor__V1__Pod **pods;          /* every pod, full form */
-    size_t npods;
-    Tailor__V1__DaemonSet **ds;
-    size_t nds;
-    Tailor__V1__PodDisruptionBudget **pdbs;
-    size_t npdbs;
-    Tailor__V1__NodeClaim **claims;
-    size_t nclaims;
-    char what[64];
-} objs;
-
-#define PUSH(arr, n, x)                                           \
-    do {                                                          \
-        (arr) = tlr_realloc((arr), ((n) + 1) * sizeof(*(arr)));   \
-        (arr)[(n)++] = (x);                                       \
-    } while (0)
-
-typedef struct lctx {
-    objs *o;
-    int kind;
-} lctx;
-
-enum { K_POOL, K_CLASS, K_NODE, K_POD, K_DS, K_PDB, K_CLAIM };
-
-static int on_item(void *arg, json_object *item)
-{
-    lctx *l = arg;
-    objs *o = l->o;
-    char err[TLR_KUBEOBJ_ERRLEN], what[256];
-    void *m = NULL;
-    int rc;
-    size_t el = sizeof(err);
-    switch (l->kind) {
-    case K_POOL:
-        rc = tlr_kubeobj_nodepool(item, NULL, (Tailor__V1__NodePool **)&m, err, el);
-        break;
-    case K_CLASS:
-        rc = tlr_kubeobj_nodeclass(item, NULL, (Tailor__V1__NodeClass **)&m, err, el);
-        break;
-    case K_NODE:
-        rc = tlr_kubeobj_node(item, NULL, (Tailor__V1__Node **)&m, err, el);
-        break;
-    case K_POD:
-        rc = tlr_kubeobj_pod(item, NULL, (Tailor__V1__Pod **)&m, err, el);
-        break;
-    case K_DS:
-        rc = tlr_kubeobj_daemonset(item, NULL, (Tailor__V1__DaemonSet **)&m, err, el);
-        break;
-    case K_PDB:
-        rc = tlr_kubeobj_pdb(item, NULL, (Tailor__V1__PodDisruptionBudget **)&m, err, el);
-        break;
-    default:
-        rc = tlr_kubeobj_nodeclaim(item, NULL, (Tailor__V1__NodeClaim **)&m, err, el);
-        break;
-    }
-    if (rc != TLR_OK) {
-        tlr_kubeobj_describe(item, what, sizeof(what));
-        fprintf(stderr, "tailorctl migrate: warning: skipping %s: %s\n", what, err);
-        return TLR_OK;
-    }
-    switch (l->kind) {
-    case K_POOL: PUSH(o->pools, o->npools, m); break;
-    case K_CLASS: PUSH(o->classes, o->nclasses, m); break;
-    case K_NODE: PUSH(o->nodes, o->nnodes, m); break;
-    case K_POD: PUSH(o->pods, o->npods, m); break;
-    case K_DS: PUSH(o->ds, o->nds, m); break;
-    case K_PDB: PUSH(o->pdbs, o->npdbs, m); break;
-    default: PUSH(o->claims, o->nclaims, m); break;
-    }
-    return TLR_OK;
-}
-
-static int load(tlr_kube *kc, objs *o, char *err, size_t len)
-{
-    static const struct {
-        tlr_kube_res res;
-        int kind;
-        bool optional;
-        const char *label;
-    } kinds[] = {
-        { TLR_KUBE_RES_NODEPOOLS, K_POOL, true, NULL },
-        { TLR_KUBE_RES_EC2NODECLASSES, K_CLASS, true, NULL },
-        { TLR_KUBE_RES_NODES, K_NODE, false, TLR_LABEL_NODEPOOL },
-        { TLR_KUBE_RES_PODS, K_POD, false, NULL },
-        { TLR_KUBE_RES_DAEMONSETS, K_DS, true, NULL },
-        { TLR_KUBE_RES_PDBS, K_PDB, false, NULL },
-        { TLR_KUBE_RES_NODECLAIMS, K_CLAIM, true, NULL },
-    };
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        lctx l = { o, kinds[i].kind };
-        tlr_kube_status st = { 0 };
-        tlr_kube_list_opts lo = { .label_selector = kinds[i].label };
-        int rc = tlr_kube_list(kc, &kinds[i].res, NULL, &lo, on_item, &l, NULL, &st);
-        if (rc == TLR_E_NOTFOUND && kinds[i].optional)
-            continue;   /* the CRD is not installed */
-        if (rc != TLR_OK) {
-            snprintf(err, len, "listing %s: %s%s%.300s", kinds[i].res.plural, tlr_strerror(rc),
-                     st.message[0] ? ": " : "", st.message);
-            return rc;
-        }
-    }
-    return TLR_OK;
-}
-
-static void free_objs(objs *o)
-{
-#define FREE_ALL(a, n)                  \
-    for (size_t i_ = 0; i_ < (n); i_++) \
-        tlr_kubeobj_free((a)[i_]);      \
-    free(a)
-    FREE_ALL(o->pools, o->npools);
-    FREE_ALL(o->classes, o->nclasses);
-    FREE_ALL(o->nodes, o->nnodes);
-    FREE_ALL(o->pods, o->npods);
-    FREE_ALL(o->ds, o->nds);
-    FREE_ALL(o->pdbs, o->npdbs);
-    FREE_ALL(o->claims, o->nclaims);
-#undef FREE_ALL
-}
-
-static int server_version(tlr_kube *kc, char *out, size_t len)
-{
-    json_object *v = NULL;
-    int rc = tlr_kube_request(kc, "GET", "/version", NULL, NULL, &v, NULL);
-    if (rc != TLR_OK)
-        return rc;
-    const char *major = tlr_json_str(v, "major"), *minor = tlr_json_str(v, "minor");
-    rc = TLR_E_NOTFOUND;
-    if (major && minor && major[0] && minor[0]) {
-        snprintf(out, len, "%s.%.*s", major, (int)strspn(minor, "0123456789"), minor);
-        rc = TLR_OK;
-    }
-    json_object_put(v);
-    return rc;
-}
+typedef ctl_cluster objs;
 
 static bool legacy_node(const mig_snap *s, const char *name)
 {
@@ -307,7 +167,10 @@ int mig_preflight(mig_cluster *c, bool resuming, tlr_mig_checks *out, char *err,
 
     if ((rc = mig_cluster_snapshot(c, &snap, err, len)) != TLR_OK)
         goto out;
-    if ((rc = load(kc, &o, err, len)) != TLR_OK)
+    ctl_cluster_opts lo = { .cmd = "migrate", .node_selector = TLR_LABEL_NODEPOOL,
+                            .kinds = CTL_NODEPOOLS | CTL_NODECLASSES | CTL_NODES | CTL_PODS |
+                                     CTL_DAEMONSETS | CTL_PDBS | CTL_NODECLAIMS };
+    if ((rc = ctl_cluster_load(kc, &lo, &o, err, len)) != TLR_OK)
         goto out;
 
     /* The legacy nodes, their pods and their ASGs. */
@@ -389,7 +252,7 @@ int mig_preflight(mig_cluster *c, bool resuming, tlr_mig_checks *out, char *err,
                            "tailor has nowhere to put the pods");
     if (cfg->k8s)
         snprintf(k8s, sizeof(k8s), "%s", cfg->k8s);
-    else if (server_version(kc, k8s, sizeof(k8s)) != TLR_OK)
+    else if (ctl_server_version(kc, k8s, sizeof(k8s)) != TLR_OK)
         fprintf(stderr, "tailorctl migrate: warning: the API server did not say its version; "
                 "AMI aliases cannot be resolved (give --k8s-version)\n");
     tlr_ami_aws clients = { mig_cluster_ec2(c), mig_cluster_ssm(c) };
@@ -512,7 +375,7 @@ out:
     free(legacy);
     tlr_ec2_images_free(&imgs);
     tlr_ec2_instances_free(&inst);
-    free_objs(&o);
+    ctl_cluster_free(&o);
     mig_snap_free(&snap);
     return rc;
 }

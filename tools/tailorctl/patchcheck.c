@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctlcluster.h"
 #include "pdbserve.h"
 #include "tailorctl.h"
 #include "tlr_alloc.h"
@@ -73,130 +74,7 @@ static const tlr_setting settings[] = {
 
 /* ---- the cluster --------------------------------------------------------- */
 
-typedef struct objs {
-    Tailor__V1__Node **nodes;
-    size_t nnodes;
-    Tailor__V1__NodeClaim **claims;
-    size_t nclaims;
-    Tailor__V1__NodePool **pools;
-    size_t npools;
-    Tailor__V1__NodeClass **classes;
-    size_t nclasses;
-    Tailor__V1__Pod **pods;
-    size_t npods;
-    Tailor__V1__PodDisruptionBudget **pdbs;
-    size_t npdbs;
-} objs;
-
-typedef struct lctx {
-    objs *o;
-    const char *kind;
-} lctx;
-
-#define PUSH(arr, n, x)                                       \
-    do {                                                      \
-        (arr) = tlr_realloc((arr), ((n) + 1) * sizeof(*(arr))); \
-        (arr)[(n)++] = (x);                                   \
-    } while (0)
-
-static int on_item(void *arg, json_object *item)
-{
-    lctx *l = arg;
-    char err[TLR_KUBEOBJ_ERRLEN], what[256];
-    int rc;
-    void *m = NULL;
-    if (!strcmp(l->kind, "Node"))
-        rc = tlr_kubeobj_node(item, NULL, (Tailor__V1__Node **)&m, err, sizeof(err));
-    else if (!strcmp(l->kind, "NodeClaim"))
-        rc = tlr_kubeobj_nodeclaim(item, NULL, (Tailor__V1__NodeClaim **)&m, err, sizeof(err));
-    else if (!strcmp(l->kind, "NodePool"))
-        rc = tlr_kubeobj_nodepool(item, NULL, (Tailor__V1__NodePool **)&m, err, sizeof(err));
-    else if (!strcmp(l->kind, "EC2NodeClass"))
-        rc = tlr_kubeobj_nodeclass(item, NULL, (Tailor__V1__NodeClass **)&m, err, sizeof(err));
-    else if (!strcmp(l->kind, "Pod"))
-        rc = tlr_kubeobj_pod(item, &(tlr_kubeobj_opts){ .compact = true },
-                             (Tailor__V1__Pod **)&m, err, sizeof(err));
-    else
-        rc = tlr_kubeobj_pdb(item, NULL, (Tailor__V1__PodDisruptionBudget **)&m, err,
-                             sizeof(err));
-    if (rc != TLR_OK) {
-        tlr_kubeobj_describe(item, what, sizeof(what));
-        fprintf(stderr, "tailorctl patch-check: warning: skipping %s %s: %s\n", l->kind, what,
-                err);
-        return TLR_OK;
-    }
-    objs *o = l->o;
-    if (!strcmp(l->kind, "Node"))
-        PUSH(o->nodes, o->nnodes, m);
-    else if (!strcmp(l->kind, "NodeClaim"))
-        PUSH(o->claims, o->nclaims, m);
-    else if (!strcmp(l->kind, "NodePool"))
-        PUSH(o->pools, o->npools, m);
-    else if (!strcmp(l->kind, "EC2NodeClass"))
-        PUSH(o->classes, o->nclasses, m);
-    else if (!strcmp(l->kind, "Pod"))
-        PUSH(o->pods, o->npods, m);
-    else
-        PUSH(o->pdbs, o->npdbs, m);
-    return TLR_OK;
-}
-
-static int load_cluster(tlr_kube *kc, objs *o, char *err, size_t errlen)
-{
-    static const struct { tlr_kube_res res; const char *kind; bool optional; } kinds[] = {
-        { TLR_KUBE_RES_NODES, "Node", false },
-        { TLR_KUBE_RES_NODECLAIMS, "NodeClaim", true },
-        { TLR_KUBE_RES_NODEPOOLS, "NodePool", true },
-        { TLR_KUBE_RES_EC2NODECLASSES, "EC2NodeClass", true },
-        { TLR_KUBE_RES_PODS, "Pod", false },
-        { TLR_KUBE_RES_PDBS, "PodDisruptionBudget", false },
-    };
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        lctx l = { o, kinds[i].kind };
-        tlr_kube_status st = { 0 };
-        int rc = tlr_kube_list(kc, &kinds[i].res, NULL, NULL, on_item, &l, NULL, &st);
-        if (rc == TLR_E_NOTFOUND && kinds[i].optional)
-            continue;   /* the CRDs are not installed: no managed nodes */
-        if (rc != TLR_OK) {
-            snprintf(err, errlen, "listing %s: %s%s%.300s", kinds[i].res.plural, tlr_strerror(rc),
-                     st.message[0] ? ": " : "", st.message);
-            return rc;
-        }
-    }
-    return TLR_OK;
-}
-
-static void free_objs(objs *o)
-{
-#define FREE_ALL(a, n)                  \
-    for (size_t i_ = 0; i_ < (n); i_++) \
-        tlr_kubeobj_free((a)[i_]);      \
-    free(a)
-    FREE_ALL(o->nodes, o->nnodes);
-    FREE_ALL(o->claims, o->nclaims);
-    FREE_ALL(o->pools, o->npools);
-    FREE_ALL(o->classes, o->nclasses);
-    FREE_ALL(o->pods, o->npods);
-    FREE_ALL(o->pdbs, o->npdbs);
-#undef FREE_ALL
-}
-
-/* "v1.31.2-eks-..." -> "1.31" */
-static int server_version(tlr_kube *kc, char *out, size_t len)
-{
-    json_object *v = NULL;
-    int rc = tlr_kube_request(kc, "GET", "/version", NULL, NULL, &v, NULL);
-    if (rc != TLR_OK)
-        return rc;
-    const char *major = tlr_json_str(v, "major"), *minor = tlr_json_str(v, "minor");
-    rc = TLR_E_NOTFOUND;
-    if (major && minor && major[0] && minor[0]) {
-        snprintf(out, len, "%s.%.*s", major, (int)strspn(minor, "0123456789"), minor);
-        rc = TLR_OK;
-    }
-    json_object_put(v);
-    return rc;
-}
+typedef ctl_cluster objs;
 
 static const char *ann(Tailor__V1__Label *const *v, size_t n, const char *key)
 {
@@ -277,13 +155,16 @@ int cmd_patch_check(int argc, char **argv)
         fprintf(stderr, "tailorctl patch-check: kubeconfig: %s\n", err[0] ? err : tlr_strerror(rc));
         goto out;
     }
-    if ((rc = load_cluster(kc, &o, err, sizeof(err))) != TLR_OK) {
+    ctl_cluster_opts lo = { .cmd = "patch-check", .compact_pods = true,
+                            .kinds = CTL_NODES | CTL_NODECLAIMS | CTL_NODEPOOLS |
+                                     CTL_NODECLASSES | CTL_PODS | CTL_PDBS };
+    if ((rc = ctl_cluster_load(kc, &lo, &o, err, sizeof(err))) != TLR_OK) {
         fprintf(stderr, "tailorctl patch-check: %s\n", err);
         goto out;
     }
     if (cfg.k8s)
         snprintf(k8s, sizeof(k8s), "%s", cfg.k8s);
-    else if (server_version(kc, k8s, sizeof(k8s)) != TLR_OK)
+    else if (ctl_server_version(kc, k8s, sizeof(k8s)) != TLR_OK)
         fprintf(stderr, "tailorctl patch-check: warning: the API server's /version did not say "
                 "its version; AMI aliases cannot be resolved (give --k8s-version)\n");
 
@@ -400,7 +281,7 @@ out:
         tlr_amis_free(&cache[i].amis);
     free(cache);
     tlr_ec2_instances_free(&inst);
-    free_objs(&o);
+    ctl_cluster_free(&o);
     tlr_aws_json_free(ssm);
     tlr_ec2_free(ec2);
     tlr_aws_creds_free(creds);
