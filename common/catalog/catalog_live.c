@@ -420,7 +420,9 @@ int tlr_catalog_from_ec2(const tlr_catalog_live_in *in, Tailor__V1__Catalog **ou
             st.od_fallback++;
         } else {
             st.unpriced++;
-            continue;
+            if (!in->keep_unpriced)
+                continue;
+            od = 0;
         }
         json_object *e = entry_of(t, ft, region, od);
         Tailor__V1__InstanceType *it = NULL;

@@ -148,6 +148,9 @@ typedef struct tlr_catalog_live_in {
     const char *const *az_ids;               /* zone IDs ("use1-az1"); NULL = none */
     size_t n_az;
     bool no_spot;                            /* true = on-demand offerings only */
+    bool keep_unpriced;                      /* a type priced nowhere is kept at $0
+                                              * (counted as unpriced): for tools
+                                              * that size, never price (convert) */
 } tlr_catalog_live_in;
 
 typedef struct tlr_catalog_live_stats {

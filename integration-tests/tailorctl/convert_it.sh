@@ -22,11 +22,14 @@ work=$(mktemp -d)
 trap 'stop_kubesim; rm -rf "$work"' EXIT
 [ -r "$catalog" ] || { echo "no catalog at $catalog"; exit 1; }
 
-conv() {   # conv NAME ARGS...: run convert; stdout/stderr kept, RC set
+conv() {   # conv NAME ARGS...: run convert offline; stdout/stderr kept, RC set
   local name=$1
   shift
   RC=0
-  "$tctl" convert --catalog "$catalog" --cluster-name prod "$@" \
+  env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE \
+    -u AWS_ROLE_ARN -u AWS_WEB_IDENTITY_TOKEN_FILE AWS_EC2_METADATA_DISABLED=true \
+    AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_CONFIG_FILE=/nonexistent \
+    "$tctl" convert --catalog "$catalog" --cluster-name prod "$@" \
     >"$work/$name.out" 2>"$work/$name.err" || RC=$?
 }
 has() { grep -qF -- "$2" "$work/$1"; }
@@ -96,7 +99,47 @@ check "bad number named" has bad.err "ConfigMap not-a-number: data.k8s_max_node_
 check "min above max named" has bad.err "ConfigMap min-above-max: data.k8s_min_node_number: 300 is above k8s_max_node_number 200"
 check "GPU on a CPU type named" has bad.err "ConfigMap gpu-without-gpu: data.gpu_enabled: is true but m5.large has no GPU"
 check "unknown instance type named" has bad.err "ConfigMap unknown-type: data.k8s_instance_type: \"m5.gigantic\" is not in the instance catalog"
-check "all five errors, nothing written" bash -c "grep -q '5 errors; nothing written' '$work/bad.err' && [ ! -s '$work/bad.out' ]"
+check "all four errors, nothing written" bash -c "grep -q '4 errors; nothing written' '$work/bad.err' && [ ! -s '$work/bad.out' ]"
+
+# --- instance types the catalog file lacks (p3.2xlarge, dl1.24xlarge) ------------
+conv missing "$here/fixtures/convert-missing" --report "$work/missing.json"
+check "offline, a type the catalog lacks: exit 3" [ "$RC" -eq 3 ]
+check "offline: the other group is converted" bash -c "[ \$(grep -c '^kind: NodePool' '$work/missing.out') = 1 ] && grep -q 'converted-from: web-m5-large' '$work/missing.out'"
+check "offline: says why EC2 was not asked" has missing.err "no AWS credentials (not found): not asking EC2 for dl1.24xlarge, p3.2xlarge"
+check "offline: each group left out is named" bash -c "grep -q 'ConfigMap train-dl1: .*cannot size the group; left out' '$work/missing.err' && grep -q 'ConfigMap ml-p3-2xlarge: .*cannot size the group; left out' '$work/missing.err'"
+check "offline: the report lists them (not_sized)" python3 -c '
+import json,sys; r=json.load(open(sys.argv[1])); n=r["not_sized"]
+sys.exit(0 if len(n)==2 and "train-dl1" in n[0] and "ml-p3-2xlarge" in n[1] else 1)' "$work/missing.json"
+conv missing-only "$here/fixtures/convert-missing/groups.yaml" --no-describe-missing
+check "--no-describe-missing: EC2 is not asked, exit 3" bash -c "[ $RC -eq 3 ] && ! grep -q 'AWS credentials' '$work/missing-only.err'"
+
+# With credentials, EC2 DescribeInstanceTypes (moto) sizes what it knows:
+# dl1.24xlarge; moto does not describe p3.2xlarge (real EC2 does), so that
+# group is still left out.
+moto_py=
+for c in "${MOTO_PYTHON:-}" python3 "$HOME/.pyenv/shims/python3" /root/.pyenv/shims/python3; do
+  [ -n "$c" ] && "$c" -c 'import moto.server' 2>/dev/null && { moto_py=$c; break; }
+done
+[ -n "$moto_py" ] || { echo "FAIL: no python3 with moto (set MOTO_PYTHON)"; exit 1; }
+moto_port=$(free_port)
+"$moto_py" -m moto.server -H 127.0.0.1 -p "$moto_port" >"$work/moto.log" 2>&1 &
+moto_pid=$!
+trap 'kill $moto_pid 2>/dev/null || true; stop_kubesim; rm -rf "$work"' EXIT
+wait_for_status "http://127.0.0.1:$moto_port/moto-api/" 200 30 || { cat "$work/moto.log"; exit 1; }
+RC=0
+env AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true \
+  AWS_ENDPOINT_URL="http://127.0.0.1:$moto_port" \
+  "$tctl" convert --catalog "$catalog" --cluster-name prod --report "$work/online.json" \
+  "$here/fixtures/convert-missing" >"$work/online.out" 2>"$work/online.err" || RC=$?
+check "with credentials: EC2 sizes dl1.24xlarge" has online.err "sized from EC2 DescribeInstanceTypes (not in $catalog): dl1.24xlarge"
+check "with credentials: its pool is written, restricted to dl1.24xlarge" bash -c "grep -q 'converted-from: train-dl1' '$work/online.out' && [ \$(grep -c '^kind: NodePool' '$work/online.out') = 2 ]"
+check "with credentials: the type EC2 does not describe is still left out, exit 3" bash -c "[ $RC -eq 3 ] && grep -q 'ConfigMap ml-p3-2xlarge: .*left out' '$work/online.err'"
+RC=0
+env AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_EC2_METADATA_DISABLED=true \
+  AWS_ENDPOINT_URL="http://127.0.0.1:$moto_port" \
+  "$tctl" convert --catalog "$catalog" --cluster-name prod --quiet \
+  "$here/fixtures/convert-missing-ec2" >"$work/online2.out" 2>"$work/online2.err" || RC=$?
+check "with credentials, every type sized: exit 0" [ "$RC" -eq 0 ]
 conv nocat "$fx" --catalog /nonexistent.json
 check "missing catalog: exit 2" [ "$RC" -eq 2 ]
 RC=0

@@ -11,8 +11,17 @@
  *
  * Every input error is reported (file, ConfigMap, key) before exiting 2,
  * so one run lists all the bad groups; nothing is written then.
- * Exit: 0 converted; 3 converted, but --strict and some field was not
- * carried over; 2 bad usage or input; 1 the output could not be written.
+ *
+ * An instance type missing from the catalog file (EC2 still offers types
+ * a file does not list) is asked of EC2 DescribeInstanceTypes when AWS
+ * credentials are available (--describe-missing, the default) and sized
+ * as the launcher would size it; its price stays unknown, which convert
+ * does not need.  A group whose type neither knows is left out and
+ * reported by name, the rest is converted, and the exit is 3.
+ *
+ * Exit: 0 converted; 3 converted, but some group could not be sized, or
+ * --strict and some field was not carried over; 2 bad usage or input; 1
+ * the output could not be written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,8 +33,10 @@
 #include "tailorctl.h"
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
+#include "tlr_awscreds.h"
 #include "tlr_catalog.h"
 #include "tlr_conf.h"
+#include "tlr_ec2.h"
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kubeobj.h"
@@ -39,9 +50,10 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_DROPPED = 3 };
 
 typedef struct convert_cfg {
     char *catalog, *region, *cluster, *role, *ami_alias, *ami_family, *out, *report;
+    char *endpoint;
     tlr_strlist zones;
     int format;     /* 0 yaml, 1 json */
-    bool strict, quiet;
+    bool strict, quiet, describe_missing;
 } convert_cfg;
 
 static const char *const formats[] = { "yaml", "json", NULL };
@@ -75,6 +87,13 @@ static const tlr_setting settings[] = {
       .help = "exit 3 when any field could not be carried over" },
     { .name = "quiet", .type = TLR_SET_BOOL, .offset = offsetof(convert_cfg, quiet),
       .help = "no report on stderr (errors are still printed)" },
+    { .name = "describe-missing", .type = TLR_SET_BOOL,
+      .offset = offsetof(convert_cfg, describe_missing), .def = "true",
+      .help = "ask EC2 DescribeInstanceTypes for instance types the catalog lacks, when AWS "
+              "credentials are available" },
+    { .name = "aws-endpoint", .env = "AWS_ENDPOINT_URL", .type = TLR_SET_STR,
+      .offset = offsetof(convert_cfg, endpoint),
+      .help = "EC2 endpoint override (moto: http://127.0.0.1:PORT)" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -96,6 +115,153 @@ static int write_all(const char *path, const tlr_buf *b)
     return TLR_OK;
 }
 
+/* ---- instance types the catalog lacks ----------------------------------- */
+
+typedef struct cv_names {
+    char **v;   /* owned */
+    size_t n;
+} cv_names;
+
+static bool cv_names_has(const cv_names *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], s))
+            return true;
+    return false;
+}
+
+static void cv_names_add(cv_names *l, const char *s)
+{
+    l->v = tlr_realloc(l->v, (l->n + 1) * sizeof(*l->v));
+    l->v[l->n++] = tlr_strdup(s);
+}
+
+static void cv_names_free(cv_names *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+static void cv_names_join(const cv_names *l, tlr_buf *b)
+{
+    for (size_t i = 0; i < l->n; i++)
+        tlr_buf_printf(b, "%s%s", i ? ", " : "", l->v[i]);
+}
+
+/* Add to missing every data.k8s_instance_type of the ConfigMaps in docs
+ * (a JSON array) that cat lacks. */
+static void cv_missing_types(json_object *docs, const Tailor__V1__Catalog *cat,
+                             cv_names *missing)
+{
+    for (size_t i = 0; i < json_object_array_length(docs); i++) {
+        const char *t = tlr_json_str(json_object_array_get_idx(docs, i),
+                                     "data.k8s_instance_type");
+        if (t && t[0] && !tlr_catalog_find(cat, t) && !cv_names_has(missing, t))
+            cv_names_add(missing, t);
+    }
+}
+
+static int cv_by_name(const void *a, const void *b)
+{
+    return strcmp((*(Tailor__V1__InstanceType *const *)a)->name,
+                  (*(Tailor__V1__InstanceType *const *)b)->name);
+}
+
+/* Ask EC2 for the types in missing and move what it describes into cat
+ * (kept sorted by name), sized as the launcher sizes a live catalog, at
+ * an unknown ($0) price.  Says on stderr what it did and why not; a
+ * failure only leaves the types missing. */
+static void cv_describe_missing(const convert_cfg *cfg, const cv_names *missing,
+                                char *const *zones, size_t nz, Tailor__V1__Catalog *cat)
+{
+    tlr_aws_creds *creds = NULL;
+    tlr_aws_credentials probe = { 0 };
+    tlr_ec2 *ec2 = NULL;
+    tlr_ec2_type_infos infos = { 0 };
+    tlr_aws_error aerr = { 0 };
+    Tailor__V1__Catalog *live = NULL;
+    tlr_buf names;
+    char err[512] = "";
+    int rc;
+
+    tlr_buf_init(&names, 1u << 20);
+    cv_names_join(missing, &names);
+    if ((rc = tlr_aws_creds_create(&(tlr_aws_creds_opts){ .region = cfg->region }, &creds)) ||
+        (rc = tlr_aws_creds_get(creds, &probe))) {
+        fprintf(stderr, "tailorctl convert: no AWS credentials (%s): not asking EC2 for %s\n",
+                tlr_strerror(rc), tlr_buf_str(&names));
+        goto out;
+    }
+    tlr_aws_credentials_clear(&probe);
+    if ((rc = tlr_ec2_create(&(tlr_aws_query_opts){ .region = cfg->region,
+                                                    .endpoint = cfg->endpoint,
+                                                    .creds = creds },
+                             &ec2))) {
+        fprintf(stderr, "tailorctl convert: EC2 client: %s\n", tlr_strerror(rc));
+        goto out;
+    }
+    tlr_ec2_filter f = { "instance-type", (const char *const *)missing->v, missing->n };
+    if ((rc = tlr_ec2_describe_instance_types(ec2, &f, 1, &infos, &aerr))) {
+        fprintf(stderr, "tailorctl convert: EC2 DescribeInstanceTypes for %s: %s%s%s\n",
+                tlr_buf_str(&names), aerr.code[0] ? aerr.code : tlr_strerror(rc),
+                aerr.message[0] ? ": " : "", aerr.message);
+        goto out;
+    }
+    if (infos.n == 0) {
+        fprintf(stderr, "tailorctl convert: EC2 describes none of %s\n", tlr_buf_str(&names));
+        goto out;
+    }
+    tlr_catalog_live_in in = { .region = cfg->region, .types = &infos, .fallback = cat,
+                               .zones = (const char *const *)zones, .n_zones = nz,
+                               .no_spot = true, .keep_unpriced = true };
+    tlr_catalog_live_stats st = { 0 };
+    if ((rc = tlr_catalog_from_ec2(&in, &live, &st, err, sizeof(err)))) {
+        fprintf(stderr, "tailorctl convert: the types EC2 describes: %s\n",
+                err[0] ? err : tlr_strerror(rc));
+        goto out;
+    }
+    cat->instance_types = tlr_realloc(cat->instance_types, (cat->n_instance_types +
+                                      live->n_instance_types) * sizeof(*cat->instance_types));
+    tlr_buf_reset(&names);
+    for (size_t i = 0; i < live->n_instance_types; i++) {
+        tlr_buf_printf(&names, "%s%s", i ? ", " : "", live->instance_types[i]->name);
+        cat->instance_types[cat->n_instance_types++] = live->instance_types[i];
+    }
+    live->n_instance_types = 0;   /* handed over to cat */
+    qsort(cat->instance_types, cat->n_instance_types, sizeof(*cat->instance_types), cv_by_name);
+    fprintf(stderr, "tailorctl convert: sized from EC2 DescribeInstanceTypes (not in %s): %s\n",
+            cfg->catalog, tlr_buf_str(&names));
+out:
+    tlr_catalog_free(live);
+    tlr_ec2_type_infos_free(&infos);
+    tlr_ec2_free(ec2);
+    tlr_aws_creds_free(creds);
+    tlr_buf_free(&names);
+}
+
+/* Add "not_sized": [the reason of each group left out] to the JSON report
+ * in b. */
+static int cv_report_unsized(tlr_buf *b, const cv_names *unsized)
+{
+    json_object *rep = json_tokener_parse(tlr_buf_str(b));
+    if (!rep || !json_object_is_type(rep, json_type_object)) {
+        json_object_put(rep);
+        return TLR_E_PARSE;
+    }
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < unsized->n; i++)
+        json_object_array_add(arr, json_object_new_string(unsized->v[i]));
+    json_object_object_add(rep, "not_sized", arr);
+    tlr_buf_reset(b);
+    tlr_buf_adds(b, json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PRETTY |
+                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
+    tlr_buf_addc(b, '\n');
+    json_object_put(rep);
+    return TLR_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
     convert_cfg cfg = { 0 };
@@ -105,6 +271,8 @@ int cmd_convert(int argc, char **argv)
     size_t ngroups = 0, nerrors = 0, nfiles = 0;
     tlr_ng_result *r = NULL;
     ctl_files files = { 0 };
+    json_object **docs = NULL;   /* per file, decoded */
+    cv_names missing = { 0 }, unsized = { 0 };
     char **zones = NULL;
     int exit_code = EXIT_USAGE, rc;
     char err[TLR_NG_ERRLEN];
@@ -158,12 +326,20 @@ int cmd_convert(int argc, char **argv)
     for (int i = 0; i < res.argc; i++)
         if (ctl_files_collect("convert", res.argv[i], &files) != TLR_OK)
             goto out;
+    docs = tlr_calloc(files.n + 1, sizeof(*docs));
     for (size_t f = 0; f < files.n; f++) {
-        json_object *objs = NULL;
-        if (ctl_files_decode("convert", files.v[f], &objs) != TLR_OK) {
+        if (ctl_files_decode("convert", files.v[f], &docs[f]) != TLR_OK) {
             nerrors++;
             continue;
         }
+        cv_missing_types(docs[f], cat, &missing);
+    }
+    if (missing.n > 0 && cfg.describe_missing)
+        cv_describe_missing(&cfg, &missing, zones, nz, cat);
+    for (size_t f = 0; f < files.n; f++) {
+        json_object *objs = docs[f];
+        if (objs == NULL)
+            continue;
         nfiles++;
         for (size_t i = 0; i < json_object_array_length(objs); i++) {
             json_object *cm = json_object_array_get_idx(objs, i);
@@ -176,7 +352,13 @@ int cmd_convert(int argc, char **argv)
                 continue;
             }
             tlr_ng_group *g = NULL;
-            if ((rc = tlr_ng_parse(cm, files.v[f], &o, &g, err, sizeof(err))) != TLR_OK) {
+            if ((rc = tlr_ng_parse(cm, files.v[f], &o, &g, err, sizeof(err))) == TLR_E_NOTFOUND) {
+                /* its instance type is in neither the catalog nor EC2 */
+                fprintf(stderr, "tailorctl convert: %s: cannot size the group; left out\n", err);
+                cv_names_add(&unsized, err);
+                continue;
+            }
+            if (rc != TLR_OK) {
                 if (nerrors++ < MAX_ERRORS)
                     fprintf(stderr, "tailorctl convert: %s\n", err);
                 continue;
@@ -184,11 +366,16 @@ int cmd_convert(int argc, char **argv)
             groups = tlr_realloc(groups, (ngroups + 1) * sizeof(*groups));
             groups[ngroups++] = g;
         }
-        json_object_put(objs);
     }
     if (nerrors > 0) {
         fprintf(stderr, "tailorctl convert: %zu error%s%s; nothing written\n", nerrors,
                 nerrors == 1 ? "" : "s", nerrors > MAX_ERRORS ? " (the first 100 shown)" : "");
+        goto out;
+    }
+    if (ngroups == 0 && unsized.n > 0) {
+        fprintf(stderr, "tailorctl convert: no node group could be sized (%zu left out); "
+                "nothing written\n", unsized.n);
+        exit_code = EXIT_DROPPED;
         goto out;
     }
     if (ngroups == 0) {
@@ -214,6 +401,8 @@ int cmd_convert(int argc, char **argv)
     if (cfg.report) {
         tlr_buf_init(&b, 1u << 30);
         rc = tlr_ng_result_report_json(r, &b);
+        if (rc == TLR_OK && unsized.n > 0)
+            rc = cv_report_unsized(&b, &unsized);
         if (rc == TLR_OK)
             rc = write_all(cfg.report, &b);
         tlr_buf_free(&b);
@@ -229,7 +418,13 @@ int cmd_convert(int argc, char **argv)
         fputs(tlr_buf_str(&b), stderr);
         tlr_buf_free(&b);
     }
-    exit_code = cfg.strict && tlr_ng_result_drops(r) > 0 ? EXIT_DROPPED : EXIT_OK;
+    if (unsized.n > 0)
+        fprintf(stderr, "tailorctl convert: %zu node group%s left out: %s not in the catalog%s "
+                "(listed above)\n", unsized.n, unsized.n == 1 ? "" : "s",
+                unsized.n == 1 ? "its instance type is" : "their instance types are",
+                cfg.describe_missing ? " and not described by EC2" : "");
+    exit_code = unsized.n > 0 || (cfg.strict && tlr_ng_result_drops(r) > 0) ? EXIT_DROPPED
+                                                                             : EXIT_OK;
 out:
     tlr_ng_result_free(r);
     for (size_t i = 0; i < ngroups; i++)
@@ -241,6 +436,11 @@ out:
             free(zones[i]);
         free(zones);
     }
+    for (size_t f = 0; docs && f < files.n; f++)
+        json_object_put(docs[f]);
+    free(docs);
+    cv_names_free(&missing);
+    cv_names_free(&unsized);
     ctl_files_free(&files);
     tlr_catalog_free(cat);
     tlr_conf_free(settings, NSETTINGS, &cfg);
