@@ -1,6 +1,8 @@
 /* ctlcluster.c - a live cluster as tailor.v1 protos (ctlcluster.h). */
 #include "ctlcluster.h"
 
+#include "ctlprogress.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@ typedef struct cc_list {
     const ctl_cluster_opts *o;
     unsigned kind;     /* one CTL_* */
     const char *name;  /* its Kind, for the warnings */
+    size_t seen;
 } cc_list;
 
 /* One listed object: converted and appended, or skipped with a warning. */
@@ -32,6 +35,7 @@ static int cc_on_item(void *arg, json_object *item)
     size_t el = sizeof(err);
     void *m = NULL;
     int rc;
+    ctl_progress_set(l->o->progress, ++l->seen);
     switch (l->kind) {
     case CTL_NODEPOOLS:
         rc = tlr_kubeobj_nodepool(item, NULL, (Tailor__V1__NodePool **)&m, err, el);
@@ -94,11 +98,17 @@ int ctl_cluster_load(tlr_kube *kc, const ctl_cluster_opts *o, ctl_cluster *out, 
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
         if (!(o->kinds & kinds[i].kind))
             continue;
-        cc_list l = { out, o, kinds[i].kind, kinds[i].name };
+        cc_list l = { out, o, kinds[i].kind, kinds[i].name, 0 };
         tlr_kube_status st = { 0 };
+        char step[64];
+        snprintf(step, sizeof(step), "listing %s", kinds[i].res.plural);
+        ctl_progress_step(o->progress, step, 0);
         tlr_kube_list_opts lo = { .label_selector =
                                       kinds[i].kind == CTL_NODES ? o->node_selector : NULL };
         int rc = tlr_kube_list(kc, &kinds[i].res, NULL, &lo, cc_on_item, &l, NULL, &st);
+        ctl_progress_end(o->progress, rc == TLR_OK ? NULL
+                                      : rc == TLR_E_NOTFOUND && kinds[i].optional
+                                      ? "not installed" : tlr_strerror(rc));
         if (rc == TLR_E_NOTFOUND && kinds[i].optional)
             continue;   /* the CRD is not installed: none of that kind */
         if (rc != TLR_OK) {

@@ -46,6 +46,7 @@ typedef struct ctl_cluster_opts {
     unsigned kinds;              /* CTL_* to list, in the order above */
     const char *node_selector;   /* label selector for Nodes; NULL: every Node */
     bool compact_pods;           /* pods without what placement does not read */
+    struct ctl_progress *progress;   /* borrowed; NULL: none (one step per list) */
 } ctl_cluster_opts;
 
 /* List and convert into *out (zeroed by the caller).  On an error err

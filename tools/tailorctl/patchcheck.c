@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ctlcluster.h"
+#include "ctlprogress.h"
 #include "pdbserve.h"
 #include "tailorctl.h"
 #include "tlr_alloc.h"
@@ -128,6 +129,7 @@ int cmd_patch_check(int argc, char **argv)
     size_t ncache = 0;
     tlr_pchk_row *rows = NULL;
     tlr_ec2_instances inst = { 0 };
+    ctl_progress *progress = NULL;
     int exit_code = EXIT_USAGE, rc;
     char err[512] = "", k8s[32] = "";
     char **args = tlr_calloc((size_t)argc + 1, sizeof(*args));
@@ -155,7 +157,8 @@ int cmd_patch_check(int argc, char **argv)
         fprintf(stderr, "tailorctl patch-check: kubeconfig: %s\n", err[0] ? err : tlr_strerror(rc));
         goto out;
     }
-    ctl_cluster_opts lo = { .cmd = "patch-check", .compact_pods = true,
+    progress = ctl_progress_new("patch-check", cfg.output == 1);
+    ctl_cluster_opts lo = { .cmd = "patch-check", .compact_pods = true, .progress = progress,
                             .kinds = CTL_NODES | CTL_NODECLAIMS | CTL_NODEPOOLS |
                                      CTL_NODECLASSES | CTL_PODS | CTL_PDBS };
     if ((rc = ctl_cluster_load(kc, &lo, &o, err, sizeof(err))) != TLR_OK) {
@@ -197,7 +200,11 @@ int cmd_patch_check(int argc, char **argv)
     tlr_aws_error ae = { 0 };
     if (nids > 0) {
         tlr_ec2_filter f = { "instance-id", ids, nids };
-        if ((rc = tlr_ec2_describe_instances(ec2, &f, 1, NULL, 0, 0, &inst, &ae)) != TLR_OK) {
+        ctl_progress_step(progress, "EC2 DescribeInstances", nids);
+        rc = tlr_ec2_describe_instances(ec2, &f, 1, NULL, 0, 0, &inst, &ae);
+        ctl_progress_set(progress, inst.n);
+        ctl_progress_end(progress, rc == TLR_OK ? NULL : tlr_strerror(rc));
+        if (rc != TLR_OK) {
             fprintf(stderr, "tailorctl patch-check: EC2 DescribeInstances: %s%s%s\n",
                     tlr_strerror(rc), ae.code[0] ? ": " : "", ae.code);
             free(ids);
@@ -209,7 +216,9 @@ int cmd_patch_check(int argc, char **argv)
     rows = tlr_calloc(o.nnodes + 1, sizeof(*rows));
     Tailor__V1__Pod **mine = tlr_calloc(o.npods + 1, sizeof(*mine));
     int64_t now = tlr_wall_ms();
+    ctl_progress_step(progress, "judging nodes", o.nnodes);
     for (size_t i = 0; i < o.nnodes; i++) {
+        ctl_progress_set(progress, i);
         const Tailor__V1__Node *n = o.nodes[i];
         const Tailor__V1__NodeClaim *claim = NULL;
         for (size_t k = 0; k < o.nclaims && !claim; k++)
@@ -260,6 +269,9 @@ int cmd_patch_check(int argc, char **argv)
         };
         tlr_pchk_decide(&in, &rows[i]);
     }
+    ctl_progress_set(progress, o.nnodes);
+    ctl_progress_free(progress);
+    progress = NULL;
     free(mine);
 
     tlr_pchk_summary s;
@@ -274,6 +286,7 @@ int cmd_patch_check(int argc, char **argv)
     tlr_buf_free(&b);
     exit_code = s.compliance + 1e-9 >= cfg.min_compliance ? EXIT_OK : EXIT_NONCOMPLIANT;
 out:
+    ctl_progress_free(progress);
     for (size_t i = 0; rows && i < o.nnodes; i++)
         tlr_pchk_row_free(&rows[i]);
     free(rows);
