@@ -1568,6 +1568,193 @@ static int int_cmp(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+/* Offers id, scored score (lower is better), to a top-k list of at most
+ * k: ids and scores hold the *n kept so far.  While the list is not full
+ * the offer joins it; after, it replaces the worst kept score (the first
+ * one on ties) when strictly better. */
+static void topk_offer(int *ids, double *scores, int *n, int k, int id, double score)
+{
+    if (*n < k) {
+        ids[*n] = id;
+        scores[(*n)++] = score;
+        return;
+    }
+    int w = 0;
+    for (int i = 1; i < k; i++)
+        if (scores[i] > scores[w])
+            w = i;
+    if (score < scores[w]) {
+        ids[w] = id;
+        scores[w] = score;
+    }
+}
+
+/* One call of choose_target: what every phase reads. */
+typedef struct target_query {
+    sv_model *m;
+    const sv_class *cl;
+    const sv_level *lv;
+    int lvi, pi;
+    const sv_pool *p;
+    const uint64_t *cand;
+    const double *pr;             /* the pool's prices at the level's places */
+    double unit;                  /* the class's */
+    int nrem, pos;
+} target_query;
+
+/* choose_target's "top": the candidate types with the best price per pod
+ * of the class alone, into tc, with what decides whether a later claim
+ * may reuse them.  Returns how many (0: none can take a pod). */
+static int target_top(const target_query *q, target_cache *tc)
+{
+    sv_model *m = q->m;
+    const sv_pool *p = q->p;
+    double topv[SV_TOPK];
+    int ntop = 0;
+    int kmax = 0;
+    for (int pt = 0; pt < p->ntypes; pt++) {
+        if (!sv_bit(q->cand, pt))
+            continue;
+        double price = q->pr[pt];
+        sv_res f;
+        const sv_type *t = &m->types[p->types[pt]];
+        for (int d = 0; d < m->ndim; d++)
+            f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
+        int k = res_room(m, &f, &q->cl->req, q->cl->host_cap);
+        if (k > kmax)
+            kmax = k;
+        if (k > q->nrem)
+            k = q->nrem;
+        if (k <= 0 || price < 0)
+            continue;
+        topk_offer(tc->top, topv, &ntop, SV_TOPK, pt, price / (k * q->unit));
+    }
+    tc->ntop = ntop;
+    tc->kfull = kmax;
+    tc->lvi = q->lvi;
+    tc->pi = ntop > 0 && !p->limited && q->nrem >= kmax ? q->pi : SV_NONE;
+    tc->nextra = -1;
+    return ntop;
+}
+
+/* choose_target's "extra": the candidate types that are cheapest for the
+ * whole remaining demand (what the next classes will want too): big nodes
+ * whose price per unit of capacity is best, which a class alone would not
+ * fill.  Writes up to SV_TOPK/2 into extra, in no order; returns how many. */
+static int target_extra(const target_query *q, int *extra)
+{
+    sv_model *m = q->m;
+    const double *tot = m->tot_all;
+    double tleft[SV_NDIM];
+    int dl[SV_NDIM], nd = 0;
+    for (int dd = 0; dd < m->ndim; dd++) {
+        tleft[dd] = tot[dd] - m->tot_done[dd];
+        if (tleft[dd] > 0)
+            dl[nd++] = dd;
+    }
+    const double *room = pool_room(m, q->pi);
+    double extrav[SV_TOPK / 2];
+    int nextra = 0;
+    for (int w = 0; w <= (q->p->ntypes - 1) / 64; w++) {
+        uint64_t bits = q->cand[w];
+        while (bits) {
+            int pt = w * 64 + __builtin_ctzll(bits);
+            bits &= bits - 1;
+            double price = q->pr[pt];
+            if (price < 0)
+                continue;
+            const double *fr = room + (size_t)pt * SV_NDIM;
+            double cap = 0;
+            for (int i = 0; i < nd; i++) {
+                double share = fr[dl[i]] / tleft[dl[i]];
+                if (cap == 0 || share < cap)
+                    cap = share;
+            }
+            if (cap <= 0)
+                continue;
+            topk_offer(extra, extrav, &nextra, SV_TOPK / 2, pt, price / cap);
+        }
+    }
+    return nextra;
+}
+
+/* The types to look ahead with: top, then the extra types not in top.
+ * Returns how many it wrote into all. */
+static int target_candidates(const int *top, int ntop, const int *extra, int nextra, int *all)
+{
+    int nall = 0;
+    for (int i = 0; i < ntop; i++)
+        all[nall++] = top[i];
+    for (int i = 0; i < nextra; i++) {
+        bool dup = false;
+        for (int j = 0; j < ntop && !dup; j++)
+            dup = top[j] == extra[i];
+        if (!dup)
+            all[nall++] = extra[i];
+    }
+    return nall;
+}
+
+/* Look ahead: what the rest of a new claim of type pt would hold once the
+ * class's pods are on it.  Returns its price per unit of value held. */
+static double target_lookahead(const target_query *q, int pt)
+{
+    sv_model *m = q->m;
+    const sv_class *cl = q->cl;
+    const sv_pool *p = q->p;
+    int pi = q->pi, nrem = q->nrem;
+    const sv_type *t = &m->types[p->types[pt]];
+    double price = q->pr[pt];
+    sv_res f;
+    for (int d = 0; d < m->ndim; d++)
+        f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
+    int k = res_room(m, &f, &cl->req, nrem < cl->host_cap ? nrem : cl->host_cap);
+    for (int d = 0; d < m->ndim; d++)
+        f.v[d] -= cl->req.v[d] * k;
+    double value = k * q->unit;
+    int seen = 0;
+    for (int j = q->pos + 1; j < m->nclasses && seen < SV_LOOKAHEAD; j++) {
+        int dci = m->class_order[j];
+        sv_class *d = &m->classes[dci];
+        if (d->left <= 0 || d->bad || !d->levels[0].compat[pi] || !sv_bit(d->levels[0].compat[pi], pt))
+            continue;
+        /* a class that may not share the claim's places (pinned to
+         * another zone) will not fill it */
+        if (!sv_pmask_any(sv_pmask_and(d->levels[0].pmask[pi], q->lv->pmask[pi])))
+            continue;
+        bool aff = false;
+        for (int c = 0; c < d->ncons; c++)
+            if (d->cons[c].kind == SV_C_AFFINITY)
+                aff = true;
+        if (aff)
+            continue;
+        seen++;
+        int kd = res_room(m, &f, &d->req, d->left < d->host_cap ? d->left : d->host_cap);
+        if (kd <= 0)
+            continue;
+        for (int dd = 0; dd < m->ndim; dd++)
+            f.v[dd] -= d->req.v[dd] * kd;
+        value += kd * class_unit(m, dci);
+    }
+    return price / value;
+}
+
+/* The type among all[0..nall) whose look-ahead is cheapest (the first
+ * one on ties); SV_NONE when nall is 0. */
+static int target_best(const target_query *q, const int *all, int nall)
+{
+    int best = SV_NONE;
+    double bestv = 0;
+    for (int i = 0; i < nall; i++) {
+        double v = target_lookahead(q, all[i]);
+        if (best == SV_NONE || v < bestv) {
+            best = all[i];
+            bestv = v;
+        }
+    }
+    return best;
+}
+
 /* Tailor: the target type of a new claim of pool pi for class c.
  *
  * The candidates are the SV_TOPK types with the best price per pod of the
@@ -1589,164 +1776,23 @@ static int choose_target(sv_model *m, int c, int lvi, int pi, const uint64_t *ca
 {
     sv_class *cl = &m->classes[c];
     sv_level *lv = &cl->levels[lvi];
-    const sv_pool *p = &m->pools[pi];
-    double unit = class_unit(m, c);
-    const double *pr = pool_prices(m, pi, lv->pmask[pi]);
-    bool warm = tc->pi == pi && tc->lvi == lvi && !p->limited && nrem >= tc->kfull && tc->ntop > 0;
-    int *top = tc->top;
-    if (!warm) {
-        double topv[SV_TOPK];
-        int ntop = 0;
-        int kmax = 0;
-        for (int pt = 0; pt < p->ntypes; pt++) {
-            if (!sv_bit(cand, pt))
-                continue;
-            double price = pr[pt];
-            sv_res f;
-            const sv_type *t = &m->types[p->types[pt]];
-            for (int d = 0; d < m->ndim; d++)
-                f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
-            int k = res_room(m, &f, &cl->req, cl->host_cap);
-            if (k > kmax)
-                kmax = k;
-            if (k > nrem)
-                k = nrem;
-            if (k <= 0 || price < 0)
-                continue;
-            double score = price / (k * unit);
-            if (ntop < SV_TOPK) {
-                top[ntop] = pt;
-                topv[ntop++] = score;
-            } else {
-                int w = 0;
-                for (int i = 1; i < SV_TOPK; i++)
-                    if (topv[i] > topv[w])
-                        w = i;
-                if (score < topv[w]) {
-                    top[w] = pt;
-                    topv[w] = score;
-                }
-            }
-        }
-        tc->ntop = ntop;
-        tc->kfull = kmax;
-        tc->lvi = lvi;
-        tc->pi = ntop > 0 && !p->limited && nrem >= kmax ? pi : SV_NONE;
-        tc->nextra = -1;
-        if (!ntop)
-            return SV_NONE;
-    }
-    int ntop = tc->ntop;
-    /* Also consider the types that are cheapest for the whole remaining
-     * demand (what the next classes will want too): big nodes whose price
-     * per unit of capacity is best, which a class alone would not fill. */
-    const double *tot = m->tot_all;
-    double tleft[SV_NDIM];
-    int dl[SV_NDIM], nd = 0;
-    for (int dd = 0; dd < m->ndim; dd++) {
-        tleft[dd] = tot[dd] - m->tot_done[dd];
-        if (tleft[dd] > 0)
-            dl[nd++] = dd;
-    }
-    const double *room = pool_room(m, pi);
+    target_query q = { .m = m, .cl = cl, .lv = lv, .lvi = lvi, .pi = pi, .p = &m->pools[pi],
+                       .cand = cand, .nrem = nrem, .pos = pos };
+    q.unit = class_unit(m, c);
+    q.pr = pool_prices(m, pi, lv->pmask[pi]);
+    bool warm = tc->pi == pi && tc->lvi == lvi && !q.p->limited && nrem >= tc->kfull && tc->ntop > 0;
+    if (!warm && !target_top(&q, tc))
+        return SV_NONE;
     int extra[SV_TOPK / 2];
-    double extrav[SV_TOPK / 2];
-    int nextra = 0, worst = 0;
-    for (int w = 0; w <= (p->ntypes - 1) / 64; w++) {
-        uint64_t bits = cand[w];
-        while (bits) {
-            int pt = w * 64 + __builtin_ctzll(bits);
-            bits &= bits - 1;
-            double price = pr[pt];
-            if (price < 0)
-                continue;
-            const double *fr = room + (size_t)pt * SV_NDIM;
-            double cap = 0;
-            for (int i = 0; i < nd; i++) {
-                double share = fr[dl[i]] / tleft[dl[i]];
-                if (cap == 0 || share < cap)
-                    cap = share;
-            }
-            if (cap <= 0)
-                continue;
-            double score = price / cap;
-            if (nextra < SV_TOPK / 2) {
-                extra[nextra] = pt;
-                extrav[nextra++] = score;
-            } else if (score < extrav[worst]) {
-                extra[worst] = pt;
-                extrav[worst] = score;
-            } else
-                continue;
-            /* keep the index of the worst kept score (first one on ties) */
-            if (nextra == SV_TOPK / 2) {
-                worst = 0;
-                for (int i = 1; i < SV_TOPK / 2; i++)
-                    if (extrav[i] > extrav[worst])
-                        worst = i;
-            }
-        }
-    }
+    int nextra = target_extra(&q, extra);
     int sorted[SV_TOPK / 2];
     memcpy(sorted, extra, (size_t)nextra * sizeof(int));
     qsort(sorted, (size_t)nextra, sizeof(int), int_cmp);
     if (warm && nextra == tc->nextra && !memcmp(sorted, tc->extra, (size_t)nextra * sizeof(int)))
         return tc->best;
     int all[SV_TOPK + SV_TOPK / 2];
-    int nall = 0;
-    for (int i = 0; i < ntop; i++)
-        all[nall++] = top[i];
-    for (int i = 0; i < nextra; i++) {
-        bool dup = false;
-        for (int j = 0; j < ntop && !dup; j++)
-            dup = top[j] == extra[i];
-        if (!dup)
-            all[nall++] = extra[i];
-    }
-    /* Look ahead: what the rest of the node would hold. */
-    int best = SV_NONE;
-    double bestv = 0;
-    for (int i = 0; i < nall; i++) {
-        int pt = all[i];
-        const sv_type *t = &m->types[p->types[pt]];
-        double price = pr[pt];
-        sv_res f;
-        for (int d = 0; d < m->ndim; d++)
-            f.v[d] = t->alloc.v[d] - p->ds[pt].v[d];
-        int k = res_room(m, &f, &cl->req, nrem < cl->host_cap ? nrem : cl->host_cap);
-        for (int d = 0; d < m->ndim; d++)
-            f.v[d] -= cl->req.v[d] * k;
-        double value = k * unit;
-        int seen = 0;
-        for (int j = pos + 1; j < m->nclasses && seen < SV_LOOKAHEAD; j++) {
-            int dci = m->class_order[j];
-            sv_class *d = &m->classes[dci];
-            if (d->left <= 0 || d->bad || !d->levels[0].compat[pi] || !sv_bit(d->levels[0].compat[pi], pt))
-                continue;
-            /* a class that may not share the claim's places (pinned to
-             * another zone) will not fill it */
-            if (!sv_pmask_any(sv_pmask_and(d->levels[0].pmask[pi], lv->pmask[pi])))
-                continue;
-            bool aff = false;
-            for (int q = 0; q < d->ncons; q++)
-                if (d->cons[q].kind == SV_C_AFFINITY)
-                    aff = true;
-            if (aff)
-                continue;
-            seen++;
-            int kd = res_room(m, &f, &d->req, d->left < d->host_cap ? d->left : d->host_cap);
-            if (kd <= 0)
-                continue;
-            for (int dd = 0; dd < m->ndim; dd++)
-                f.v[dd] -= d->req.v[dd] * kd;
-            value += kd * class_unit(m, dci);
-        }
-        double v = price / value;
-        if (best == SV_NONE || v < bestv) {
-            best = pt;
-            bestv = v;
-        }
-    }
+    int nall = target_candidates(tc->top, tc->ntop, extra, nextra, all);
+    int best = target_best(&q, all, nall);
     tc->nextra = nextra;
     memcpy(tc->extra, sorted, (size_t)nextra * sizeof(int));
     tc->best = best;

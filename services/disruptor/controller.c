@@ -739,6 +739,151 @@ static void eligible_gauges(ds_ctl *c, ds_mctx *m)
     tlr_metrics_family_sweep_stale(c->m_consuming);
 }
 
+/* Hashes, NodePool status and NodeClaim conditions: those the view calls
+ * for, written unless dry-run. */
+static void ctl_write_status(ds_ctl *c, const ds_mctx *m, ds_ctl_stats *st)
+{
+    ds_stamps stamps;
+    ds_hash_plan(m->v, &stamps);
+    if (!c->o.dry_run)
+        st->stamps = ds_hash_apply(&stamps, &c->o.kube);
+    free(stamps.v);
+    ds_pool_writes pw;
+    ds_poolstatus_plan(m->v, &pw);
+    if (!c->o.dry_run)
+        st->pool_status = ds_poolstatus_apply(&pw, &c->o.kube);
+    ds_pool_writes_clear(&pw);
+    ds_cond_writes cw;
+    ds_claimconds_plan(m, &cw);
+    if (!c->o.dry_run)
+        st->claim_conditions = ds_claimconds_apply(&cw, &c->o.kube);
+    free(cw.v);
+}
+
+/* Expiration: forceful. */
+static void ctl_expire(ds_ctl *c, ds_mctx *m, ds_ctl_stats *st)
+{
+    ds_cmd *exp = ds_expiration_decide(m);
+    if (!exp)
+        return;
+    st->expired = (int)exp->n;
+    publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, exp, NULL);
+    if (!c->o.dry_run) {
+        events(c, exp, "Normal", "Expired", "the NodeClaim is older than its expireAfter: deleting it");
+        delete_claims(c, exp);
+    }
+    ds_cmd_free(exp);
+}
+
+/* One command in flight: a proposed one due for validation is
+ * validated, then executed (or aborted); a waiting one deletes its nodes
+ * once its replacements are ready, or fails when they do not come.
+ * st->done counts a command this step left done, except a validated one
+ * in dry-run. */
+static void ctl_step_command(ds_ctl *c, ds_mctx *m, ds_cmd *cmd, ds_ctl_stats *st)
+{
+    int64_t now = m->v->now_ms;
+    char why[768];
+    if (cmd->state == DS_CMD_PROPOSED && now - cmd->created_ms >= c->o.validation_ms) {
+        if (!validate(c, m, cmd, why, sizeof(why))) {
+            cmd->state = DS_CMD_ABORTED;
+            st->aborted++;
+            if (c->m_failed_valid)
+                tlr_metrics_counter_add(c->m_failed_valid,
+                                        (const char *const[]){ consolidation_type(cmd) }, (double)cmd->n);
+            TLR_INFO(c->o.log, "disruption decision aborted on validation", TLR_S("decision", cmd->id),
+                     TLR_S("why", why));
+            publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_ABORTED, cmd, why);
+            return;
+        }
+        cmd->validated_ms = now;
+        publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_VALIDATED, cmd, NULL);
+        count_decision(c, cmd);
+        for (size_t k = 0; k < cmd->n && cmd->reason; k++)
+            ds_budgets_take(m->b, cmd->c[k].pool, 1);
+        if (c->o.dry_run) {
+            cmd->state = DS_CMD_DONE;
+            return;
+        }
+        execute(c, cmd);
+        st->executed++;
+    } else if (cmd->state == DS_CMD_WAITING) {
+        bool gone;
+        if (replacements_ready(m->v, cmd, &gone)) {
+            delete_claims(c, cmd);
+        } else if (now - cmd->launched_ms > c->o.replace_timeout_ms ||
+                   (gone && now - cmd->launched_ms > 60000)) {
+            fail_cmd(c, cmd, gone ? "a replacement NodeClaim disappeared"
+                                  : "the replacements were not Initialized in time");
+            st->failed++;
+        }
+    }
+    if (cmd->state == DS_CMD_DONE)
+        st->done++;
+}
+
+static bool in_flight(const ds_cmd *cmd)
+{
+    return cmd->state == DS_CMD_PROPOSED || cmd->state == DS_CMD_WAITING;
+}
+
+/* The commands in flight: steps each, then drops those that finished.
+ * Returns whether any is still in flight. */
+static bool ctl_advance_commands(ds_ctl *c, ds_mctx *m, ds_ctl_stats *st)
+{
+    bool busy = false;
+    for (size_t i = 0; i < c->ncmds; i++) {
+        ctl_step_command(c, m, c->cmds[i], st);
+        if (in_flight(c->cmds[i]))
+            busy = true;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->ncmds; i++) {
+        if (in_flight(c->cmds[i]))
+            c->cmds[k++] = c->cmds[i];
+        else
+            ds_cmd_free(c->cmds[i]);
+    }
+    c->ncmds = k;
+    return busy;
+}
+
+/* The voluntary methods, in order, until one proposes a command. */
+static void ctl_propose(ds_ctl *c, ds_mctx *m, ds_ctl_stats *st)
+{
+    learn_images(c, m->v);
+    static const struct {
+        const char *name;
+        ds_cmd *(*decide)(ds_mctx *);
+    } methods[] = {
+        { "emptiness", ds_emptiness_decide },
+        { "drift", ds_drift_decide },
+        { "consolidation", ds_consolidation_decide },
+    };
+    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+        int64_t t0 = tlr_mono_ms();
+        ds_cmd *cmd = methods[i].decide(m);
+        double ms = (double)(tlr_mono_ms() - t0);
+        st->decide_ms += ms;
+        if (c->m_duration)
+            tlr_histogram_observe(tlr_metric_series(c->m_duration,
+                                                    (const char *const[]){ methods[i].name }),
+                                  ms / 1000.0);
+        evaluation_metrics(c, m, methods[i].name, ms);
+        if (!cmd)
+            continue;
+        cmd->created_ms = m->v->now_ms;
+        c->cmds[c->ncmds++] = cmd;
+        st->proposed++;
+        TLR_INFO(c->o.log, "disruption decision proposed", TLR_S("decision", cmd->id),
+                 TLR_S("method", ds_method_name(cmd->method)), TLR_I("nodes", (int64_t)cmd->n),
+                 TLR_I("replacements", (int64_t)cmd->nrepl), TLR_F("savings_per_hour", cmd->savings),
+                 TLR_F("decide_ms", ms), TLR_I("simulations", m->sim->calls), TLR_S("why", cmd->why));
+        publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, cmd, NULL);
+        break;
+    }
+}
+
 int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
 {
     ds_ctl_stats local = { 0 };
@@ -753,7 +898,6 @@ int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
         return TLR_E_NOTREADY;
     }
     st->synced = true;
-    int64_t now = v->now_ms;
     ds_budgets b;
     ds_sim sim;
     ds_mctx m;
@@ -763,130 +907,17 @@ int ds_ctl_pass(ds_ctl *c, ds_ctl_stats *stats)
     sim.extra = extra;
     sim.nextra = nextra;
 
-    /* 1. hashes */
-    ds_stamps stamps;
-    ds_hash_plan(v, &stamps);
-    if (!c->o.dry_run)
-        st->stamps = ds_hash_apply(&stamps, &c->o.kube);
-    free(stamps.v);
-    ds_pool_writes pw;
-    ds_poolstatus_plan(v, &pw);
-    if (!c->o.dry_run)
-        st->pool_status = ds_poolstatus_apply(&pw, &c->o.kube);
-    ds_pool_writes_clear(&pw);
-    ds_cond_writes cw;
-    ds_claimconds_plan(&m, &cw);
-    if (!c->o.dry_run)
-        st->claim_conditions = ds_claimconds_apply(&cw, &c->o.kube);
-    free(cw.v);
-
-    /* 2. expiration: forceful */
-    ds_cmd *exp = ds_expiration_decide(&m);
-    if (exp) {
-        st->expired = (int)exp->n;
-        publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, exp, NULL);
-        if (!c->o.dry_run) {
-            events(c, exp, "Normal", "Expired", "the NodeClaim is older than its expireAfter: deleting it");
-            delete_claims(c, exp);
-        }
-        ds_cmd_free(exp);
-    }
-
-    /* 3. commands in flight */
-    char why[768];
-    bool busy = false;
-    for (size_t i = 0; i < c->ncmds; i++) {
-        ds_cmd *cmd = c->cmds[i];
-        if (cmd->state == DS_CMD_PROPOSED && now - cmd->created_ms >= c->o.validation_ms) {
-            if (!validate(c, &m, cmd, why, sizeof(why))) {
-                cmd->state = DS_CMD_ABORTED;
-                st->aborted++;
-                if (c->m_failed_valid)
-                    tlr_metrics_counter_add(c->m_failed_valid,
-                                            (const char *const[]){ consolidation_type(cmd) }, (double)cmd->n);
-                TLR_INFO(c->o.log, "disruption decision aborted on validation", TLR_S("decision", cmd->id),
-                         TLR_S("why", why));
-                publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_ABORTED, cmd, why);
-                continue;
-            }
-            cmd->validated_ms = now;
-            publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_VALIDATED, cmd, NULL);
-            count_decision(c, cmd);
-            for (size_t k = 0; k < cmd->n && cmd->reason; k++)
-                ds_budgets_take(&b, cmd->c[k].pool, 1);
-            if (c->o.dry_run) {
-                cmd->state = DS_CMD_DONE;
-                continue;
-            }
-            execute(c, cmd);
-            st->executed++;
-        } else if (cmd->state == DS_CMD_WAITING) {
-            bool gone;
-            if (replacements_ready(v, cmd, &gone)) {
-                delete_claims(c, cmd);
-            } else if (now - cmd->launched_ms > c->o.replace_timeout_ms ||
-                       (gone && now - cmd->launched_ms > 60000)) {
-                fail_cmd(c, cmd, gone ? "a replacement NodeClaim disappeared"
-                                      : "the replacements were not Initialized in time");
-                st->failed++;
-            }
-        }
-        if (cmd->state == DS_CMD_DONE)
-            st->done++;
-        if (cmd->state == DS_CMD_PROPOSED || cmd->state == DS_CMD_WAITING)
-            busy = true;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < c->ncmds; i++) {
-        if (c->cmds[i]->state == DS_CMD_PROPOSED || c->cmds[i]->state == DS_CMD_WAITING)
-            c->cmds[k++] = c->cmds[i];
-        else
-            ds_cmd_free(c->cmds[i]);
-    }
-    c->ncmds = k;
-
+    ctl_write_status(c, &m, st);
+    ctl_expire(c, &m, st);
+    bool busy = ctl_advance_commands(c, &m, st);
     /* what this pass did is not in its view: decide again next pass */
     if (st->executed || st->expired)
         busy = true;
-
-    /* 4. taints left behind */
     st->untainted = clean_taints(c, v);
-
-    /* 5. the voluntary methods */
     eligible_gauges(c, &m);
-    if (!busy && c->ncmds < MAX_CMDS && !fresh_pending(c, v)) {
-        learn_images(c, v);
-        static const struct {
-            const char *name;
-            ds_cmd *(*decide)(ds_mctx *);
-        } methods[] = {
-            { "emptiness", ds_emptiness_decide },
-            { "drift", ds_drift_decide },
-            { "consolidation", ds_consolidation_decide },
-        };
-        for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
-            int64_t t0 = tlr_mono_ms();
-            ds_cmd *cmd = methods[i].decide(&m);
-            double ms = (double)(tlr_mono_ms() - t0);
-            st->decide_ms += ms;
-            if (c->m_duration)
-                tlr_histogram_observe(tlr_metric_series(c->m_duration,
-                                                        (const char *const[]){ methods[i].name }),
-                                      ms / 1000.0);
-            evaluation_metrics(c, &m, methods[i].name, ms);
-            if (!cmd)
-                continue;
-            cmd->created_ms = now;
-            c->cmds[c->ncmds++] = cmd;
-            st->proposed++;
-            TLR_INFO(c->o.log, "disruption decision proposed", TLR_S("decision", cmd->id),
-                     TLR_S("method", ds_method_name(cmd->method)), TLR_I("nodes", (int64_t)cmd->n),
-                     TLR_I("replacements", (int64_t)cmd->nrepl), TLR_F("savings_per_hour", cmd->savings),
-                     TLR_F("decide_ms", ms), TLR_I("simulations", sim.calls), TLR_S("why", cmd->why));
-            publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, cmd, NULL);
-            break;
-        }
-    }
+    if (!busy && c->ncmds < MAX_CMDS && !fresh_pending(c, v))
+        ctl_propose(c, &m, st);
+
     if (!st->proposed && !busy)
         TLR_DEBUG(c->o.log, "disruption pass: nothing to do", TLR_I("nodes", (int64_t)v->nnodes),
                   TLR_I("pending", (int64_t)v->snap->n_pending_pods), TLR_B("fresh_pending", fresh_pending(c, v)),

@@ -640,17 +640,26 @@ static int cmp_group(const void *a, const void *b)
     return 0;
 }
 
-static void print_plan(const solve_cfg *cfg, const inputs *in, const Tailor__V1__Catalog *cat,
-                       const Tailor__V1__SolveResponse *r)
+/* The plan, summarised for printing (print_plan). */
+typedef struct plan_summary {
+    const Tailor__V1__SolveResponse *r;   /* borrowed */
+    const char *strategy;
+    pod_name *names;                      /* owned: the pending pods, by uid */
+    size_t npods;
+    claim_view *views;                    /* owned: parallel to r->new_nodeclaims */
+    group *groups;                        /* owned: the new claims alike, sorted */
+    size_t ngroups, placed_new, placed_existing;
+    double ratio;                         /* cost/bound; 0 without a bound */
+} plan_summary;
+
+static void plan_summarise(const solve_cfg *cfg, const inputs *in, const Tailor__V1__Catalog *cat,
+                           const Tailor__V1__SolveResponse *r, plan_summary *s)
 {
     size_t npods = in->npending;
     pod_name *names = tlr_calloc(npods + 1, sizeof(*names));
     claim_view *views = tlr_calloc(r->n_new_nodeclaims + 1, sizeof(*views));
     group *groups = tlr_calloc(r->n_new_nodeclaims + 1, sizeof(*groups));
-    size_t ngroups = 0, placed_new = 0, placed_existing = r->n_bindings;
-    double ratio = r->lower_bound_cost_per_hour > 0
-                       ? r->total_cost_per_hour / r->lower_bound_cost_per_hour : 0;
-    tlr_buf b;
+    size_t ngroups = 0, placed_new = 0;
 
     for (size_t i = 0; i < npods; i++)
         names[i] = (pod_name){ in->pending[i]->uid, in->pending[i]->namespace_,
@@ -673,161 +682,246 @@ static void print_plan(const solve_cfg *cfg, const inputs *in, const Tailor__V1_
         }
     }
     qsort(groups, ngroups, sizeof(*groups), cmp_group);
-    tlr_buf_init(&b, (size_t)1 << 30);
+    *s = (plan_summary){
+        .r = r,
+        .strategy = cfg->strategy == TLR_SOLVE_KARPENTER ? "karpenter" : "tailor",
+        .names = names,
+        .npods = npods,
+        .views = views,
+        .groups = groups,
+        .ngroups = ngroups,
+        .placed_new = placed_new,
+        .placed_existing = r->n_bindings,
+        .ratio = r->lower_bound_cost_per_hour > 0
+                     ? r->total_cost_per_hour / r->lower_bound_cost_per_hour : 0,
+    };
+}
 
-    const char *strategy = cfg->strategy == TLR_SOLVE_KARPENTER ? "karpenter" : "tailor";
-    if (cfg->json) {
-        tlr_buf_printf(&b, "{\"strategy\":\"%s\",\"pods\":{\"pending\":%zu,\"on_existing\":%zu,"
-                       "\"on_new_nodes\":%zu,\"unschedulable\":%zu},\"new_nodes\":[",
-                       strategy, npods, placed_existing, placed_new, r->n_pod_errors);
-        for (size_t k = 0; k < ngroups; k++) {
-            tlr_buf_printf(&b, "%s{\"instance_type\":", k ? "," : "");
-            tlr_buf_add_json_str(&b, groups[k].type);
-            tlr_buf_adds(&b, ",\"zone\":");
-            tlr_buf_add_json_str(&b, groups[k].zone);
-            tlr_buf_adds(&b, ",\"capacity_type\":");
-            tlr_buf_add_json_str(&b, groups[k].ct);
-            tlr_buf_printf(&b, ",\"count\":%zu,\"pods\":%zu,\"price_per_hour\":%.6f,"
-                           "\"cost_per_hour\":%.6f}", groups[k].count, groups[k].pods,
-                           groups[k].price, groups[k].price * (double)groups[k].count);
+static void plan_summary_free(plan_summary *s)
+{
+    free(s->names);
+    free(s->views);
+    free(s->groups);
+}
+
+/* ---- --json ---- */
+
+static void plan_json_groups(tlr_buf *b, const plan_summary *s)
+{
+    for (size_t k = 0; k < s->ngroups; k++) {
+        const group *g = &s->groups[k];
+        tlr_buf_printf(b, "%s{\"instance_type\":", k ? "," : "");
+        tlr_buf_add_json_str(b, g->type);
+        tlr_buf_adds(b, ",\"zone\":");
+        tlr_buf_add_json_str(b, g->zone);
+        tlr_buf_adds(b, ",\"capacity_type\":");
+        tlr_buf_add_json_str(b, g->ct);
+        tlr_buf_printf(b, ",\"count\":%zu,\"pods\":%zu,\"price_per_hour\":%.6f,"
+                       "\"cost_per_hour\":%.6f}", g->count, g->pods,
+                       g->price, g->price * (double)g->count);
+    }
+}
+
+static void plan_json_claims(tlr_buf *b, const plan_summary *s)
+{
+    const Tailor__V1__SolveResponse *r = s->r;
+    tlr_ks_labels lab = { 0 };
+    for (size_t i = 0; i < r->n_new_nodeclaims; i++) {
+        const Tailor__V1__NodeClaim *c = r->new_nodeclaims[i];
+        const claim_view *v = &s->views[i];
+        tlr_buf_printf(b, "%s{\"nodepool\":", i ? "," : "");
+        tlr_buf_add_json_str(b, c->nodepool);
+        tlr_buf_adds(b, ",\"instance_type\":");
+        tlr_buf_add_json_str(b, v->type);
+        tlr_buf_adds(b, ",\"zone\":");
+        tlr_buf_add_json_str(b, v->zone);
+        tlr_buf_adds(b, ",\"capacity_type\":");
+        tlr_buf_add_json_str(b, v->ct);
+        tlr_buf_printf(b, ",\"price_per_hour\":%.6f,\"options\":[", v->price);
+        for (size_t k = 0; k < c->n_instance_type_options; k++) {
+            tlr_buf_adds(b, k ? "," : "");
+            tlr_buf_add_json_str(b, c->instance_type_options[k]->name);
         }
-        tlr_buf_adds(&b, "],\"nodeclaims\":[");
-        tlr_ks_labels lab = { 0 };
-        for (size_t i = 0; i < r->n_new_nodeclaims; i++) {
-            const Tailor__V1__NodeClaim *c = r->new_nodeclaims[i];
-            tlr_buf_printf(&b, "%s{\"nodepool\":", i ? "," : "");
-            tlr_buf_add_json_str(&b, c->nodepool);
-            tlr_buf_adds(&b, ",\"instance_type\":");
-            tlr_buf_add_json_str(&b, views[i].type);
-            tlr_buf_adds(&b, ",\"zone\":");
-            tlr_buf_add_json_str(&b, views[i].zone);
-            tlr_buf_adds(&b, ",\"capacity_type\":");
-            tlr_buf_add_json_str(&b, views[i].ct);
-            tlr_buf_printf(&b, ",\"price_per_hour\":%.6f,\"options\":[", views[i].price);
-            for (size_t k = 0; k < c->n_instance_type_options; k++) {
-                tlr_buf_adds(&b, k ? "," : "");
-                tlr_buf_add_json_str(&b, c->instance_type_options[k]->name);
-            }
-            /* The labels the claim gives its node besides the instance
-             * type's: its own, and each requirement it pins to one value. */
-            tlr_ks_labels_reset(&lab);
-            for (size_t k = 0; k < c->n_labels; k++)
-                tlr_ks_labels_set(&lab, c->labels[k]->key, c->labels[k]->value);
-            tlr_ks_labels_set_single_in(&lab, c->requirements, c->n_requirements, true);
-            tlr_buf_adds(&b, "],\"labels\":{");
-            for (size_t k = 0; k < lab.n; k++) {
-                tlr_buf_adds(&b, k ? "," : "");
-                tlr_buf_add_json_str(&b, lab.v[k].key);
-                tlr_buf_adds(&b, ":");
-                tlr_buf_add_json_str(&b, lab.v[k].value);
-            }
-            tlr_buf_adds(&b, "},\"pods\":[");
-            for (size_t k = 0; k < c->n_planned_pod_uids; k++) {
-                tlr_buf_adds(&b, k ? "," : "");
-                add_pod_ref(&b, names, npods, c->planned_pod_uids[k]);
-            }
-            tlr_buf_adds(&b, "]}");
+        /* The labels the claim gives its node besides the instance
+         * type's: its own, and each requirement it pins to one value. */
+        tlr_ks_labels_reset(&lab);
+        for (size_t k = 0; k < c->n_labels; k++)
+            tlr_ks_labels_set(&lab, c->labels[k]->key, c->labels[k]->value);
+        tlr_ks_labels_set_single_in(&lab, c->requirements, c->n_requirements, true);
+        tlr_buf_adds(b, "],\"labels\":{");
+        for (size_t k = 0; k < lab.n; k++) {
+            tlr_buf_adds(b, k ? "," : "");
+            tlr_buf_add_json_str(b, lab.v[k].key);
+            tlr_buf_adds(b, ":");
+            tlr_buf_add_json_str(b, lab.v[k].value);
         }
-        tlr_ks_labels_free(&lab);
-        tlr_buf_adds(&b, "],\"bindings\":[");
-        for (size_t i = 0; i < r->n_bindings; i++) {
-            const Tailor__V1__Binding *bd = r->bindings[i];
-            tlr_buf_printf(&b, "%s{\"pod\":", i ? "," : "");
-            add_pod_ref(&b, names, npods, bd->pod_uid);
-            if (bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME) {
-                tlr_buf_adds(&b, ",\"nodeclaim\":");
-                tlr_buf_add_json_str(&b, bd->nodeclaim_name);
-            } else {
-                tlr_buf_adds(&b, ",\"node\":");
-                tlr_buf_add_json_str(&b, bd->node_name);
-            }
-            tlr_buf_adds(&b, "}");
+        tlr_buf_adds(b, "},\"pods\":[");
+        for (size_t k = 0; k < c->n_planned_pod_uids; k++) {
+            tlr_buf_adds(b, k ? "," : "");
+            add_pod_ref(b, s->names, s->npods, c->planned_pod_uids[k]);
         }
-        tlr_buf_printf(&b, "],\"total_cost_per_hour\":%.6f,\"lower_bound_cost_per_hour\":%.6f,"
-                       "\"cost_bound_ratio\":%.4f,\"unschedulable\":[",
-                       r->total_cost_per_hour, r->lower_bound_cost_per_hour, ratio);
-        for (size_t i = 0; i < r->n_pod_errors; i++) {
-            const Tailor__V1__PodError *e = r->pod_errors[i];
-            char s[600];
-            snprintf(s, sizeof(s), "%s/%s", e->namespace_, e->name);
-            tlr_buf_printf(&b, "%s{\"pod\":", i ? "," : "");
-            tlr_buf_add_json_str(&b, s);
-            tlr_buf_adds(&b, ",\"uid\":");
-            tlr_buf_add_json_str(&b, e->pod_uid);
-            tlr_buf_adds(&b, ",\"reason\":");
-            tlr_buf_add_json_str(&b, e->status ? e->status->reason : "");
-            tlr_buf_adds(&b, ",\"message\":");
-            tlr_buf_add_json_str(&b, e->status ? e->status->message : "");
-            tlr_buf_adds(&b, ",\"nodepools\":[");
-            for (size_t k = 0; k < e->n_reasons; k++) {
-                tlr_buf_adds(&b, k ? ",{\"nodepool\":" : "{\"nodepool\":");
-                tlr_buf_add_json_str(&b, e->reasons[k]->nodepool);
-                tlr_buf_adds(&b, ",\"reason\":");
-                tlr_buf_add_json_str(&b, e->reasons[k]->reason);
-                tlr_buf_adds(&b, "}");
-            }
-            tlr_buf_adds(&b, "]}");
-        }
-        tlr_buf_printf(&b, "],\"timed_out\":%s,\"solve_duration_ms\":%lld}\n",
-                       r->timed_out ? "true" : "false", (long long)r->solve_duration_ms);
-    } else {
-        tlr_buf_printf(&b, "Plan (strategy %s): %zu pending pods, %zu node pools, %zu existing "
-                       "nodes, %zu instance types\n\n", strategy, npods, in->npools, in->nnodes,
-                       cat->n_instance_types);
-        if (ngroups == 0) {
-            tlr_buf_adds(&b, "New nodes: none\n");
+        tlr_buf_adds(b, "]}");
+    }
+    tlr_ks_labels_free(&lab);
+}
+
+static void plan_json_bindings(tlr_buf *b, const plan_summary *s)
+{
+    for (size_t i = 0; i < s->r->n_bindings; i++) {
+        const Tailor__V1__Binding *bd = s->r->bindings[i];
+        tlr_buf_printf(b, "%s{\"pod\":", i ? "," : "");
+        add_pod_ref(b, s->names, s->npods, bd->pod_uid);
+        if (bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME) {
+            tlr_buf_adds(b, ",\"nodeclaim\":");
+            tlr_buf_add_json_str(b, bd->nodeclaim_name);
         } else {
-            tlr_buf_printf(&b, "New nodes (%zu):\n  %5s  %-18s %-14s %-10s %5s %10s %10s\n",
-                           r->n_new_nodeclaims, "COUNT", "INSTANCE TYPE", "ZONE", "CAPACITY",
-                           "PODS", "$/H EACH", "$/HOUR");
-            for (size_t k = 0; k < ngroups; k++)
-                tlr_buf_printf(&b, "  %5zu  %-18s %-14s %-10s %5zu %10.4f %10.4f\n",
-                               groups[k].count, groups[k].type, groups[k].zone, groups[k].ct,
-                               groups[k].pods, groups[k].price,
-                               groups[k].price * (double)groups[k].count);
+            tlr_buf_adds(b, ",\"node\":");
+            tlr_buf_add_json_str(b, bd->node_name);
         }
-        if (r->n_bindings > 0) {
-            tlr_buf_printf(&b, "\nPods on existing nodes (%zu):\n", r->n_bindings);
-            for (size_t i = 0; i < r->n_bindings; i++) {
-                const Tailor__V1__Binding *bd = r->bindings[i];
-                const pod_name *p = find_pod(names, npods, bd->pod_uid);
-                tlr_buf_printf(&b, "  %s/%s -> %s%s\n", p ? p->ns : "?", p ? p->name : bd->pod_uid,
-                               bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME
-                                   ? "nodeclaim " : "",
-                               bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME
-                                   ? bd->nodeclaim_name : bd->node_name);
-            }
+        tlr_buf_adds(b, "}");
+    }
+}
+
+static void plan_json_unschedulable(tlr_buf *b, const plan_summary *s)
+{
+    for (size_t i = 0; i < s->r->n_pod_errors; i++) {
+        const Tailor__V1__PodError *e = s->r->pod_errors[i];
+        char name[600];
+        snprintf(name, sizeof(name), "%s/%s", e->namespace_, e->name);
+        tlr_buf_printf(b, "%s{\"pod\":", i ? "," : "");
+        tlr_buf_add_json_str(b, name);
+        tlr_buf_adds(b, ",\"uid\":");
+        tlr_buf_add_json_str(b, e->pod_uid);
+        tlr_buf_adds(b, ",\"reason\":");
+        tlr_buf_add_json_str(b, e->status ? e->status->reason : "");
+        tlr_buf_adds(b, ",\"message\":");
+        tlr_buf_add_json_str(b, e->status ? e->status->message : "");
+        tlr_buf_adds(b, ",\"nodepools\":[");
+        for (size_t k = 0; k < e->n_reasons; k++) {
+            tlr_buf_adds(b, k ? ",{\"nodepool\":" : "{\"nodepool\":");
+            tlr_buf_add_json_str(b, e->reasons[k]->nodepool);
+            tlr_buf_adds(b, ",\"reason\":");
+            tlr_buf_add_json_str(b, e->reasons[k]->reason);
+            tlr_buf_adds(b, "}");
         }
-        tlr_buf_printf(&b, "\nTotal: $%.4f/hour for %zu new nodes (%zu pods on new nodes, %zu on "
-                       "existing)\n", r->total_cost_per_hour, r->n_new_nodeclaims, placed_new,
-                       placed_existing);
-        if (r->lower_bound_cost_per_hour > 0)
-            tlr_buf_printf(&b, "Lower bound: $%.4f/hour (cost/bound %.3f)\n",
-                           r->lower_bound_cost_per_hour, ratio);
-        else
-            tlr_buf_adds(&b, "Lower bound: not computed\n");
-        if (r->timed_out)
-            tlr_buf_adds(&b, "WARNING: the solve timed out; the plan is partial\n");
-        if (r->n_pod_errors > 0) {
-            tlr_buf_printf(&b, "\nUnschedulable pods (%zu):\n", r->n_pod_errors);
-            for (size_t i = 0; i < r->n_pod_errors; i++) {
-                const Tailor__V1__PodError *e = r->pod_errors[i];
-                tlr_buf_printf(&b, "  %s/%s: %s\n", e->namespace_, e->name,
-                               e->status && e->status->message[0] ? e->status->message
-                               : e->status ? e->status->reason : "unschedulable");
-                for (size_t k = 0; k < e->n_reasons; k++) {
-                    const char *np = e->reasons[k]->nodepool;
-                    tlr_buf_printf(&b, "    %s%s%s%s\n", np[0] ? "nodepool " : "", np,
-                                   np[0] ? ": " : "", e->reasons[k]->reason);
-                }
-            }
+        tlr_buf_adds(b, "]}");
+    }
+}
+
+static void plan_json(tlr_buf *b, const plan_summary *s)
+{
+    const Tailor__V1__SolveResponse *r = s->r;
+    tlr_buf_printf(b, "{\"strategy\":\"%s\",\"pods\":{\"pending\":%zu,\"on_existing\":%zu,"
+                   "\"on_new_nodes\":%zu,\"unschedulable\":%zu},\"new_nodes\":[",
+                   s->strategy, s->npods, s->placed_existing, s->placed_new, r->n_pod_errors);
+    plan_json_groups(b, s);
+    tlr_buf_adds(b, "],\"nodeclaims\":[");
+    plan_json_claims(b, s);
+    tlr_buf_adds(b, "],\"bindings\":[");
+    plan_json_bindings(b, s);
+    tlr_buf_printf(b, "],\"total_cost_per_hour\":%.6f,\"lower_bound_cost_per_hour\":%.6f,"
+                   "\"cost_bound_ratio\":%.4f,\"unschedulable\":[",
+                   r->total_cost_per_hour, r->lower_bound_cost_per_hour, s->ratio);
+    plan_json_unschedulable(b, s);
+    tlr_buf_printf(b, "],\"timed_out\":%s,\"solve_duration_ms\":%lld}\n",
+                   r->timed_out ? "true" : "false", (long long)r->solve_duration_ms);
+}
+
+/* ---- text ---- */
+
+static void plan_text_groups(tlr_buf *b, const plan_summary *s)
+{
+    if (s->ngroups == 0) {
+        tlr_buf_adds(b, "New nodes: none\n");
+        return;
+    }
+    tlr_buf_printf(b, "New nodes (%zu):\n  %5s  %-18s %-14s %-10s %5s %10s %10s\n",
+                   s->r->n_new_nodeclaims, "COUNT", "INSTANCE TYPE", "ZONE", "CAPACITY",
+                   "PODS", "$/H EACH", "$/HOUR");
+    for (size_t k = 0; k < s->ngroups; k++) {
+        const group *g = &s->groups[k];
+        tlr_buf_printf(b, "  %5zu  %-18s %-14s %-10s %5zu %10.4f %10.4f\n",
+                       g->count, g->type, g->zone, g->ct, g->pods, g->price,
+                       g->price * (double)g->count);
+    }
+}
+
+static void plan_text_bindings(tlr_buf *b, const plan_summary *s)
+{
+    const Tailor__V1__SolveResponse *r = s->r;
+    if (r->n_bindings == 0)
+        return;
+    tlr_buf_printf(b, "\nPods on existing nodes (%zu):\n", r->n_bindings);
+    for (size_t i = 0; i < r->n_bindings; i++) {
+        const Tailor__V1__Binding *bd = r->bindings[i];
+        const pod_name *p = find_pod(s->names, s->npods, bd->pod_uid);
+        tlr_buf_printf(b, "  %s/%s -> %s%s\n", p ? p->ns : "?", p ? p->name : bd->pod_uid,
+                       bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME
+                           ? "nodeclaim " : "",
+                       bd->target_case == TAILOR__V1__BINDING__TARGET_NODECLAIM_NAME
+                           ? bd->nodeclaim_name : bd->node_name);
+    }
+}
+
+static void plan_text_totals(tlr_buf *b, const plan_summary *s)
+{
+    const Tailor__V1__SolveResponse *r = s->r;
+    tlr_buf_printf(b, "\nTotal: $%.4f/hour for %zu new nodes (%zu pods on new nodes, %zu on "
+                   "existing)\n", r->total_cost_per_hour, r->n_new_nodeclaims, s->placed_new,
+                   s->placed_existing);
+    if (r->lower_bound_cost_per_hour > 0)
+        tlr_buf_printf(b, "Lower bound: $%.4f/hour (cost/bound %.3f)\n",
+                       r->lower_bound_cost_per_hour, s->ratio);
+    else
+        tlr_buf_adds(b, "Lower bound: not computed\n");
+    if (r->timed_out)
+        tlr_buf_adds(b, "WARNING: the solve timed out; the plan is partial\n");
+}
+
+static void plan_text_unschedulable(tlr_buf *b, const plan_summary *s)
+{
+    const Tailor__V1__SolveResponse *r = s->r;
+    if (r->n_pod_errors == 0)
+        return;
+    tlr_buf_printf(b, "\nUnschedulable pods (%zu):\n", r->n_pod_errors);
+    for (size_t i = 0; i < r->n_pod_errors; i++) {
+        const Tailor__V1__PodError *e = r->pod_errors[i];
+        tlr_buf_printf(b, "  %s/%s: %s\n", e->namespace_, e->name,
+                       e->status && e->status->message[0] ? e->status->message
+                       : e->status ? e->status->reason : "unschedulable");
+        for (size_t k = 0; k < e->n_reasons; k++) {
+            const char *np = e->reasons[k]->nodepool;
+            tlr_buf_printf(b, "    %s%s%s%s\n", np[0] ? "nodepool " : "", np,
+                           np[0] ? ": " : "", e->reasons[k]->reason);
         }
     }
+}
+
+static void plan_text(tlr_buf *b, const plan_summary *s, const inputs *in, const Tailor__V1__Catalog *cat)
+{
+    tlr_buf_printf(b, "Plan (strategy %s): %zu pending pods, %zu node pools, %zu existing "
+                   "nodes, %zu instance types\n\n", s->strategy, s->npods, in->npools, in->nnodes,
+                   cat->n_instance_types);
+    plan_text_groups(b, s);
+    plan_text_bindings(b, s);
+    plan_text_totals(b, s);
+    plan_text_unschedulable(b, s);
+}
+
+static void print_plan(const solve_cfg *cfg, const inputs *in, const Tailor__V1__Catalog *cat,
+                       const Tailor__V1__SolveResponse *r)
+{
+    plan_summary s;
+    plan_summarise(cfg, in, cat, r, &s);
+    tlr_buf b;
+    tlr_buf_init(&b, (size_t)1 << 30);
+    if (cfg->json)
+        plan_json(&b, &s);
+    else
+        plan_text(&b, &s, in, cat);
     fputs(tlr_buf_str(&b), stdout);
     tlr_buf_free(&b);
-    free(names);
-    free(views);
-    free(groups);
+    plan_summary_free(&s);
 }
 
 /* ---- the request --------------------------------------------------------- */
