@@ -180,23 +180,21 @@ static int read_token_file(tlr_kube *kc)
     return TLR_OK;
 }
 
-/* Run the exec plugin and parse its ExecCredential. */
-static int run_exec(tlr_kube *kc)
+/* KUBERNETES_EXEC_INFO, the entry that tells the plugin it runs without a
+ * terminal. */
+static void kube_exec_info(const tlr_kube_exec *ex, char *info, size_t len)
 {
-    const tlr_kube_exec *ex = kc->cfg->exec;
-    int pipefd[2];
-    int rc = TLR_E_AUTH;
-    tlr_buf out;
-    tlr_buf_init(&out, KUBE_EXEC_MAX_OUT);
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return TLR_E_IO;
-    char info[256];
-    snprintf(info, sizeof(info),
+    snprintf(info, len,
              "KUBERNETES_EXEC_INFO={\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\","
              "\"spec\":{\"interactive\":false}}",
              ex->api_version ? ex->api_version
                              : "client.authentication.k8s.io/v1beta1");
-    /* Build argv and envp before fork: the child only execs. */
+}
+
+/* The plugin's environment: ours, the kubeconfig's env entries, then info.
+ * Owned array (free()); its strings are borrowed from environ, ex and info. */
+static char **kube_exec_envp(const tlr_kube_exec *ex, char *info)
+{
     size_t nenv = 0;
     while (environ[nenv] != NULL)
         nenv++;
@@ -207,17 +205,30 @@ static int run_exec(tlr_kube *kc)
     for (size_t i = 0; i < ex->nenv; i++)
         envp[k++] = ex->env[i];
     envp[k++] = info;
+    return envp;
+}
+
+/* The plugin's argv: command, then args.  Owned array (free()); its
+ * strings are borrowed from ex. */
+static char **kube_exec_argv(const tlr_kube_exec *ex)
+{
     char **argv = tlr_calloc(ex->nargs + 2, sizeof(char *));
     argv[0] = ex->command;
     for (size_t i = 0; i < ex->nargs; i++)
         argv[i + 1] = ex->args[i];
+    return argv;
+}
 
+/* Fork and exec the plugin, its stdout into pipefd[1] and its stdin from
+ * /dev/null.  Its pid, with pipefd[1] closed; -1 when fork fails, with
+ * both ends closed. */
+static pid_t kube_exec_spawn(char **argv, char **envp, const int pipefd[2])
+{
     pid_t pid = fork();
     if (pid < 0) {
         close(pipefd[0]);
         close(pipefd[1]);
-        rc = TLR_E_IO;
-        goto out;
+        return -1;
     }
     if (pid == 0) {
         sigset_t all;
@@ -231,10 +242,17 @@ static int run_exec(tlr_kube *kc)
         _exit(127);
     }
     close(pipefd[1]);
-    int64_t deadline = tlr_mono_ms() + KUBE_EXEC_TIMEOUT_MS;
+    return pid;
+}
+
+/* Read the plugin's stdout (fd, closed here) into out until it closes,
+ * the deadline (mono ms) passes or out reaches its ceiling: true for the
+ * last. */
+static bool kube_exec_read(int fd, int64_t deadline, tlr_buf *out)
+{
     bool toobig = false;
     for (;;) {
-        struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+        struct pollfd p = { .fd = fd, .events = POLLIN };
         int64_t left = deadline - tlr_mono_ms();
         if (left <= 0)
             break;
@@ -244,17 +262,26 @@ static int run_exec(tlr_kube *kc)
         if (pr <= 0)
             break;
         char chunk[4096];
-        ssize_t n = read(pipefd[0], chunk, sizeof(chunk));
+        ssize_t n = read(fd, chunk, sizeof(chunk));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        if (tlr_buf_add(&out, chunk, (size_t)n) != TLR_OK) {
+        if (tlr_buf_add(out, chunk, (size_t)n) != TLR_OK) {
             toobig = true;
             break;
         }
     }
-    close(pipefd[0]);
+    close(fd);
+    return toobig;
+}
+
+/* Reap the plugin: TLR_OK when it exited 0 by the deadline (mono ms);
+ * killed when it did not or wrote too much (toobig).  TLR_E_AUTH, logged,
+ * when it failed. */
+static int kube_exec_reap(tlr_kube *kc, pid_t pid, int64_t deadline, bool toobig)
+{
+    const tlr_kube_exec *ex = kc->cfg->exec;
     /* stdout closed: the plugin is exiting; give it until the deadline. */
     int status = 0;
     pid_t done = 0;
@@ -266,29 +293,61 @@ static int run_exec(tlr_kube *kc)
         waitpid(pid, &status, 0);
         TLR_LOG(kc->log, TLR_LOG_ERROR, "kube exec plugin timed out or wrote too much",
                 TLR_S("command", ex->command), TLR_B("toobig", toobig));
-        rc = TLR_E_AUTH;
-        goto out;
+        return TLR_E_AUTH;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         TLR_LOG(kc->log, TLR_LOG_ERROR, "kube exec plugin failed",
                 TLR_S("command", ex->command),
                 TLR_I("status", WIFEXITED(status) ? WEXITSTATUS(status) : -1));
-        rc = TLR_E_AUTH;
-        goto out;
+        return TLR_E_AUTH;
     }
+    return TLR_OK;
+}
+
+/* Cache the token of the ExecCredential the plugin printed (out, secret;
+ * borrowed).  TLR_E_AUTH, logged, when it has none. */
+static int kube_exec_token(tlr_kube *kc, const tlr_buf *out)
+{
+    const tlr_kube_exec *ex = kc->cfg->exec;
     char *tok = NULL;
     int64_t exp = 0;
-    if (tlr_kube_exec_credential_parse(tlr_buf_str(&out), out.len, &tok, &exp) != TLR_OK) {
+    if (tlr_kube_exec_credential_parse(tlr_buf_str(out), out->len, &tok, &exp) != TLR_OK) {
         TLR_LOG(kc->log, TLR_LOG_ERROR,
                 "kube exec plugin printed no ExecCredential with status.token",
                 TLR_S("command", ex->command));
-        rc = TLR_E_AUTH;
-        goto out;
+        return TLR_E_AUTH;
     }
     set_token(kc, tok, exp);
     TLR_LOG(kc->log, TLR_LOG_DEBUG, "kube exec credential refreshed",
             TLR_S("command", ex->command), TLR_SECRET("token"), TLR_I("expiry_ms", exp));
-    rc = TLR_OK;
+    return TLR_OK;
+}
+
+/* Run the exec plugin and parse its ExecCredential. */
+static int run_exec(tlr_kube *kc)
+{
+    const tlr_kube_exec *ex = kc->cfg->exec;
+    int pipefd[2];
+    int rc;
+    tlr_buf out;
+    tlr_buf_init(&out, KUBE_EXEC_MAX_OUT);
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return TLR_E_IO;
+    char info[256];
+    kube_exec_info(ex, info, sizeof(info));
+    /* Build argv and envp before fork: the child only execs. */
+    char **envp = kube_exec_envp(ex, info);
+    char **argv = kube_exec_argv(ex);
+    pid_t pid = kube_exec_spawn(argv, envp, pipefd);
+    if (pid < 0) {
+        rc = TLR_E_IO;
+        goto out;
+    }
+    int64_t deadline = tlr_mono_ms() + KUBE_EXEC_TIMEOUT_MS;
+    bool toobig = kube_exec_read(pipefd[0], deadline, &out);
+    rc = kube_exec_reap(kc, pid, deadline, toobig);
+    if (rc == TLR_OK)
+        rc = kube_exec_token(kc, &out);
 out:
     if (out.data != NULL)
         OPENSSL_cleanse(out.data, out.len);
@@ -492,32 +551,24 @@ typedef struct req {
     long idle_s;               /* watches: no byte for this long ends it; 0: none */
 } req;
 
-static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
-                   bool force_token)
+/* The request's URL: the server, then r->path.  *out owned (free()). */
+static int kube_url(const tlr_kube *kc, const req *r, char **out)
 {
-    char *token = NULL, *url = NULL;
-    struct curl_slist *hdrs = NULL;
-    struct curl_blob blob;
-    CURL *h = NULL;
-    int rc = current_token(kc, force_token, &token);
-    if (rc != TLR_OK) {
-        if (st != NULL)
-            snprintf(st->message, sizeof(st->message), "no credentials: %s",
-                     tlr_strerror(rc));
-        goto out;
-    }
-    h = curl_easy_init();
-    if (h == NULL)
-        abort();
-    x->h = h;
     tlr_buf url_b;
     tlr_buf_init(&url_b, 1u << 16);
     if (tlr_buf_printf(&url_b, "%s%s", kc->cfg->server, r->path) != TLR_OK) {
         tlr_buf_free(&url_b);
-        rc = TLR_E_TOOBIG;
-        goto out;
+        return TLR_E_TOOBIG;
     }
-    url = tlr_buf_take(&url_b);
+    *out = tlr_buf_take(&url_b);
+    return TLR_OK;
+}
+
+/* What to send where (url borrowed until the handle is cleaned up), the
+ * timeouts and keepalive, and the callbacks that take the answer into x. */
+static void kube_set_transfer(const tlr_kube *kc, const req *r, xfer *x, CURL *h,
+                              const char *url)
+{
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -544,7 +595,12 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    const tlr_kube_config *c = kc->cfg;
+}
+
+/* The server's CA and the client certificate and key, from the config. */
+static void kube_set_tls(CURL *h, const tlr_kube_config *c)
+{
+    struct curl_blob blob;
     if (c->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -566,6 +622,16 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
     } else if (c->key_file != NULL) {
         curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file);
     }
+}
+
+/* The credentials (the bearer token, secret and borrowed, or the config's
+ * basic auth), the Accept and Content-Type headers and the body (r->body
+ * borrowed until the transfer ends).  The header list is owned
+ * (curl_slist_free_all()) and must outlive the transfer. */
+static struct curl_slist *kube_set_headers(CURL *h, const tlr_kube_config *c, const req *r,
+                                           const char *token)
+{
+    struct curl_slist *hdrs = NULL;
     if (token != NULL) {
         tlr_buf hb;
         tlr_buf_init(&hb, 1u << 20);
@@ -588,8 +654,15 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(r->body));
     }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    return hdrs;
+}
 
-    CURLcode cc = curl_easy_perform(h);
+/* What a finished transfer (curl_easy_perform() said cc) comes to: TLR_OK
+ * or a TLR_E_* code, with the HTTP status and the answer's reason and
+ * message in *st (may be NULL). */
+static int kube_outcome(CURL *h, xfer *x, CURLcode cc, tlr_kube_status *st)
+{
+    int rc;
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     if (st != NULL) {
@@ -625,6 +698,37 @@ static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
                 rc = TLR_E_EXISTS;
         }
     }
+    return rc;
+}
+
+/* One attempt at r on a fresh curl handle: the answer goes into x, its
+ * status into *st (may be NULL).  force_token: drop the cached token
+ * first (after a 401). */
+static int perform(tlr_kube *kc, const req *r, xfer *x, tlr_kube_status *st,
+                   bool force_token)
+{
+    char *token = NULL, *url = NULL;
+    struct curl_slist *hdrs = NULL;
+    CURL *h = NULL;
+    int rc = current_token(kc, force_token, &token);
+    if (rc != TLR_OK) {
+        if (st != NULL)
+            snprintf(st->message, sizeof(st->message), "no credentials: %s",
+                     tlr_strerror(rc));
+        goto out;
+    }
+    h = curl_easy_init();
+    if (h == NULL)
+        abort();
+    x->h = h;
+    rc = kube_url(kc, r, &url);
+    if (rc != TLR_OK)
+        goto out;
+    kube_set_transfer(kc, r, x, h, url);
+    kube_set_tls(h, kc->cfg);
+    hdrs = kube_set_headers(h, kc->cfg, r, token);
+    CURLcode cc = curl_easy_perform(h);
+    rc = kube_outcome(h, x, cc, st);
 out:
     curl_slist_free_all(hdrs);
     if (h != NULL)

@@ -1290,67 +1290,74 @@ static int namespace_of(const ks_kind *k, const char *ns, json_object *meta, con
     return TLR_OK;
 }
 
-int ks_store_create_obj(ks_store *s, ks_kind_id kind, const char *ns, json_object *in,
-                        unsigned flags, ks_obj **out, ks_status *st)
+/* One create on its way into the store: the caller's copy of the body,
+ * checked and filled in, and the strings it names (borrowed from j). */
+typedef struct ks_create_req {
+    const ks_kind *k;
+    ks_kind_id kind;
+    json_object *j;       /* owned by ks_store_create_obj */
+    json_object *meta;    /* j's metadata */
+    const char *ns;       /* "" for a cluster-scoped kind */
+    const char *name;     /* NULL or "" until generated from gen */
+    const char *gen;      /* metadata.generateName, or NULL */
+} ks_create_req;
+
+/* metadata.name, or generateName when it has none, under the kind's rule:
+ * 422 Invalid when neither is there or the one to use is bad. */
+static int ks_store_create_check_name(ks_create_req *c, ks_status *st)
 {
-    const ks_kind *k = ks_kind_get(kind);
-    if (!k || !in)
-        return ks_status_set(st, TLR_E_INVAL, 400, "BadRequest", "bad create arguments");
-    int rc = check_types(k, in, st);
-    if (rc)
-        return rc;
-    json_object *j = NULL;
-    json_object_deep_copy(in, &j, NULL);
-    rc = check_type_meta(k, j, st);
-    if (rc)
-        goto out;
-    json_object *meta = json_object_object_get(j, "metadata");
-    if (!meta) {
-        meta = json_object_new_object();
-        json_object_object_add(j, "metadata", meta);
-    }
-    const char *use_ns = NULL;
-    rc = namespace_of(k, ns, meta, &use_ns, st);
-    if (rc)
-        goto out;
-    const char *name = tlr_json_str(meta, "name");
-    const char *gen = tlr_json_str(meta, "generateName");
-    if ((!name || !name[0]) && (!gen || !gen[0])) {
-        rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
-                           "%s \"\" is invalid: metadata.name: Required value: name or "
-                           "generateName is required",
-                           k->kind);
-        goto out;
-    }
+    const ks_kind *k = c->k;
+    const char *name = tlr_json_str(c->meta, "name");
+    const char *gen = tlr_json_str(c->meta, "generateName");
+    int rc;
+    c->name = name;
+    c->gen = gen;
+    if ((!name || !name[0]) && (!gen || !gen[0]))
+        return ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
+                             "%s \"\" is invalid: metadata.name: Required value: name or "
+                             "generateName is required",
+                             k->kind);
     if (name && name[0] && (rc = check_name(k, name, st)))
-        goto out;
+        return rc;
     if ((!name || !name[0]) && (rc = check_name_as(k, gen, true, gen, st)))
-        goto out;
+        return rc;
     if ((!name || !name[0]) && strlen(gen) > 200) {
         rc = check_name(k, gen, st);
         if (!rc)
             rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
                                "%s is invalid: metadata.generateName: too long", k->kind);
-        goto out;
+        return rc;
     }
-    if (kind == KS_POD) {
-        json_object *ctrs = tlr_json_arr(j, "spec.containers");
-        if (!ctrs || json_object_array_length(ctrs) == 0) {
-            rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
-                               "%s \"%s\" is invalid: spec.containers: Required value", k->kind,
-                               name ? name : gen);
-            ks_status_details(st, k, name);
-            goto out;
-        }
-        if (!tlr_json_str(j, "status.phase")) {
-            json_object *status = tlr_json_obj(j, "status");
-            if (!status) {
-                status = json_object_new_object();
-                json_object_object_add(j, "status", status);
-            }
-            json_object_object_add(status, "phase", json_object_new_string("Pending"));
-        }
+    return TLR_OK;
+}
+
+/* A Pod needs containers (422 Invalid) and starts Pending. */
+static int ks_store_create_pod(const ks_create_req *c, ks_status *st)
+{
+    json_object *ctrs = tlr_json_arr(c->j, "spec.containers");
+    if (!ctrs || json_object_array_length(ctrs) == 0) {
+        int rc = ks_status_set(st, TLR_E_INVAL, 422, "Invalid",
+                               "%s \"%s\" is invalid: spec.containers: Required value",
+                               c->k->kind, c->name ? c->name : c->gen);
+        ks_status_details(st, c->k, c->name);
+        return rc;
     }
+    if (!tlr_json_str(c->j, "status.phase")) {
+        json_object *status = tlr_json_obj(c->j, "status");
+        if (!status) {
+            status = json_object_new_object();
+            json_object_object_add(c->j, "status", status);
+        }
+        json_object_object_add(status, "phase", json_object_new_string("Pending"));
+    }
+    return TLR_OK;
+}
+
+/* The metadata the server owns: a new uid and creationTimestamp, the first
+ * generation where it counts, and none of what a client may not set. */
+static void ks_store_create_stamp(const ks_create_req *c)
+{
+    json_object *meta = c->meta;
     char uid[40], now[32];
     new_uid(uid);
     json_object_object_add(meta, "uid", json_object_new_string(uid));
@@ -1360,61 +1367,117 @@ int ks_store_create_obj(ks_store *s, ks_kind_id kind, const char *ns, json_objec
     json_object_object_del(meta, "deletionGracePeriodSeconds");
     json_object_object_del(meta, "resourceVersion");
     json_object_object_del(meta, "selfLink");
-    if (has_generation(kind))
+    if (has_generation(c->kind))
         json_object_object_add(meta, "generation", json_object_new_int64(1));
+}
 
-    pthread_mutex_lock(&s->mu);
-    if (k->namespaced && !sl_find(&s->tabs[KS_NAMESPACE], "", use_ns)) {
-        pthread_mutex_unlock(&s->mu);
+/* Check c->j and fill it in, all before the lock is taken: apiVersion and
+ * kind, metadata, the namespace, the name, a Pod's defaults. */
+static int ks_store_create_prepare(ks_create_req *c, const char *ns, ks_status *st)
+{
+    int rc = check_type_meta(c->k, c->j, st);
+    if (rc)
+        return rc;
+    c->meta = json_object_object_get(c->j, "metadata");
+    if (!c->meta) {
+        c->meta = json_object_new_object();
+        json_object_object_add(c->j, "metadata", c->meta);
+    }
+    rc = namespace_of(c->k, ns, c->meta, &c->ns, st);
+    if (rc)
+        return rc;
+    rc = ks_store_create_check_name(c, st);
+    if (rc)
+        return rc;
+    if (c->kind == KS_POD && (rc = ks_store_create_pod(c, st)))
+        return rc;
+    ks_store_create_stamp(c);
+    return TLR_OK;
+}
+
+/* metadata.name from generateName and a random suffix, drawn again while
+ * the name is taken, about a hundred times at most (lock held).  422
+ * Invalid when the result is not a valid name. */
+static int ks_store_create_generate_name(ks_store *s, ks_create_req *c, ks_status *st)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    char buf[256];
+    for (int tries = 0;; tries++) {
+        uint64_t r = rng_next(s);
+        char sfx[6];
+        for (int i = 0; i < 5; i++, r /= 27)
+            sfx[i] = alphabet[r % 27];
+        sfx[5] = 0;
+        snprintf(buf, sizeof(buf), "%s%s", c->gen, sfx);
+        if (!sl_find(&s->tabs[c->kind], c->ns, buf) || tries > 100)
+            break;
+    }
+    json_object_object_add(c->meta, "name", json_object_new_string(buf));
+    c->name = tlr_json_str(c->meta, "name");
+    if (check_name(c->k, c->name, NULL) != TLR_OK)
+        return check_name(c->k, c->name, st);
+    return TLR_OK;
+}
+
+/* Store the prepared object as the next version (lock held); with
+ * KS_W_DRY_RUN only build it.  404 NotFound when its namespace is absent,
+ * 409 AlreadyExists when its name is taken.  *out owned (ks_obj_unref). */
+static int ks_store_create_locked(ks_store *s, ks_create_req *c, unsigned flags, ks_obj **out,
+                                  ks_status *st)
+{
+    const ks_kind *k = c->k;
+    int rc;
+    if (k->namespaced && !sl_find(&s->tabs[KS_NAMESPACE], "", c->ns)) {
         rc = ks_status_set(st, TLR_E_NOTFOUND, 404, "NotFound", "namespaces \"%s\" not found",
-                           use_ns);
-        ks_status_details(st, ks_kind_get(KS_NAMESPACE), use_ns);
-        goto out;
+                           c->ns);
+        ks_status_details(st, ks_kind_get(KS_NAMESPACE), c->ns);
+        return rc;
     }
-    if (!name || !name[0]) {
-        static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-        char buf[256];
-        for (int tries = 0;; tries++) {
-            uint64_t r = rng_next(s);
-            char sfx[6];
-            for (int i = 0; i < 5; i++, r /= 27)
-                sfx[i] = alphabet[r % 27];
-            sfx[5] = 0;
-            snprintf(buf, sizeof(buf), "%s%s", gen, sfx);
-            if (!sl_find(&s->tabs[kind], use_ns, buf) || tries > 100)
-                break;
-        }
-        json_object_object_add(meta, "name", json_object_new_string(buf));
-        name = tlr_json_str(meta, "name");
-        if (check_name(k, name, NULL) != TLR_OK) {
-            pthread_mutex_unlock(&s->mu);
-            rc = check_name(k, name, st);
-            goto out;
-        }
-    }
-    if (sl_find(&s->tabs[kind], use_ns, name)) {
-        pthread_mutex_unlock(&s->mu);
+    if ((!c->name || !c->name[0]) && (rc = ks_store_create_generate_name(s, c, st)))
+        return rc;
+    if (sl_find(&s->tabs[c->kind], c->ns, c->name)) {
         rc = ks_status_set(st, TLR_E_EXISTS, 409, "AlreadyExists", "%s%s%s \"%s\" already exists",
-                           k->plural, k->group[0] ? "." : "", k->group, name);
-        ks_status_details(st, k, name);
-        goto out;
+                           k->plural, k->group[0] ? "." : "", k->group, c->name);
+        ks_status_details(st, k, c->name);
+        return rc;
     }
     uint64_t rv = s->rv + 1;
-    set_rv(j, rv);
-    ks_obj *o = obj_build(kind, j, rv);
-    if (flags & KS_W_DRY_RUN) {
-        pthread_mutex_unlock(&s->mu);
-    } else {
+    set_rv(c->j, rv);
+    ks_obj *o = obj_build(c->kind, c->j, rv);
+    if (!(flags & KS_W_DRY_RUN)) {
         ks_obj_ref(o); /* the event's */
         commit(s, KS_EV_ADDED, o, NULL);
-        pthread_mutex_unlock(&s->mu);
     }
+    *out = o;
+    return TLR_OK;
+}
+
+int ks_store_create_obj(ks_store *s, ks_kind_id kind, const char *ns, json_object *in,
+                        unsigned flags, ks_obj **out, ks_status *st)
+{
+    const ks_kind *k = ks_kind_get(kind);
+    if (!k || !in)
+        return ks_status_set(st, TLR_E_INVAL, 400, "BadRequest", "bad create arguments");
+    int rc = check_types(k, in, st);
+    if (rc)
+        return rc;
+    ks_create_req c = { .k = k, .kind = kind };
+    json_object_deep_copy(in, &c.j, NULL);
+    rc = ks_store_create_prepare(&c, ns, st);
+    if (rc)
+        goto out;
+    ks_obj *o = NULL;
+    pthread_mutex_lock(&s->mu);
+    rc = ks_store_create_locked(s, &c, flags, &o, st);
+    pthread_mutex_unlock(&s->mu);
+    if (rc)
+        goto out;
     if (out)
         *out = o;
     else
         ks_obj_unref(o);
 out:
-    json_object_put(j);
+    json_object_put(c.j);
     return rc;
 }
 
