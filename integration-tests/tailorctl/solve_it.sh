@@ -163,4 +163,35 @@ check "zone-id with --zones ZONE=ID: placed in the zone that has that ID" pyjson
 run zid_bad "${zp[@]}" --zones us-east-1a=
 check "--zones with an empty ID: exit 2" [ "$RC" -eq 2 ]
 
+# --- progress on stderr (tools/tailorctl/ctlprogress.h) ----------------------
+# 12,000 pods; the quiet time is 0 so that a fast machine shows it too.
+cat >"$work/many.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: many, namespace: default}
+spec:
+  replicas: 12000
+  selector: {matchLabels: {app: many}}
+  template:
+    metadata: {labels: {app: many}}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: 250m, memory: 256Mi}}}]
+YAML
+many=(--pods "$work/many.yaml" --nodepools "$fx/nodepools.yaml" --catalog "$fx/catalog.json")
+RC=0
+TAILORCTL_PROGRESS_AFTER_MS=0 "$tctl" solve "${many[@]}" -o json >"$work/many.out" 2>"$work/many.err" || RC=$?
+check "-o json with progress: stdout is still the plan" pyjson many 'p["pods"]["pending"]==12000'
+check "-o json: every progress line on stderr is JSON, reading then solving" python3 -c '
+import json,sys
+ls=[json.loads(l)["progress"] for l in open(sys.argv[1]) if l.strip()]
+steps=[l["step"] for l in ls if l["finished"]]
+print(steps); sys.exit(0 if steps==["reading manifests","solving 12000 pending pods"] and all(l["command"]=="solve" for l in ls) else 1)' "$work/many.err"
+RC=0
+TAILORCTL_PROGRESS=tty TAILORCTL_PROGRESS_AFTER_MS=0 "$tctl" solve "${many[@]}" >"$work/many_tty.out" 2>"$work/many_tty.err" || RC=$?
+check "on a terminal: one line redrawn in place, ending with the count read" bash -c \
+  "grep -q \$'\r\e\\[Ktailorctl solve: reading manifests' '$work/many_tty.err' && grep -q '12000 pending pods, 0 bound, 0 nodes' '$work/many_tty.err'"
+RC=0
+"$tctl" solve "${base[@]}" -o json >"$work/many_q.out" 2>"$work/many_q.err" || RC=$?
+check "a quick run shows no progress (quiet for 2 s off a terminal)" bash -c "! grep -q progress '$work/many_q.err'"
+
 finish

@@ -12,6 +12,9 @@
 
 #define TTY_EVERY_MS  100
 #define LOG_EVERY_MS  2000
+/* A step shorter than this shows nothing: quick commands stay quiet. */
+#define TTY_AFTER_MS  500
+#define LOG_AFTER_MS  2000
 
 enum { PG_OFF, PG_TTY, PG_LINES, PG_JSON };
 
@@ -19,7 +22,8 @@ struct ctl_progress {
     const char *cmd;
     int mode;
     char step[128];
-    bool open;
+    bool open, shown;
+    int64_t after_ms;   /* -1: the mode's default */
     size_t done, total;
     int64_t t0, last;
 };
@@ -28,7 +32,9 @@ ctl_progress *ctl_progress_new(const char *cmd, bool json)
 {
     ctl_progress *p = tlr_calloc(1, sizeof(*p));
     const char *env = getenv("TAILORCTL_PROGRESS");
+    const char *after = getenv("TAILORCTL_PROGRESS_AFTER_MS");
     p->cmd = cmd;
+    p->after_ms = after && *after ? strtoll(after, NULL, 10) : -1;
     if (env && !strcmp(env, "off"))
         p->mode = PG_OFF;
     else if ((env && !strcmp(env, "tty")) || isatty(STDERR_FILENO))
@@ -89,11 +95,17 @@ void ctl_progress_step(ctl_progress *p, const char *step, size_t total)
         ctl_progress_end(p, NULL);
     snprintf(p->step, sizeof(p->step), "%s", step);
     p->open = true;
+    p->shown = false;
     p->done = 0;
     p->total = total;
     p->t0 = p->last = tlr_mono_ms();
-    if (p->mode != PG_TTY)
-        pg_emit(p, false, NULL);
+}
+
+static int64_t pg_after(const ctl_progress *p)
+{
+    if (p->after_ms >= 0)
+        return p->after_ms;
+    return p->mode == PG_TTY ? TTY_AFTER_MS : LOG_AFTER_MS;
 }
 
 void ctl_progress_set(ctl_progress *p, size_t done)
@@ -102,9 +114,12 @@ void ctl_progress_set(ctl_progress *p, size_t done)
         return;
     p->done = done;
     int64_t now = tlr_mono_ms();
-    if (now - p->last < (p->mode == PG_TTY ? TTY_EVERY_MS : LOG_EVERY_MS))
+    if (!p->shown && now - p->t0 < pg_after(p))
+        return;
+    if (p->shown && now - p->last < (p->mode == PG_TTY ? TTY_EVERY_MS : LOG_EVERY_MS))
         return;
     p->last = now;
+    p->shown = true;
     pg_emit(p, false, NULL);
 }
 
@@ -113,7 +128,8 @@ void ctl_progress_end(ctl_progress *p, const char *summary)
     if (!p || !p->open)
         return;
     p->open = false;
-    pg_emit(p, true, summary);
+    if (p->shown || tlr_mono_ms() - p->t0 >= pg_after(p))
+        pg_emit(p, true, summary);
 }
 
 void ctl_progress_free(ctl_progress *p)

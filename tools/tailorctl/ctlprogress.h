@@ -1,14 +1,16 @@
 /* ctlprogress.h - progress of a long tailorctl command, on stderr.
  *
- * On a terminal one line is redrawn in place (at most 10 times a second)
- * and ends with the step's result.  Elsewhere (a CI log, a pipe) a line is
- * written when a step starts, every 2 s while it runs and when it ends;
- * with json set those lines are JSON objects
+ * A step that ends within 0.5 s (terminal) or 2 s (elsewhere) shows
+ * nothing, so quick commands stay quiet.  Past that, on a terminal one
+ * line is redrawn in place (at most 10 times a second) and ends with the
+ * step's result; elsewhere (a CI log, a pipe) a line is written every 2 s
+ * while it runs and when it ends; with json set those lines are JSON
+ * objects
  *   {"progress":{"command":"patch-check","step":"listing pods","done":1200,
  *    "total":0,"elapsed_ms":2010,"finished":false}}
  * so -o json stays machine-readable on both streams (stdout carries only
  * the result).  TAILORCTL_PROGRESS=off silences it; =tty forces the
- * terminal form. */
+ * terminal form; TAILORCTL_PROGRESS_AFTER_MS replaces the quiet time. */
 #ifndef CTLPROGRESS_H
 #define CTLPROGRESS_H
 

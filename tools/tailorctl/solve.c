@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ctlprogress.h"
 #include "tailorctl.h"
 #include "tlr_alloc.h"
 #include "tlr_buf.h"
@@ -469,7 +470,7 @@ static int take_object(const solve_cfg *cfg, const char *file, json_object *o, i
     return rc;
 }
 
-static int read_inputs(const solve_cfg *cfg, inputs *in)
+static int read_inputs(const solve_cfg *cfg, inputs *in, ctl_progress *pg)
 {
     const strvec *lists[] = { &cfg->pods, &cfg->nodepools, &cfg->nodeclasses, &cfg->nodes,
                               &cfg->daemonsets };
@@ -482,7 +483,9 @@ static int read_inputs(const solve_cfg *cfg, inputs *in)
     /* Every file is read for every kind it holds, so a file named by two
      * flags (--nodepools all.yaml --nodeclasses all.yaml) is read once. */
     struct stat *seen = tlr_calloc(files.n + 1, sizeof(*seen));
+    ctl_progress_step(pg, "reading manifests", files.n);
     for (size_t f = 0; f < files.n && rc == TLR_OK; f++) {
+        ctl_progress_set(pg, f);
         char *buf = NULL, err[512];
         size_t len = 0;
         json_object *objs = NULL;
@@ -508,6 +511,10 @@ static int read_inputs(const solve_cfg *cfg, inputs *in)
     }
     free(seen);
     strvec_free(&files);
+    char sum[96];
+    snprintf(sum, sizeof(sum), "%zu pending pods, %zu bound, %zu nodes", in->npending,
+             in->nbound, in->nnodes);
+    ctl_progress_end(pg, rc == TLR_OK ? sum : tlr_strerror(rc));
     return rc;
 }
 
@@ -1041,6 +1048,7 @@ int cmd_solve(int argc, char **argv)
     Tailor__V1__Catalog *cat = NULL;
     catalogs cats = { 0 };
     Tailor__V1__SolveResponse *resp = NULL;
+    ctl_progress *pg = NULL;
     bool help;
     int exit_code = EXIT_USAGE, rc;
     char err[512];
@@ -1051,7 +1059,8 @@ int cmd_solve(int argc, char **argv)
         exit_code = help ? EXIT_OK : EXIT_USAGE;
         goto out;
     }
-    if ((rc = read_inputs(&cfg, &in)) != TLR_OK)
+    pg = ctl_progress_new("solve", cfg.json);
+    if ((rc = read_inputs(&cfg, &in, pg)) != TLR_OK)
         goto out;
     if (in.npools == 0) {
         fprintf(stderr, "tailorctl solve: no NodePool found in the --nodepools files\n");
@@ -1105,9 +1114,13 @@ int cmd_solve(int argc, char **argv)
     req.options = &sopts;
     req.now_unix_ms = tlr_wall_ms();
 
+    char step[64];
+    snprintf(step, sizeof(step), "solving %zu pending pods", in.npending);
+    ctl_progress_step(pg, step, 0);
     rc = tlr_solve(&req, &(tlr_solve_opts){ .strategy = cfg.strategy, .replica_id = "tailorctl",
                                           .replay = !cfg.no_replay },
                    &resp);
+    ctl_progress_end(pg, rc == TLR_OK ? "done" : tlr_strerror(rc));
     if (rc != TLR_OK || resp == NULL ||
         (resp->status != NULL && resp->status->code != TLR_OK)) {
         fprintf(stderr, "tailorctl solve: the solver failed: %s\n",
@@ -1117,14 +1130,19 @@ int cmd_solve(int argc, char **argv)
         goto out;
     }
     if (cfg.tight) {
+        ctl_progress_step(pg, "the tight lower bound", 0);
         double tight = 0;
         if (tlr_solve_lower_bound_placed(&req, resp, true, &tight) == TLR_OK &&
             tight > resp->lower_bound_cost_per_hour)
             resp->lower_bound_cost_per_hour = tight;
+        ctl_progress_end(pg, NULL);
     }
+    ctl_progress_free(pg);
+    pg = NULL;
     print_plan(&cfg, &in, cat, resp);
     exit_code = resp->n_pod_errors > 0 ? EXIT_UNSCHED : EXIT_OK;
 out:
+    ctl_progress_free(pg);
     tlr_solve_response_free(resp);
     catalogs_free(&cats);
     tlr_catalog_free(cat);
