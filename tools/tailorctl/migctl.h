@@ -98,6 +98,7 @@ typedef struct mig_run_opts {
     const char *host;          /* this run, for the lock */
     int64_t pid;
     FILE *progress;            /* stderr; NULL = quiet */
+    bool progress_json;        /* -o json: each line a {"progress":{...}} object */
 } mig_run_opts;
 
 /* Run (or resume) one cluster's migration.  Returns a TLR_MIG_EXIT_*

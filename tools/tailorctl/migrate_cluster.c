@@ -741,6 +741,6 @@ void mig_run_opts_from(const mig_cfg *cfg, mig_cluster *c, const char *label,
         .health_timeout_ms = cfg->health_timeout_ms,
         .remove_timeout_ms = cfg->remove_timeout_ms, .poll_ms = cfg->poll_ms,
         .lock_ttl_ms = cfg->lock_ttl_ms, .heartbeat_ms = 10000, .host = c->host,
-        .pid = (int64_t)getpid(), .progress = stderr,
+        .pid = (int64_t)getpid(), .progress = stderr, .progress_json = cfg->output == 1,
     };
 }

@@ -34,6 +34,7 @@
 
 #include "migctl.h"
 #include "tlr_alloc.h"
+#include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
 
@@ -82,9 +83,23 @@ void mig_say(const mig_run_opts *o, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(o->progress, "tailorctl migrate %s: ", o->label ? o->label : o->name);
-    vfprintf(o->progress, fmt, ap);
-    fputc('\n', o->progress);
+    if (o->progress_json) {
+        char msg[1024];
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        tlr_buf b;
+        tlr_buf_init(&b, 8192);
+        tlr_buf_adds(&b, "{\"progress\":{\"command\":\"migrate\",\"cluster\":");
+        tlr_buf_add_json_str(&b, o->label ? o->label : o->name);
+        tlr_buf_adds(&b, ",\"step\":");
+        tlr_buf_add_json_str(&b, msg);
+        tlr_buf_adds(&b, "}}\n");
+        fputs(tlr_buf_str(&b), o->progress);
+        tlr_buf_free(&b);
+    } else {
+        fprintf(o->progress, "tailorctl migrate %s: ", o->label ? o->label : o->name);
+        vfprintf(o->progress, fmt, ap);
+        fputc('\n', o->progress);
+    }
     fflush(o->progress);
     va_end(ap);
 }

@@ -674,6 +674,26 @@ static void test_rollback_nothing(void **state)
     free(f);
 }
 
+/* Progress lines: text by default; with -o json each line is one JSON
+ * object, so stderr stays machine-readable too. */
+static void test_progress_lines(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    mig_run_opts o = { .name = "prod", .label = "dev/legacy", .progress = f };
+    mig_say(&o, "drained %d of %d nodes", 1, 3);
+    o.progress_json = true;
+    mig_say(&o, "node \"ip-1\" done");
+    fclose(f);
+    assert_string_equal(buf, "tailorctl migrate dev/legacy: drained 1 of 3 nodes\n"
+                             "{\"progress\":{\"command\":\"migrate\",\"cluster\":\"dev/legacy\","
+                             "\"step\":\"node \\\"ip-1\\\" done\"}}\n");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_locked),
         cmocka_unit_test(test_pause_then_rollback),
         cmocka_unit_test(test_rollback_nothing),
+        cmocka_unit_test(test_progress_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
