@@ -1,8 +1,9 @@
 /* tlr_ami.h - which AMIs an EC2NodeClass's amiSelectorTerms resolve to.
  *
- * Karpenter's rules, for tools that must judge AMIs without the launcher
- * (tailorctl patch-check today, migrate's preflight and the disruptor's
- * drift check next):
+ * Karpenter's rules, for the launcher (which publishes the result as the
+ * class's status.amis, what the disruptor's drift check reads) and for
+ * tools that must judge AMIs without it (tailorctl patch-check, migrate's
+ * preflight):
  *   - alias family@version (al2023, al2, bottlerocket, windows2019,
  *     windows2022): the EKS-optimized SSM parameters of that family for
  *     the cluster's Kubernetes version, one per architecture and variant

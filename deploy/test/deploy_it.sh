@@ -122,7 +122,9 @@ acts = {a for st in launcher["Statement"] for a in (st["Action"] if isinstance(s
 need({"ec2:CreateFleet", "ec2:TerminateInstances", "ssm:GetParameter", "pricing:GetProducts", "iam:PassRole", "eks:DescribeCluster", "iam:CreateInstanceProfile", "iam:AddRoleToInstanceProfile"} <= acts, "launcher IAM actions")
 disr = json.load(open(deploy + "/iam/tailor-disruptor-policy.json"))
 acts = {a for st in disr["Statement"] for a in (st["Action"] if isinstance(st["Action"], list) else [st["Action"]])}
-need({"sqs:ReceiveMessage", "sqs:DeleteMessage", "ec2:DescribeImages", "ssm:GetParameter"} <= acts, "disruptor IAM actions")
+need({"sqs:ReceiveMessage", "sqs:DeleteMessage"} <= acts, "disruptor IAM actions")
+need(not ({"ec2:DescribeImages", "ec2:DescribeInstances", "ssm:GetParameter"} & acts),
+     "disruptor: no AMI or instance reads (AMI drift reads the launcher's status.amis)")
 df = open(deploy + "/docker/Dockerfile").read()
 for t in ["watcher", "solver", "launcher", "disruptor", "tailorctl"]:
     need(f"AS {t}\n" in df, f"Dockerfile target {t}")

@@ -29,7 +29,7 @@ ds_start_disruptor() {
     --solver "tls+tcp://127.0.0.1:$s_rep" --catalog "$catalog" \
     --termination-interval 500ms --disruption-interval 2s --min-drain-time 1s \
     --validation-delay 2s --lease-duration 3s --lease-renew-deadline 2s \
-    --lease-retry-period 500ms --event-interval 5s --ami-refresh 2s \
+    --lease-retry-period 500ms --event-interval 5s \
     --catalog-refresh 2s ${DS_ARGS:-} \
     >>"$STATE_DIR/disruptor.log" 2>&1 &
   ds_pid=$!

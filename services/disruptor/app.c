@@ -390,17 +390,16 @@ static int connect_deps(ds_app *a, size_t max_msg)
     to.publish_arg = a;
     ds_term_create(&to, &a->term);
 
-    /* AWS: instance images for drift, the interruption queue.  Without
-     * credentials the disruptor works on without either. */
+    /* AWS: the interruption queue.  Without credentials the disruptor
+     * works on without it. */
     tlr_aws_creds_opts cro = { .log = a->log, .region = cfg->region };
     if (tlr_aws_creds_create(&cro, &a->creds) == TLR_OK) {
-        ds_cloud_opts clo = { cfg->region, cfg->endpoint, cfg->queue, cfg->k8s_version, a->creds,
-                              a->log, fence };
+        ds_cloud_opts clo = { cfg->region, cfg->endpoint, cfg->queue, a->creds, a->log, fence };
         if (ds_cloud_create(&clo, &a->cloud) != TLR_OK)
             a->cloud = NULL;
     }
     if (!a->cloud)
-        TLR_WARN(a->log, "no AWS client: AMI drift uses NodeClaim images only; no interruption queue");
+        TLR_WARN(a->log, "no AWS client: no interruption queue");
     ds_podevents_create(tlr_wall_ms(), &a->podevents);
     ds_ctl_opts co2 = { 0 };
     co2.clock = &tlr_clock_system;
@@ -408,15 +407,12 @@ static int connect_deps(ds_app *a, size_t max_msg)
     co2.launcher = ds_launcher_ops_of(&a->c_launcher);
     co2.solver = ds_solver_ops_of(&a->c_solver);
     co2.watcher = ds_watcher_ops_of(&a->c_watcher);
-    if (a->cloud)
-        co2.cloud = ds_cloud_ops_of(a->cloud);
     co2.catalog = a->catalog;
     co2.podevents = a->podevents;
     co2.full_pods = to.drain.list_pods;
     co2.full_pods_arg = to.drain.arg;
     co2.validation_ms = cfg->validation_ms;
     co2.replace_timeout_ms = cfg->replace_timeout_ms;
-    co2.ami_refresh_ms = cfg->ami_refresh_ms;
     co2.min_savings = cfg->min_savings;
     co2.spot_to_spot = cfg->spot_to_spot;
     co2.min_values_policy = cfg->min_values_policy == 1

@@ -21,7 +21,6 @@ typedef struct ds_app_cfg {
     tlr_strlist zones;
     double spot_discount;
     char *region, *endpoint;
-    char *k8s_version;
     char *queue;
     int64_t termination_every_ms, disruption_every_ms, interruption_every_ms;
     int64_t termination_idle_ms;   /* pass period while nothing terminates; 0 = always termination_every_ms */
@@ -39,7 +38,6 @@ typedef struct ds_app_cfg {
     bool dry_run;
     int64_t rpc_timeout_ms;
     int64_t solver_conn_age_ms;
-    int64_t ami_refresh_ms;
 } ds_app_cfg;
 
 typedef struct ds_app ds_app;

@@ -1,8 +1,8 @@
 /* cloud.h - the real ds_cloud_ops over common/aws: the interruption queue
- * (SQS: resolved from a name once, short polls), instance images (EC2
- * DescribeInstances by id) and what node classes' amiSelectorTerms
- * resolve to (tlr_ami: SSM and DescribeImages).  Blocking calls from the
- * loop thread; one client each (tlr_aws_query is not thread-safe). */
+ * (SQS: resolved from a name once, short polls).  AMI drift needs no AWS
+ * call: it reads the images the launcher publishes (drift.c).  Blocking
+ * calls from the loop thread; one client (tlr_aws_query is not
+ * thread-safe). */
 #ifndef DS_CLOUD_H
 #define DS_CLOUD_H
 
@@ -17,7 +17,6 @@ typedef struct ds_cloud_opts {
     const char *region;       /* copied */
     const char *endpoint;     /* copied; NULL = AWS_ENDPOINT_URL / AWS */
     const char *queue;        /* name or URL; NULL = no queue (receive returns nothing) */
-    const char *k8s_version;  /* copied; for AMI aliases */
     tlr_aws_creds *creds;     /* borrowed */
     tlr_logger *log;          /* borrowed */
     const tlr_fence *fence;   /* borrowed; NULL = unfenced (tlr_fence.h): SQS */

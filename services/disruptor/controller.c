@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/linkhash.h>
-
 #include "candidates.h"
 #include "claimconds.h"
 #include "hash.h"
@@ -23,35 +21,17 @@ typedef struct stale {
     bool seen;
 } stale;
 
-typedef struct amiset {
-    char *key;                      /* class name + its packed terms, hex-free: raw bytes */
-    size_t keylen;
-    char **ids;
-    size_t n;
-    int64_t at_ms;
-    bool ok;
-} amiset;
-
 struct ds_ctl {
     ds_ctl_opts o;
     ds_cmd *cmds[MAX_CMDS];
     size_t ncmds;
     unsigned seq;
-    struct lh_table *images;        /* instance id -> image (owned strings) */
     stale *stale;
     size_t nstale, capstale;
-    amiset *amis;
-    size_t namis, capamis;
     tlr_metric_family *m_decisions, *m_by_pool, *m_disrupted, *m_eligible, *m_allowed, *m_duration, *m_sims;
     tlr_metric_family *m_consuming, *m_failed_valid, *m_queue_fail;
     tlr_metric_family *m_eval, *m_timeouts;
 };
-
-static void img_free(struct lh_entry *e)
-{
-    free((void *)lh_entry_k(e));
-    free(lh_entry_v(e));
-}
 
 void ds_ctl_create(const ds_ctl_opts *o, ds_ctl **out)
 {
@@ -61,9 +41,6 @@ void ds_ctl_create(const ds_ctl_opts *o, ds_ctl **out)
         c->o.replace_timeout_ms = 10 * 60 * 1000;
     if (!c->o.pending_grace_ms)
         c->o.pending_grace_ms = 120 * 1000;
-    c->images = lh_kchar_table_new(256, img_free);
-    if (!c->o.ami_refresh_ms)
-        c->o.ami_refresh_ms = 60 * 1000;
     if (o->metrics) {
         /* Names, label names and values as Karpenter v1.14 (docs/metrics.md). */
         static const char *const dl[] = { "decision", "reason", "consolidation_type" };
@@ -141,115 +118,15 @@ void ds_ctl_free(ds_ctl *c)
         return;
     for (size_t i = 0; i < c->ncmds; i++)
         ds_cmd_free(c->cmds[i]);
-    lh_table_free(c->images);
     for (size_t i = 0; i < c->nstale; i++)
         free(c->stale[i].node);
     free(c->stale);
-    for (size_t i = 0; i < c->namis; i++) {
-        free(c->amis[i].key);
-        for (size_t k = 0; k < c->amis[i].n; k++)
-            free(c->amis[i].ids[k]);
-        free(c->amis[i].ids);
-    }
-    free(c->amis);
     free(c);
 }
 
 static int64_t now_ms(const ds_ctl *c)
 {
     return c->o.clock->wall_ms(c->o.clock->arg);
-}
-
-static const char *image_of(void *arg, const char *instance)
-{
-    ds_ctl *c = arg;
-    void *v = NULL;
-    return lh_table_lookup_ex(c->images, instance, &v) ? v : NULL;
-}
-
-/* What nc's amiSelectorTerms resolve to now, cached ami_refresh_ms per
- * class and terms (a changed term resolves at once).  NULL when unknown. */
-static const char *const *amis_of(void *arg, const Tailor__V1__NodeClass *nc, size_t *n)
-{
-    ds_ctl *c = arg;
-    if (!c->o.cloud.amis || !nc->n_ami_selector_terms)
-        return NULL;
-    /* the key: the name and the terms, packed */
-    size_t tl = 0;
-    for (size_t i = 0; i < nc->n_ami_selector_terms; i++)
-        tl += tailor__v1__ami_selector_term__get_packed_size(nc->ami_selector_terms[i]) + 1;
-    size_t nl = strlen(nc->name) + 1, kl = nl + tl;
-    char *key = tlr_malloc(kl + 1);
-    memcpy(key, nc->name, nl);
-    size_t at = nl;
-    for (size_t i = 0; i < nc->n_ami_selector_terms; i++) {
-        at += tailor__v1__ami_selector_term__pack(nc->ami_selector_terms[i], (uint8_t *)key + at);
-        key[at++] = '|';
-    }
-    int64_t now = now_ms(c);
-    amiset *s = NULL;
-    for (size_t i = 0; i < c->namis && !s; i++)
-        if (c->amis[i].keylen == kl && !memcmp(c->amis[i].key, key, kl))
-            s = &c->amis[i];
-    if (s && now - s->at_ms < c->o.ami_refresh_ms) {
-        free(key);
-        *n = s->n;
-        return s->ok ? (const char *const *)s->ids : NULL;
-    }
-    if (!s) {
-        TLR_GROW(c->amis, c->capamis, c->namis + 1);
-        s = &c->amis[c->namis++];
-        memset(s, 0, sizeof(*s));
-        s->key = key;
-        s->keylen = kl;
-    } else {
-        free(key);
-    }
-    char **ids = NULL;
-    size_t nids = 0;
-    int rc = c->o.cloud.amis(c->o.cloud.arg, nc, &ids, &nids);
-    s->at_ms = now;
-    if (rc == TLR_OK) {
-        for (size_t k = 0; k < s->n; k++)
-            free(s->ids[k]);
-        free(s->ids);
-        s->ids = ids;
-        s->n = nids;
-        s->ok = nids > 0;
-    }
-    /* a failed call keeps the last answer (never drift on an error) */
-    *n = s->n;
-    return s->ok ? (const char *const *)s->ids : NULL;
-}
-
-/* Learn the images of the instances drift will ask about (one batched
- * DescribeInstances for those not known yet; instances never change it). */
-static void learn_images(ds_ctl *c, const ds_view *v)
-{
-    if (!c->o.cloud.images)
-        return;
-    const char **ids = tlr_calloc(v->nnodes + 1, sizeof(*ids));
-    size_t n = 0;
-    for (size_t i = 0; i < v->nnodes; i++) {
-        const ds_vnode *x = &v->nodes[i];
-        if (!x->claim || (x->claim->status && x->claim->status->image_id[0]))
-            continue;
-        const char *id = tlr_provider_id_instance(x->node->provider_id);
-        if (!id || image_of(c, id))
-            continue;
-        ids[n++] = id;
-    }
-    char **img = NULL;
-    if (n && c->o.cloud.images(c->o.cloud.arg, ids, n, &img) == TLR_OK) {
-        for (size_t i = 0; i < n; i++) {
-            if (img[i][0])
-                lh_table_insert(c->images, tlr_strdup(ids[i]), img[i]);
-            else
-                free(img[i]);
-        }
-        free(img);
-    }
-    free(ids);
 }
 
 static void publish(ds_ctl *c, Tailor__V1__DisruptionEventKind kind, const ds_cmd *cmd,
@@ -658,10 +535,6 @@ void ds_ctl_mctx(ds_ctl *c, const ds_view *v, ds_budgets *b, ds_sim *sim, ds_mct
     m->spot_to_spot = c->o.spot_to_spot;
     m->max_candidates = c->o.max_candidates;
     m->time_budget_ms = c->o.time_budget_ms;
-    m->image = image_of;
-    m->image_arg = c;
-    m->amis = amis_of;
-    m->amis_arg = c;
     m->seq = &c->seq;
     m->log = c->o.log;
 }
@@ -851,7 +724,6 @@ static bool ctl_advance_commands(ds_ctl *c, ds_mctx *m, ds_ctl_stats *st)
 /* The voluntary methods, in order, until one proposes a command. */
 static void ctl_propose(ds_ctl *c, ds_mctx *m, ds_ctl_stats *st)
 {
-    learn_images(c, m->v);
     static const struct {
         const char *name;
         ds_cmd *(*decide)(ds_mctx *);

@@ -54,7 +54,6 @@ typedef struct ds_ctl_opts {
     ds_launcher_ops launcher;
     ds_solver_ops solver;
     ds_watcher_ops watcher;
-    ds_cloud_ops cloud;                    /* images for AMI drift; .images may be NULL */
     const Tailor__V1__Catalog *catalog;    /* borrowed; NULL: no simulation */
     const ds_podevents *podevents;         /* borrowed; may be NULL */
     /* The pods bound to a node in full form (tlr_drain_ops.list_pods):
@@ -66,7 +65,6 @@ typedef struct ds_ctl_opts {
     int64_t replace_timeout_ms;            /* 0 = 10 min */
     int64_t pending_grace_ms;              /* 0 = 120 s */
     int64_t time_budget_ms;                /* single-node probing; 0 = 5 s */
-    int64_t ami_refresh_ms;                /* resolve node classes' AMIs again; 0 = 60 s */
     double min_savings;
     bool spot_to_spot;                     /* methods.h ds_mctx.spot_to_spot */
     /* Karpenter's MIN_VALUES_POLICY / PREFERENCE_POLICY for Simulate, as

@@ -3,7 +3,8 @@
  * order (taint, launch, wait for Initialized, delete), aborted when the
  * cluster changed, budgets at validation, no decisions while pods are
  * freshly pending or the watcher is not synced, stale taints removed,
- * expiration forceful, hashes stamped. */
+ * expiration forceful, hashes stamped, AMI drift judged on the images
+ * the launcher publishes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -251,37 +252,55 @@ static void test_validation_reads_full_pods(void **state)
     assert_int_equal(ds_fake_count(&x->f, "taint"), 0);
 }
 
-static void test_ami_drift_from_live_resolution(void **state)
+/* AMI drift reads what the launcher published: the claim's imageID
+ * against its class's status.amis; the disruptor asks AWS nothing. */
+static void test_ami_drift_from_class_status(void **state)
 {
     fx *x = *state;
-    /* the class's status still says ami-old (the launcher has not looked
-     * again); its terms resolve to ami-new now */
-    ds_ctl_free(x->c);
-    ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
-                      .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
-                      .watcher = ds_fake_watcher(&x->f), .cloud = ds_fake_cloud(&x->f),
-                      .catalog = x->cat, .validation_ms = 5000, .min_savings = 0.1,
-                      .ami_refresh_ms = 60000 };
-    ds_ctl_create(&o, &x->c);
     Tailor__V1__NodeClass *nc = x->f.snap->cluster->node_classes[0];
-    Tailor__V1__AmiSelectorTerm *t = tlr_malloc(sizeof(*t));
-    tailor__v1__ami_selector_term__init(t);
-    t->ssm_parameter = tlr_strdup("/tailor/node-ami");
-    TK_PUSH(nc->ami_selector_terms, nc->n_ami_selector_terms, t);
-    Tailor__V1__ResolvedAmi *old = tlr_malloc(sizeof(*old));
-    tailor__v1__resolved_ami__init(old);
-    old->id = tlr_strdup("ami-old");
-    TK_PUSH(nc->amis, nc->n_amis, old);
+    TK_PUSH(nc->amis, nc->n_amis, tk_ami("ami-old"));
     x->f.snap->cluster->nodepools[0]->disruption->consolidate_after_never = true;
     node(x, "a", "t.medium", 4, 8, 1000);
-    x->f.snap->cluster->nodeclaims[0]->status->image_id = tlr_strdup("ami-old");
+    Tailor__V1__NodeClaimStatus *cst = x->f.snap->cluster->nodeclaims[0]->status;
+    cst->image_id = tlr_strdup("ami-old");
+    TK_PUSH(cst->conditions, cst->n_conditions, tk_cond("Launched", true));
     assert_int_equal(pass(x, 0).proposed, 0);     /* status and node agree: no drift */
-    x->f.amis[x->f.namis++] = "ami-new";
-    assert_int_equal(pass(x, 1000).proposed, 0);  /* cached for ami_refresh */
-    assert_int_equal(ds_fake_count(&x->f, "resolve amis default"), 1);
-    ds_ctl_stats st = pass(x, 60000);             /* resolved again: drifted */
+    /* the launcher resolved the class again: a new image for its alias */
+    tailor__v1__resolved_ami__free_unpacked(nc->amis[0], NULL);
+    nc->amis[0] = tk_ami("ami-new");
+    ds_ctl_stats st = pass(x, 1000);
     assert_int_equal(st.proposed, 1);
-    assert_int_equal(ds_fake_count(&x->f, "resolve amis default"), 2);
+    const ds_cmd *cmd = ds_ctl_command_for(x->c, "a");
+    assert_non_null(cmd);
+    assert_int_equal(cmd->reason, TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_DRIFTED);
+    if (!strstr(cmd->why, "node runs image ami-old; EC2NodeClass default now resolves to ami-new"))
+        fail_msg("why: got \"%s\"", cmd->why);
+    assert_non_null(ds_fake_call(&x->f, "condition nc-a Drifted=True AMIDrift", 0));
+    assert_int_equal(ds_fake_count(&x->f, "sqs"), 0);
+}
+
+/* Nothing published for the class (not resolved yet, or resolution
+ * failed: AMIsReady False) is never a reason to drift. */
+static void test_no_ami_drift_without_published_amis(void **state)
+{
+    fx *x = *state;
+    Tailor__V1__NodeClass *nc = x->f.snap->cluster->node_classes[0];
+    x->f.snap->cluster->nodepools[0]->disruption->consolidate_after_never = true;
+    node(x, "a", "t.medium", 4, 8, 1000);
+    Tailor__V1__NodeClaimStatus *cst = x->f.snap->cluster->nodeclaims[0]->status;
+    cst->image_id = tlr_strdup("ami-old");
+    TK_PUSH(cst->conditions, cst->n_conditions, tk_cond("Launched", true));
+    assert_int_equal(pass(x, 0).proposed, 0);     /* status.amis empty */
+    assert_int_equal(ds_fake_count(&x->f, "condition nc-a Drifted=True"), 0);
+    /* a status.amis beside AMIsReady False is not trusted either */
+    TK_PUSH(nc->amis, nc->n_amis, tk_ami("ami-new"));
+    TK_PUSH(nc->conditions, nc->n_conditions, tk_cond("AMIsReady", false));
+    assert_int_equal(pass(x, 1000).proposed, 0);
+    assert_int_equal(ds_fake_count(&x->f, "condition nc-a Drifted=True"), 0);
+    /* resolved: now it has drifted */
+    nc->conditions[0]->status = TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE;
+    assert_int_equal(pass(x, 1000).proposed, 1);
+    assert_int_equal(ds_fake_count(&x->f, "condition nc-a Drifted=True AMIDrift"), 1);
 }
 
 static void expect_metric(tlr_metrics *m, const char *sample, double want)
@@ -349,7 +368,8 @@ int main(void)
         T(test_budget_checked_at_validation),
         T(test_stale_taint_removed),
         T(test_expiration_and_hashes),
-        T(test_ami_drift_from_live_resolution),
+        T(test_ami_drift_from_class_status),
+        T(test_no_ami_drift_without_published_amis),
         T(test_validation_reads_full_pods),
         T(test_evaluation_metrics),
     };

@@ -9,14 +9,16 @@
  *   - one of its labels is no longer allowed by the NodePool's
  *     requirements (say the pool dropped an instance category); only
  *     requirements on labels the node carries are judged;
- *   - the image it runs is not one its EC2NodeClass resolves to now: its
- *     amiSelectorTerms resolved again by the disruptor every ami_refresh
- *     (common/aws tlr_ami: aliases and ssmParameter through SSM, the rest
- *     through DescribeImages), else the class's status.amis as the
- *     launcher last resolved them -- a new AMI published for an alias, an
- *     amiSelectorTerms change.  The image is
- *     the NodeClaim's status.imageID, else what EC2 reports for the
- *     instance.
+ *   - the image it runs (its NodeClaim's status.imageID, which the
+ *     launcher writes with the providerID of every claim it launches or
+ *     adopts) is not one of its EC2NodeClass's status.amis, as the
+ *     launcher last resolved and published them (every
+ *     --nodeclass-refresh, at once on a spec change) -- a new AMI
+ *     published for an alias, an amiSelectorTerms change.  The AMI logic
+ *     lives in the launcher alone, as in Karpenter; the disruptor makes no
+ *     AWS call for it.  A class with no status.amis (not resolved yet,
+ *     AMIsReady False) or a claim without an imageID is not judged on its
+ *     image: no false drift.
  * Only hashes written with tailor's hash version are compared; a pool or
  * class whose hash is not ours yet gets ours and its claims are re-stamped
  * instead of drifting (Karpenter's hash-version migration).
@@ -75,6 +77,14 @@ static bool req_allows(const Tailor__V1__NodeSelectorRequirement *r, const char 
     }
 }
 
+/* The launcher says the class's AMIs are not resolved (it then publishes
+ * none; a status.amis left beside AMIsReady False is not trusted either). */
+static bool amis_not_ready(const Tailor__V1__NodeClass *nc)
+{
+    const Tailor__V1__Condition *k = tlr_ks_condition(nc->conditions, nc->n_conditions, "AMIsReady");
+    return k && k->status == TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_FALSE;
+}
+
 ds_drift_kind ds_drifted(const ds_mctx *m, const ds_vnode *x, char *why, size_t len)
 {
     const Tailor__V1__NodeClaim *c = x->claim;
@@ -104,24 +114,14 @@ ds_drift_kind ds_drifted(const ds_mctx *m, const ds_vnode *x, char *why, size_t 
             return DS_DRIFT_REQUIREMENTS;
         }
     }
-    size_t nids = 0;
-    const char *const *ids = nc && m->amis ? m->amis(m->amis_arg, nc, &nids) : NULL;
-    if (nc && (ids || nc->n_amis)) {
-        const char *img = c->status && c->status->image_id[0] ? c->status->image_id : NULL;
-        if (!img && m->image && c->status && c->status->instance_id[0])
-            img = m->image(m->image_arg, c->status->instance_id);
-        if (!img && m->image) {
-            const char *id = tlr_provider_id_instance(x->node->provider_id);
-            if (id)
-                img = m->image(m->image_arg, id);
-        }
-        bool ok = !img || !img[0];
-        size_t n = ids ? nids : nc->n_amis;
-        for (size_t i = 0; i < n && !ok; i++)
-            ok = !strcmp(ids ? ids[i] : nc->amis[i]->id, img);
+    const char *img = c->status && c->status->image_id[0] ? c->status->image_id : NULL;
+    if (img && nc && nc->n_amis && !amis_not_ready(nc)) {
+        bool ok = false;
+        for (size_t i = 0; i < nc->n_amis && !ok; i++)
+            ok = !strcmp(nc->amis[i]->id, img);
         if (!ok) {
             snprintf(why, len, "node runs image %s; EC2NodeClass %s now resolves to %s%s", img,
-                     nc->name, ids ? ids[0] : nc->amis[0]->id, n > 1 ? " (and others)" : "");
+                     nc->name, nc->amis[0]->id, nc->n_amis > 1 ? " (and others)" : "");
             return DS_DRIFT_AMI;
         }
     }

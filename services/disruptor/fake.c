@@ -58,10 +58,6 @@ void ds_fake_clear(ds_fake *f)
     if (f->snap)
         protobuf_c_message_free_unpacked(&f->snap->base, NULL);
     ds_sqs_msgs_free(&f->sqs);
-    for (size_t i = 0; i < f->nimages; i++) {
-        free(f->images[i][0]);
-        free(f->images[i][1]);
-    }
 }
 
 size_t ds_fake_count(const ds_fake *f, const char *prefix)
@@ -621,36 +617,8 @@ static int c_delete(void *arg, const char *receipt)
     return TLR_OK;
 }
 
-static int c_images(void *arg, const char *const *ids, size_t n, char ***images)
-{
-    ds_fake *f = arg;
-    record(f, "describe images n=%zu", n);
-    *images = tlr_calloc(n + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++) {
-        const char *img = "";
-        for (size_t k = 0; k < f->nimages; k++)
-            if (!strcmp(f->images[k][0], ids[i]))
-                img = f->images[k][1];
-        (*images)[i] = tlr_strdup(img);
-    }
-    return TLR_OK;
-}
-
-static int c_amis(void *arg, const Tailor__V1__NodeClass *nc, char ***ids, size_t *n)
-{
-    ds_fake *f = arg;
-    record(f, "resolve amis %s", nc->name);
-    if (!f->namis)
-        return TLR_E_NOTFOUND;
-    *ids = tlr_calloc(f->namis + 1, sizeof(char *));
-    for (size_t i = 0; i < f->namis; i++)
-        (*ids)[i] = tlr_strdup(f->amis[i]);
-    *n = f->namis;
-    return TLR_OK;
-}
-
 ds_cloud_ops ds_fake_cloud(ds_fake *f)
 {
-    return (ds_cloud_ops){ c_receive, c_delete, c_images, c_amis, f };
+    return (ds_cloud_ops){ c_receive, c_delete, f };
 }
 

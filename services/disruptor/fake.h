@@ -5,8 +5,9 @@
  * workloads), the launcher (Terminate deletes the claim as the real one
  * does; Launch adds claims), the solver (the real engine, tlr_simulate(),
  * in-process: decisions are tested against real placements), the watcher
- * (a scripted snapshot) and AWS (queued SQS messages, instance images).  Every call is recorded as one line of text, in order
- * ("evict default/web-1", "terminate nc-1 i-1", ...).  Lives in the logic
+ * (a scripted snapshot) and AWS (queued SQS messages).  Every call is
+ * recorded as one line of text, in order ("evict default/web-1",
+ * "terminate nc-1 i-1", ...).  Lives in the logic
  * library so every test can use it (Karpenter's cloudprovider/fake).
  */
 #ifndef DS_FAKE_H
@@ -14,8 +15,6 @@
 
 #include "ops.h"
 #include "tlr_time.h"
-
-#define DS_FAKE_MAX 64
 
 typedef struct ds_fake_workload {
     const char *owner_kind, *owner_name;   /* the pod's controller owner */
@@ -47,10 +46,6 @@ typedef struct ds_fake {
     Tailor__V1__SnapshotResponse *snap;    /* owned; copies handed out */
     /* AWS */
     ds_sqs_msgs sqs;
-    char *images[DS_FAKE_MAX][2];          /* instance id, AMI */
-    size_t nimages;
-    const char *amis[4];                   /* what every node class resolves to now */
-    size_t namis;
     /* record */
     char **calls;
     size_t ncalls, capcalls;

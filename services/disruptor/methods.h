@@ -28,9 +28,6 @@
 #include "tlr_log.h"
 #include "view.h"
 
-/* The image (AMI) an instance runs, or NULL when unknown. */
-typedef const char *(*ds_image_fn)(void *arg, const char *instance_id);
-
 typedef struct ds_mctx {
     const ds_view *v;               /* borrowed */
     ds_budgets *b;                  /* borrowed; methods take from it */
@@ -43,12 +40,6 @@ typedef struct ds_mctx {
     bool spot_to_spot;
     int max_candidates;             /* multi-node prefix; 0 = 100 */
     int64_t time_budget_ms;         /* single-node probing stops after this; 0 = 5000 */
-    ds_image_fn image;              /* drift: may be NULL */
-    void *image_arg;
-    /* drift: the AMI ids a node class resolves to now; NULL (or a NULL
-     * answer) = use its status.amis, as the launcher resolved them. */
-    const char *const *(*amis)(void *arg, const Tailor__V1__NodeClass *nc, size_t *n);
-    void *amis_arg;
     unsigned *seq;                  /* command id sequence */
     tlr_logger *log;                /* may be NULL */
     /* Out, from ds_consolidation_decide: wall time of its multi-node and
@@ -75,7 +66,7 @@ typedef enum ds_drift_kind {
     DS_DRIFT_NODEPOOL,        /* karpenter.sh/nodepool-hash differs */
     DS_DRIFT_NODECLASS,       /* karpenter.k8s.aws/ec2nodeclass-hash differs */
     DS_DRIFT_REQUIREMENTS,    /* a node label the NodePool's requirements no longer allow */
-    DS_DRIFT_AMI,             /* the node's image is not what the node class resolves to now */
+    DS_DRIFT_AMI,             /* the claim's image is not in its node class's status.amis */
 } ds_drift_kind;
 /* Has x drifted, and how (why, len bytes, says what differs). */
 ds_drift_kind ds_drifted(const ds_mctx *m, const ds_vnode *x, char *why, size_t len);

@@ -337,10 +337,7 @@ static void test_drift_kinds(void **state)
     p->hash = tlr_strdup("new-pool");
     p->hash_version = tlr_strdup(DS_HASH_VERSION);
     Tailor__V1__NodeClass *nc = x->snap->cluster->node_classes[0];
-    Tailor__V1__ResolvedAmi *ami = tlr_malloc(sizeof(*ami));
-    tailor__v1__resolved_ami__init(ami);
-    ami->id = tlr_strdup("ami-new");
-    TK_PUSH(nc->amis, nc->n_amis, ami);
+    TK_PUSH(nc->amis, nc->n_amis, tk_ami("ami-new"));
     node(x, "hash", "medium", (int[]){ 500, 0 });
     claim(x, "hash")->nodepool_hash = tlr_strdup("old-pool");
     node(x, "ami", "medium", (int[]){ 500, 0 });
@@ -374,6 +371,61 @@ static void test_drift_kinds(void **state)
     assert_int_equal(c->n, 3);
     assert_int_equal(c->reason, TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_DRIFTED);
     ds_cmd_free(c);
+}
+
+/* AMI drift: the claim's status.imageID against its EC2NodeClass's
+ * status.amis, as the launcher last published them; judged only when
+ * both are there and the launcher does not say AMIsReady False. */
+static void test_ami_drift_rule(void **state)
+{
+    fx *x = *state;
+    static const struct {
+        const char *amis[3];        /* the class's status.amis */
+        int ready;                  /* AMIsReady: -1 absent, 0 False, 1 True */
+        const char *image;          /* the claim's status.imageID; NULL = unset */
+        ds_drift_kind want;
+        const char *say;
+    } cases[] = {
+        { { "ami-new" }, -1, "ami-old", DS_DRIFT_AMI,
+          "node runs image ami-old; EC2NodeClass c0 now resolves to ami-new" },
+        { { "ami-new" }, 1, "ami-old", DS_DRIFT_AMI,
+          "node runs image ami-old; EC2NodeClass c1 now resolves to ami-new" },
+        { { "ami-new", "ami-arm" }, -1, "ami-old", DS_DRIFT_AMI,
+          "node runs image ami-old; EC2NodeClass c2 now resolves to ami-new (and others)" },
+        { { "ami-arm", "ami-new" }, 1, "ami-new", DS_DRIFT_NONE, NULL },
+        { { NULL }, -1, "ami-old", DS_DRIFT_NONE, NULL },        /* not resolved yet */
+        { { NULL }, 0, "ami-old", DS_DRIFT_NONE, NULL },         /* resolution failed */
+        { { "ami-new" }, 0, "ami-old", DS_DRIFT_NONE, NULL },    /* AMIsReady False */
+        { { "ami-new" }, 1, NULL, DS_DRIFT_NONE, NULL },         /* no imageID */
+    };
+    const size_t n = sizeof(cases) / sizeof(cases[0]);
+    Tailor__V1__ClusterState *cs = x->snap->cluster;
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "c%zu", i);
+        Tailor__V1__NodeClass *nc = tk_nodeclass(name);
+        for (size_t k = 0; k < 3 && cases[i].amis[k]; k++)
+            TK_PUSH(nc->amis, nc->n_amis, tk_ami(cases[i].amis[k]));
+        if (cases[i].ready >= 0)
+            TK_PUSH(nc->conditions, nc->n_conditions, tk_cond("AMIsReady", cases[i].ready));
+        TK_PUSH(cs->node_classes, cs->n_node_classes, nc);
+        snprintf(name, sizeof(name), "n%zu", i);
+        node(x, name, "medium", (int[]){ 500, 0 });
+        Tailor__V1__NodeClaim *c = claim(x, name);
+        free(c->node_class);
+        c->node_class = tlr_strdup(nc->name);
+        if (cases[i].image)
+            c->status->image_id = tlr_strdup(cases[i].image);
+    }
+    ds_mctx *m = ctx(x);
+    for (size_t i = 0; i < n; i++) {
+        char name[16], why[512] = "";
+        snprintf(name, sizeof(name), "n%zu", i);
+        ds_drift_kind k = ds_drifted(m, ds_view_node(m->v, name), why, sizeof(why));
+        if (k != cases[i].want || (cases[i].say && strcmp(why, cases[i].say)))
+            fail_msg("case %zu: kind %d (%s), want %d (%s)", i, k, why, cases[i].want,
+                     cases[i].say ? cases[i].say : "-");
+    }
 }
 
 static void test_drift_budget_one_at_a_time(void **state)
@@ -673,6 +725,7 @@ int main(void)
         T(test_blockers_keep_nodes),
         T(test_when_empty_policy),
         T(test_drift_kinds),
+        T(test_ami_drift_rule),
         T(test_drift_budget_one_at_a_time),
         T(test_reduced_simulation_request),
         T(test_reduced_simulation_leaves_unsent_claims_out),

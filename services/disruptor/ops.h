@@ -1,7 +1,7 @@
 /* ops.h - what the disruptor's logic needs from the outside world.
  *
  * Small method tables -- Kubernetes, the launcher, the solver, the
- * watcher, AWS (SQS, EC2, SSM) -- filled by the real clients (kube.c,
+ * watcher, AWS (SQS) -- filled by the real clients (kube.c,
  * clients.c, cloud.c) in the service and by recording fakes (fake.c) in
  * tests, so every decision (termination.c, protect.c, the methods,
  * controller.c, explain.c) is tested without a network.  Every method
@@ -168,7 +168,7 @@ typedef struct ds_watcher_ops {
     void *arg;
 } ds_watcher_ops;
 
-/* ---- AWS (the interruption queue; instance images for drift) ----------- */
+/* ---- AWS (the interruption queue) -------------------------------------- */
 
 /* One SQS message. */
 typedef struct ds_sqs_msg {
@@ -187,14 +187,6 @@ typedef struct ds_cloud_ops {
     /* Up to max messages from the interruption queue, without waiting. */
     int (*receive)(void *arg, int max, ds_sqs_msgs *out);
     int (*delete_msg)(void *arg, const char *receipt);
-    /* The image (AMI) of each instance: *images[i] for ids[i], new and
-     * owned strings ("" when the instance is unknown); free each and the
-     * array. */
-    int (*images)(void *arg, const char *const *ids, size_t n, char ***images);
-    /* The AMI ids the node class's amiSelectorTerms resolve to now (alias,
-     * ssmParameter, id, name/owner/tags: common/aws tlr_ami): *ids new
-     * (free each and the array).  TLR_E_NOTFOUND when nothing matches. */
-    int (*amis)(void *arg, const Tailor__V1__NodeClass *nc, char ***ids, size_t *n);
     void *arg;
 } ds_cloud_ops;
 

@@ -231,6 +231,26 @@ static inline Tailor__V1__NodeClass *tk_nodeclass(const char *name)
     return c;
 }
 
+/* An entry of an EC2NodeClass's status.amis, as the launcher publishes it. */
+static inline Tailor__V1__ResolvedAmi *tk_ami(const char *id)
+{
+    Tailor__V1__ResolvedAmi *a = tlr_malloc(sizeof(*a));
+    tailor__v1__resolved_ami__init(a);
+    a->id = tlr_strdup(id);
+    return a;
+}
+
+/* A status condition of that type, True or False. */
+static inline Tailor__V1__Condition *tk_cond(const char *type, bool is_true)
+{
+    Tailor__V1__Condition *k = tlr_malloc(sizeof(*k));
+    tailor__v1__condition__init(k);
+    k->type = tlr_strdup(type);
+    k->status = is_true ? TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_TRUE
+                        : TAILOR__V1__CONDITION_STATUS__CONDITION_STATUS_FALSE;
+    return k;
+}
+
 /* The NodeClaim of a tk_node (Initialized). */
 static inline Tailor__V1__NodeClaim *tk_claim_for(const Tailor__V1__Node *n)
 {

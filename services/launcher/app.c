@@ -267,8 +267,10 @@ static void on_life(tlr_loop *loop, tlr_timer_id id, void *arg)
 {
     lc_app *a = arg;
     (void)id;
-    if (leading(a))
+    if (leading(a)) {
         lc_prov_lifecycle(a->prov);
+        lc_prov_classes_refresh(a->prov);
+    }
     a->t_life = tlr_loop_add_timer(loop, a->cfg->lifecycle_every_ms, on_life, a);
 }
 

@@ -797,6 +797,32 @@ void lc_classes_sync(lc_classes *cs, const Tailor__V1__ClusterState *st)
     profile_gc(cs, st, now);
 }
 
+void lc_classes_refresh(lc_classes *cs)
+{
+    int64_t now = now_ms(cs);
+    for (size_t i = 0; i < cs->n; i++) {
+        lc_class *c = cs->v[i];
+        if (!c->nc || now < c->retry_ms)
+            continue;
+        Tailor__V1__NodeClass *nc = NULL;
+        if (!cs->o.kube.nodeclass_get ||
+            cs->o.kube.nodeclass_get(cs->o.kube.arg, c->name, &nc) != TLR_OK) {
+            c->retry_ms = now + LC_NC_BACKOFF_MIN_MS;
+            continue;
+        }
+        char key[65];
+        spec_key_of(nc, key);
+        if (!c->spec_key || strcmp(c->spec_key, key) != 0) {
+            c->resolve_failures = 0;
+            free(c->spec_key);
+            c->spec_key = tlr_strdup(key);
+        }
+        c->rewrite = c->rewrite || status_overwritten(c, nc);
+        nc_resolve(cs, c, nc);
+        protobuf_c_message_free_unpacked(&nc->base, NULL);
+    }
+}
+
 lc_class *lc_classes_ensure(lc_classes *cs, const char *name)
 {
     lc_class *c = lc_classes_get(cs, name);

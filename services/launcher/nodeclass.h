@@ -135,6 +135,14 @@ void lc_classes_free(lc_classes *cs);                                  /* NULL f
  * changed.  Classes no longer in st are forgotten. */
 void lc_classes_sync(lc_classes *cs, const Tailor__V1__ClusterState *st);
 
+/* Resolve again every class already seen whose TTL or retry time has
+ * passed, reading it from Kubernetes: batches come only while pods are
+ * pending, and a quiet cluster still needs its status.amis republished
+ * when a new AMI is released (the disruptor's AMI drift reads it).  A
+ * class Kubernetes does not answer for is tried again after the minimum
+ * back-off; one that is gone is forgotten by the next sync. */
+void lc_classes_refresh(lc_classes *cs);
+
 /* The entry for name (borrowed), or NULL when never seen. */
 lc_class *lc_classes_get(lc_classes *cs, const char *name);
 

@@ -286,6 +286,29 @@ static void test_spec_change(void **state)
     assert_string_equal(c->nc->amis[0]->arch, "arm64");
 }
 
+/* Batches come only while pods are pending: in a quiet cluster a class
+ * is still resolved again once its refresh time has passed, read from
+ * Kubernetes (a new AMI behind an alias reaches status.amis, which the
+ * disruptor's AMI drift reads). */
+static void test_refresh_without_batches(void **state)
+{
+    fx *x = *state;
+    lc_classes_sync(x->cs, &x->st);
+    assert_int_equal(lc_fake_count(&x->f, "subnets "), 1);
+    lc_classes_refresh(x->cs);                       /* not due yet */
+    assert_int_equal(lc_fake_count(&x->f, "nodeclass_get"), 0);
+    assert_int_equal(lc_fake_count(&x->f, "subnets "), 1);
+    x->f.now_ms += LC_NC_RESOLVE_TTL_MS;
+    lc_classes_refresh(x->cs);
+    assert_int_equal(lc_fake_count(&x->f, "nodeclass_get default"), 1);
+    assert_int_equal(lc_fake_count(&x->f, "subnets "), 2);
+    lc_class *c = lc_classes_get(x->cs, "default");
+    assert_true(c->ready);
+    assert_string_equal(c->nc->amis[0]->id, "ami-x86");
+    lc_classes_refresh(x->cs);                       /* due again only after the TTL */
+    assert_int_equal(lc_fake_count(&x->f, "subnets "), 2);
+}
+
 /* Set the class's observed status.conditions to the pairs type, status
  * (true/false), as the watcher's snapshot would carry them. */
 static void observe(Tailor__V1__NodeClass *nc, const char *const *types, const bool *status, size_t n)
@@ -510,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_term_filters),
         cmocka_unit_test(test_ami_filters),
         cmocka_unit_test_setup_teardown(test_catalog_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refresh_without_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_shaped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_catalog_zone_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_backoff, setup, teardown),

@@ -2001,6 +2001,11 @@ static void gc_intersect(lc_gc_plan *a, const lc_gc_plan *b)
     a->ndelete = k;
 }
 
+void lc_prov_classes_refresh(lc_prov *p)
+{
+    lc_classes_refresh(p->classes);
+}
+
 /* GC acts only on what two reads in a row agree on: a launch or a
  * NodeClaim written between the first read and the act (by this replica's
  * own fan-out, or by a replica that led a moment ago) takes the instance

@@ -135,6 +135,8 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
 void lc_prov_lifecycle(lc_prov *p);
 /* One garbage-collection pass (gc.h). */
 void lc_prov_gc(lc_prov *p);
+/* Resolve the EC2NodeClasses due again (lc_classes_refresh). */
+void lc_prov_classes_refresh(lc_prov *p);
 
 /* The cluster identity (id borrowed; copied) nodes are bootstrapped with.
  * Complete = name, API endpoint, CA bundle and service CIDR; the DNS IP
