@@ -129,8 +129,8 @@ static int64_t now_ms(const ds_ctl *c)
     return c->o.clock->wall_ms(c->o.clock->arg);
 }
 
-static void publish(ds_ctl *c, Tailor__V1__DisruptionEventKind kind, const ds_cmd *cmd,
-                    const char *msg)
+static void ctl_publish(ds_ctl *c, Tailor__V1__DisruptionEventKind kind, const ds_cmd *cmd,
+                        const char *msg)
 {
     if (!c->o.publish)
         return;
@@ -285,7 +285,7 @@ static void fail_cmd(ds_ctl *c, ds_cmd *cmd, const char *why)
     cmd->state = DS_CMD_FAILED;
     TLR_WARN(c->o.log, "disruption decision failed; undone", TLR_S("decision", cmd->id),
              TLR_S("why", why));
-    publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_FAILED, cmd, why);
+    ctl_publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_FAILED, cmd, why);
 }
 
 static void execute(ds_ctl *c, ds_cmd *cmd)
@@ -640,7 +640,7 @@ static void ctl_expire(ds_ctl *c, ds_mctx *m, ds_ctl_stats *st)
     if (!exp)
         return;
     st->expired = (int)exp->n;
-    publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, exp, NULL);
+    ctl_publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, exp, NULL);
     if (!c->o.dry_run) {
         events(c, exp, "Normal", "Expired", "the NodeClaim is older than its expireAfter: deleting it");
         delete_claims(c, exp);
@@ -666,11 +666,11 @@ static void ctl_step_command(ds_ctl *c, ds_mctx *m, ds_cmd *cmd, ds_ctl_stats *s
                                         (const char *const[]){ consolidation_type(cmd) }, (double)cmd->n);
             TLR_INFO(c->o.log, "disruption decision aborted on validation", TLR_S("decision", cmd->id),
                      TLR_S("why", why));
-            publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_ABORTED, cmd, why);
+            ctl_publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_ABORTED, cmd, why);
             return;
         }
         cmd->validated_ms = now;
-        publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_VALIDATED, cmd, NULL);
+        ctl_publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_VALIDATED, cmd, NULL);
         count_decision(c, cmd);
         for (size_t k = 0; k < cmd->n && cmd->reason; k++)
             ds_budgets_take(m->b, cmd->c[k].pool, 1);
@@ -751,7 +751,7 @@ static void ctl_propose(ds_ctl *c, ds_mctx *m, ds_ctl_stats *st)
                  TLR_S("method", ds_method_name(cmd->method)), TLR_I("nodes", (int64_t)cmd->n),
                  TLR_I("replacements", (int64_t)cmd->nrepl), TLR_F("savings_per_hour", cmd->savings),
                  TLR_F("decide_ms", ms), TLR_I("simulations", m->sim->calls), TLR_S("why", cmd->why));
-        publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, cmd, NULL);
+        ctl_publish(c, TAILOR__V1__DISRUPTION_EVENT_KIND__DISRUPTION_EVENT_KIND_DECIDED, cmd, NULL);
         break;
     }
 }
