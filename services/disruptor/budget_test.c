@@ -13,7 +13,7 @@
 
 #include "budget.h"
 #include "cron.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 #include "tlr_err.h"
 #include "tlr_time.h"
 

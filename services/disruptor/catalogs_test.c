@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "catalogs.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 
 static Tailor__V1__NodeClass *nodeclass(const char *name, int max_pods)
 {

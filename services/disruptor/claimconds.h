@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include "methods.h"
-#include "ops.h"
+#include "ds_ops.h"
 
 typedef struct ds_cond_write {
     char claim[256];

@@ -8,7 +8,7 @@
 #ifndef DS_CLIENTS_H
 #define DS_CLIENTS_H
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "tlr_log.h"
 #include "tlr_req.h"
 

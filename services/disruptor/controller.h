@@ -40,7 +40,7 @@
 #include "budget.h"
 #include "cmd.h"
 #include "methods.h"
-#include "ops.h"
+#include "ds_ops.h"
 #include "sim.h"
 #include "tailor/v1/disruptor.pb-c.h"
 #include "tlr_log.h"

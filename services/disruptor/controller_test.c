@@ -16,9 +16,9 @@
 #include <cmocka.h>
 
 #include "controller.h"
-#include "fake.h"
+#include "ds_fake.h"
 #include "hash.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_metrics.h"

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "tlr_labels.h"
 #include "view.h"
 

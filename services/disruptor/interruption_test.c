@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "fake.h"
+#include "ds_fake.h"
 #include "interruption.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_metrics.h"

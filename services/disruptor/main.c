@@ -6,12 +6,12 @@
  * expiration.c, interruption.c (the SQS queue), drift.c, emptiness.c,
  * consolidation.c -- under the NodePools' budgets (budget.c), validates
  * each decision again and executes it; protect.c keeps single-replica
- * workloads up; explain.c answers Explain.  The real clients are kube.c,
- * clients.c and cloud.c; app.c puts them together.
+ * workloads up; explain.c answers Explain.  The real clients are ds_kube.c,
+ * clients.c and ds_cloud.c; ds_app.c puts them together.
  */
 #include <stddef.h>
 
-#include "app.h"
+#include "ds_app.h"
 #include "tlr_service.h"
 
 static const char *const rebalance_choices[] = { "event", "drain", NULL };

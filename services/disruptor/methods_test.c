@@ -19,10 +19,10 @@
 
 #include "candidates.h"
 #include "claimconds.h"
-#include "fake.h"
+#include "ds_fake.h"
 #include "hash.h"
 #include "methods.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 #include "tlr_err.h"
 
 typedef struct fx {

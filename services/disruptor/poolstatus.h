@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "view.h"
 
 typedef struct ds_pool_write {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "poolstatus.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 #include "tlr_json.h"
 #include "tlr_time.h"
 

@@ -38,7 +38,7 @@
 #ifndef DS_PROTECT_H
 #define DS_PROTECT_H
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "tlr_log.h"
 #include "tlr_metrics.h"
 #include "tlr_time.h"

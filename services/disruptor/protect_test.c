@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "fake.h"
+#include "ds_fake.h"
 #include "protect.h"
 #include "termination.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
 

@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "fake.h"
+#include "ds_fake.h"
 #include "methods.h"
 #include "screen.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 
 typedef struct fx {
     ds_fake f;

@@ -33,7 +33,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "view.h"
 
 typedef struct ds_sim {

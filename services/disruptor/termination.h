@@ -44,7 +44,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "tailor/v1/disruptor.pb-c.h"
 #include "tlr_log.h"
 #include "tlr_metrics.h"

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "fake.h"
+#include "ds_fake.h"
 #include "termination.h"
-#include "testkit.h"
+#include "ds_testkit.h"
 #include "tlr_err.h"
 #include "tlr_kubeobj.h"
 

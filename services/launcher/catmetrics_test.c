@@ -15,7 +15,7 @@
 #include <math.h>
 
 #include "catmetrics.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "metrics_testkit.h"

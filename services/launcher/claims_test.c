@@ -11,7 +11,7 @@
 #include <json-c/json.h>
 
 #include "claims.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 
 static const char *jget(json_object *o, const char *path)
 {

@@ -1,4 +1,4 @@
-/* cloud_moto_it.c - the real EC2 ops (cloud.c) against moto with SigV4
+/* cloud_moto_it.c - the real EC2 ops (lc_cloud.c) against moto with SigV4
  * enforced: a launch template per node class (found again, not
  * duplicated), CreateFleet type instant through a launch template
  * launching a real instance with the claim's tags, lookup by claim tag,
@@ -24,9 +24,9 @@
 #include <cmocka.h>
 
 #include "catalog_src.h"
-#include "cloud.h"
+#include "lc_cloud.h"
 #include "fleet.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 #include "tlr_err.h"
 
 typedef struct fixture {

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "fleet.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 #include "tlr_err.h"
 
 #define IN TAILOR__V1__SELECTOR_OPERATOR__SELECTOR_OPERATOR_IN

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ops.h"
+#include "lc_ops.h"
 
 #define LC_GC_GRACE_MS (30 * 1000)
 

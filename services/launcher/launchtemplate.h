@@ -8,7 +8,7 @@
  * restarted launcher or a second replica finds the template with
  * DescribeLaunchTemplates instead of creating another, and a changed
  * NodeClass gets a new template (the old one is left for GC; drift
- * replaces its nodes).  Pure: this file builds parameters; cloud.c calls.
+ * replaces its nodes).  Pure: this file builds parameters; lc_cloud.c calls.
  *
  * AMI: the one the caller resolved for the claim's instance type
  * (nodeclass.h, lc_class_ami_for); user data: the bootstrap the caller

@@ -11,7 +11,7 @@
 
 #include "launchtemplate.h"
 #include "provision.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 #include "tlr_err.h"
 
 static Tailor__V1__NodeClass *nodeclass(void)

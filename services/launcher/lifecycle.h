@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "claims.h"
-#include "ops.h"
+#include "lc_ops.h"
 #include "tailor/v1/instancetype.pb-c.h"
 #include "tlr_labels.h"
 

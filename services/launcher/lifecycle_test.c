@@ -12,7 +12,7 @@
 #include "plangate.h"
 #include "prov_int.h"
 #include "provision.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 #include "tlr_err.h"
 
 #define MIN (60 * 1000)

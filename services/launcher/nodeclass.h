@@ -48,7 +48,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ops.h"
+#include "lc_ops.h"
 #include "profile.h"
 #include "tailor/v1/cluster.pb-c.h"
 #include "tailor/v1/instancetype.pb-c.h"

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "claims.h"
-#include "fake.h"
+#include "lc_fake.h"
 #include "nodeclass.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 #include "tlr_err.h"
 
 static Tailor__V1__Label *label(const char *k, const char *v)

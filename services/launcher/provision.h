@@ -33,7 +33,7 @@
 #include "claims.h"
 #include "ice.h"
 #include "nodeclass.h"
-#include "ops.h"
+#include "lc_ops.h"
 #include "tlr_bootstrap.h"
 #include "tailor/v1/launcher.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "fake.h"
+#include "lc_fake.h"
 #include "fleet.h"
 #include "provision.h"
 #include "prov_int.h"
-#include "testkit.h"
+#include "lc_testkit.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
 #include "metrics_testkit.h"

@@ -3,7 +3,7 @@
 #ifndef LC_SOLVER_CLIENT_H
 #define LC_SOLVER_CLIENT_H
 
-#include "ops.h"
+#include "lc_ops.h"
 #include "tlr_req.h"
 
 /* req borrowed; must outlive the ops.  timeout_ms per attempt (0 = the

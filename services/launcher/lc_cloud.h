@@ -1,4 +1,4 @@
-/* cloud.h - the real lc_cloud_ops: EC2 (and SSM for AMI parameters) over
+/* lc_cloud.h - the real lc_cloud_ops: EC2 (and SSM for AMI parameters) over
  * common/aws.  The launcher calls it from its loop thread only; the batch
  * verbs (create_fleets, tag_instances) fan out on up to `parallel`
  * threads, each with an EC2 client of its own (the AWS clients are not
@@ -12,7 +12,7 @@
 #ifndef LC_CLOUD_H
 #define LC_CLOUD_H
 
-#include "ops.h"
+#include "lc_ops.h"
 #include "tlr_awscreds.h"
 #include "tlr_fence.h"
 #include "tlr_log.h"

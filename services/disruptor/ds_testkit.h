@@ -1,4 +1,4 @@
-/* testkit.h - builders for the disruptor's tests: pods, nodes, NodePools,
+/* ds_testkit.h - builders for the disruptor's tests: pods, nodes, NodePools,
  * NodeClaims, catalogs and snapshots.  Every builder returns a message
  * owned by the caller (protobuf_c_message_free_unpacked), made of malloc'd
  * parts, or adds it to a parent that then owns it. */

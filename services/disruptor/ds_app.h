@@ -1,4 +1,4 @@
-/* app.h - the disruptor process: clients, controllers, routes and timers
+/* ds_app.h - the disruptor process: clients, controllers, routes and timers
  * put together from settings (main.c). */
 #ifndef DS_APP_H
 #define DS_APP_H

@@ -1,8 +1,8 @@
-/* ops.h - what the disruptor's logic needs from the outside world.
+/* ds_ops.h - what the disruptor's logic needs from the outside world.
  *
  * Small method tables -- Kubernetes, the launcher, the solver, the
- * watcher, AWS (SQS) -- filled by the real clients (kube.c,
- * clients.c, cloud.c) in the service and by recording fakes (fake.c) in
+ * watcher, AWS (SQS) -- filled by the real clients (ds_kube.c,
+ * clients.c, ds_cloud.c) in the service and by recording fakes (ds_fake.c) in
  * tests, so every decision (termination.c, protect.c, the methods,
  * controller.c, explain.c) is tested without a network.  Every method
  * returns TLR_OK or a TLR_E_* code; pointers passed in are borrowed unless

@@ -1,5 +1,5 @@
-/* fake.c - recording fakes of the launcher's ops (fake.h). */
-#include "fake.h"
+/* lc_fake.c - recording fakes of the launcher's ops (lc_fake.h). */
+#include "lc_fake.h"
 
 #include <json-c/json.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* app.c - the disruptor process wired together (app.h).
+/* ds_app.c - the disruptor process wired together (ds_app.h).
  *
  * Threads: one.  The termination pass, the disruption pass, the
  * interruption poll, the Lease and Explain requests all run on the service
@@ -16,7 +16,7 @@
  * with what is missing -- the way a misconfigured controller stays up to
  * be inspected rather than crash-looping.
  */
-#include "app.h"
+#include "ds_app.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 #include "clients.h"
-#include "cloud.h"
+#include "ds_cloud.h"
 #include "controller.h"
 #include "explain.h"
 #include "interruption.h"
-#include "kube.h"
+#include "ds_kube.h"
 #include "tlr_lease.h"
 #include "protect.h"
 #include "tailor/v1/disruptor.pb-c.h"

@@ -1,5 +1,5 @@
-/* kube.c - lc_kube_ops over tlr_kube (kube.h). */
-#include "kube.h"
+/* lc_kube.c - lc_kube_ops over tlr_kube (lc_kube.h). */
+#include "lc_kube.h"
 
 #include <stdio.h>
 #include <stdlib.h>

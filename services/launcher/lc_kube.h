@@ -1,4 +1,4 @@
-/* kube.h - the real lc_kube_ops over common/kube (tlr_kube): NodeClaims
+/* lc_kube.h - the real lc_kube_ops over common/kube (tlr_kube): NodeClaims
  * (karpenter.sh/v1), Nodes, EC2NodeClass status, core/v1 Events.
  *
  * Calls block, and are made from the launcher's loop thread, except:
@@ -15,7 +15,7 @@
 #ifndef LC_KUBE_H
 #define LC_KUBE_H
 
-#include "ops.h"
+#include "lc_ops.h"
 #include "tlr_kube.h"
 #include "tlr_log.h"
 

@@ -1,4 +1,4 @@
-/* testkit.h - builders of catalogs, claims and batches for the launcher's
+/* lc_testkit.h - builders of catalogs, claims and batches for the launcher's
  * tests.  Every builder returns a message owned by the caller
  * (protobuf_c_message_free_unpacked), made with malloc'd strings. */
 #ifndef LC_TESTKIT_H
@@ -13,7 +13,7 @@
 #include "tailor/v1/nodeclaim.pb-c.h"
 #include "tailor/v1/solver.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
-#include "fake.h"
+#include "lc_fake.h"
 #include "tlr_alloc.h"
 
 #define TK_PUSH(arr, n, x) \

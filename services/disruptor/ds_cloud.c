@@ -1,5 +1,5 @@
-/* cloud.c - ds_cloud_ops over AWS (cloud.h). */
-#include "cloud.h"
+/* ds_cloud.c - ds_cloud_ops over AWS (ds_cloud.h). */
+#include "ds_cloud.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* app.h - the launcher process: clients, provisioning core, routes,
+/* lc_app.h - the launcher process: clients, provisioning core, routes,
  * subscription and timers, put together from settings (main.c). */
 #ifndef LC_APP_H
 #define LC_APP_H

@@ -1,5 +1,5 @@
-/* fake.c - recording fakes of the disruptor's ops (fake.h). */
-#include "fake.h"
+/* ds_fake.c - recording fakes of the disruptor's ops (ds_fake.h). */
+#include "ds_fake.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* fake.h - recording fakes of the disruptor's ops (ops.h) for tests.
+/* ds_fake.h - recording fakes of the disruptor's ops (ds_ops.h) for tests.
  *
  * One ds_fake plays the whole outside world: Kubernetes (NodeClaims and
  * Nodes with finalizers and deletion, the pods bound to each node, PDBs,
@@ -13,7 +13,7 @@
 #ifndef DS_FAKE_H
 #define DS_FAKE_H
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "tlr_time.h"
 
 typedef struct ds_fake_workload {

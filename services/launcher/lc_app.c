@@ -1,11 +1,11 @@
-/* app.c - the launcher process wired together (app.h).
+/* lc_app.c - the launcher process wired together (lc_app.h).
  *
  * Threads: the decisions run on one.  Pending batches from the watcher,
  * Launch / Terminate requests, the lifecycle, GC and Lease timers all run
  * on the service loop, so the provisioning core needs no locks.  Three
  * kinds of helper thread do blocking work for it: the fan-out of one
  * batch's CreateFleet / CreateTags / NodeClaim writes (par.h, joined
- * before the loop goes on), the Event writers (kube.h), and the live
+ * before the loop goes on), the Event writers (lc_kube.h), and the live
  * catalog fetch (catalog_src.h), whose result reaches the loop through an
  * eventfd and is swapped in there.  Only the Lease holder provisions; a
  * follower answers Launch/Terminate with UNAVAILABLE ("NotLeader") so the
@@ -18,7 +18,7 @@
  * and cut a call at it, so whatever the loop is in the middle of stops
  * when the leadership does -- not when the loop next looks at a flag.
  */
-#include "app.h"
+#include "lc_app.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "catalog_src.h"
-#include "cloud.h"
-#include "kube.h"
+#include "lc_cloud.h"
+#include "lc_kube.h"
 #include "tlr_lease.h"
 #include "provision.h"
 #include "solver_client.h"

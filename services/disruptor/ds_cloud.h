@@ -1,4 +1,4 @@
-/* cloud.h - the real ds_cloud_ops over common/aws: the interruption queue
+/* ds_cloud.h - the real ds_cloud_ops over common/aws: the interruption queue
  * (SQS: resolved from a name once, short polls).  AMI drift needs no AWS
  * call: it reads the images the launcher publishes (drift.c).  Blocking
  * calls from the loop thread; one client (tlr_aws_query is not
@@ -6,7 +6,7 @@
 #ifndef DS_CLOUD_H
 #define DS_CLOUD_H
 
-#include "ops.h"
+#include "ds_ops.h"
 #include "tlr_awscreds.h"
 #include "tlr_fence.h"
 #include "tlr_log.h"

@@ -1,13 +1,13 @@
-/* kube.c - ds_kube_ops over common/kube (kube.h).
+/* ds_kube.c - ds_kube_ops over common/kube (ds_kube.h).
  *
- * Lists are decoded into the small structs of ops.h; writes that change a
+ * Lists are decoded into the small structs of ds_ops.h; writes that change a
  * list (finalizers, taints) read the object, change the list and write it
  * back as a merge patch carrying the resourceVersion, so a concurrent
  * writer makes the patch fail with CONFLICT instead of being overwritten
  * (a merge patch replaces a list whole).  Blocking calls, made from the
  * disruptor's loop thread.
  */
-#include "kube.h"
+#include "ds_kube.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* cloud.c - the real lc_cloud_ops over common/aws (cloud.h).
+/* lc_cloud.c - the real lc_cloud_ops over common/aws (lc_cloud.h).
  *
  * EC2 calls go through tlr_ec2 (typed) and its Query client for the
  * launch-template actions tlr_ec2 does not wrap.  SSM GetParameter speaks
@@ -6,7 +6,7 @@
  * EC2 client per worker thread, made at creation (worker 0 is the loop
  * thread's own client).
  */
-#include "cloud.h"
+#include "lc_cloud.h"
 
 #include <json-c/json.h>
 #include <stdatomic.h>

@@ -1,4 +1,4 @@
-/* fake.h - recording fakes of the launcher's ops (ops.h) for tests.
+/* lc_fake.h - recording fakes of the launcher's ops (lc_ops.h) for tests.
  *
  * Each fake records the calls it receives (in order, as one line of text
  * each: "create_fleet nc-1 spot m5.large/us-east-1a ...") and answers
@@ -12,7 +12,7 @@
 #ifndef LC_FAKE_H
 #define LC_FAKE_H
 
-#include "ops.h"
+#include "lc_ops.h"
 #include "tlr_time.h"
 
 typedef struct lc_fake {
