@@ -1,5 +1,5 @@
-/* ctlfiles.h - reading manifest paths, shared by convert, pdb-check and
- * patch-check: a path is a file or a directory read recursively (*.yaml,
+/* ctlfiles.h - reading manifest paths, shared by solve, convert, pdb-check
+ * and patch-check: a path is a file or a directory read recursively (*.yaml,
  * *.yml, *.json in name order); each file is a YAML stream or JSON, Lists
  * flattened (tlr_kubeobj_decode).  Errors are printed on stderr as
  * "tailorctl CMD: PATH: reason". */

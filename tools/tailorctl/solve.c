@@ -20,14 +20,13 @@
  * Exit codes: 0 every pod placed, 3 some pods unschedulable, 2 bad usage
  * or input, 1 any other failure.  docs/tailorctl.md documents the output.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ctlfiles.h"
 #include "ctlprogress.h"
 #include "tailorctl.h"
 #include "tlr_alloc.h"
@@ -41,9 +40,6 @@
 #include "tlr_nodeshape.h"
 #include "tlr_solve.h"
 #include "tlr_time.h"
-
-#define FILE_MAX (64u << 20)      /* one input file */
-#define DIR_DEPTH_MAX 16
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNSCHED = 3 };
 
@@ -291,98 +287,7 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
     return TLR_OK;
 }
 
-/* ---- reading files ------------------------------------------------------- */
-
-static int read_file(const char *path, char **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    tlr_buf b;
-    char chunk[65536];
-    size_t n;
-    int rc = TLR_OK;
-
-    if (f == NULL) {
-        fprintf(stderr, "tailorctl solve: %s: %s\n", path, strerror(errno));
-        return TLR_E_IO;
-    }
-    tlr_buf_init(&b, FILE_MAX);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        if (tlr_buf_add(&b, chunk, n) != TLR_OK) {
-            fprintf(stderr, "tailorctl solve: %s: larger than %u MiB\n", path, FILE_MAX >> 20);
-            rc = TLR_E_TOOBIG;
-            break;
-        }
-    }
-    if (rc == TLR_OK && ferror(f)) {
-        fprintf(stderr, "tailorctl solve: %s: read error\n", path);
-        rc = TLR_E_IO;
-    }
-    fclose(f);
-    if (rc != TLR_OK) {
-        tlr_buf_free(&b);
-        return rc;
-    }
-    *len = b.len;
-    *buf = tlr_buf_take(&b);
-    return TLR_OK;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool manifest_name(const char *n)
-{
-    size_t l = strlen(n);
-    return (l > 5 && !strcmp(n + l - 5, ".yaml")) || (l > 4 && !strcmp(n + l - 4, ".yml")) ||
-           (l > 5 && !strcmp(n + l - 5, ".json"));
-}
-
-/* Expand path into files: itself, or a directory's manifests, sorted. */
-static int collect(const char *path, int depth, strvec *files)
-{
-    struct stat st;
-
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "tailorctl solve: %s: %s\n", path, strerror(errno));
-        return TLR_E_IO;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        strvec_add(files, path);
-        return TLR_OK;
-    }
-    if (depth > DIR_DEPTH_MAX) {
-        fprintf(stderr, "tailorctl solve: %s: directories nested deeper than %d\n", path,
-                DIR_DEPTH_MAX);
-        return TLR_E_TOOBIG;
-    }
-    DIR *d = opendir(path);
-    if (d == NULL) {
-        fprintf(stderr, "tailorctl solve: %s: %s\n", path, strerror(errno));
-        return TLR_E_IO;
-    }
-    strvec names = { 0 };
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.')
-            strvec_add(&names, e->d_name);
-    closedir(d);
-    if (names.n > 1)
-        qsort(names.v, names.n, sizeof(char *), cmp_str);
-    int rc = TLR_OK;
-    for (size_t i = 0; i < names.n && rc == TLR_OK; i++) {
-        char *full = tlr_malloc(strlen(path) + strlen(names.v[i]) + 2);
-        sprintf(full, "%s/%s", path, names.v[i]);
-        if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
-            rc = collect(full, depth + 1, files);
-        else if (manifest_name(names.v[i]))
-            strvec_add(files, full);
-        free(full);
-    }
-    strvec_free(&names);
-    return rc;
-}
+/* ---- reading files (ctlfiles.h) ------------------------------------------ */
 
 static bool is_kind(const char *k, const char *want)
 {
@@ -474,20 +379,18 @@ static int read_inputs(const solve_cfg *cfg, inputs *in, ctl_progress *pg)
 {
     const strvec *lists[] = { &cfg->pods, &cfg->nodepools, &cfg->nodeclasses, &cfg->nodes,
                               &cfg->daemonsets };
-    strvec files = { 0 };
+    ctl_files files = { 0 };
     int rc = TLR_OK;
 
     for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]) && rc == TLR_OK; l++)
         for (size_t i = 0; i < lists[l]->n && rc == TLR_OK; i++)
-            rc = collect(lists[l]->v[i], 0, &files);
+            rc = ctl_files_collect("solve", lists[l]->v[i], &files);
     /* Every file is read for every kind it holds, so a file named by two
      * flags (--nodepools all.yaml --nodeclasses all.yaml) is read once. */
     struct stat *seen = tlr_calloc(files.n + 1, sizeof(*seen));
     ctl_progress_step(pg, "reading manifests", files.n);
     for (size_t f = 0; f < files.n && rc == TLR_OK; f++) {
         ctl_progress_set(pg, f);
-        char *buf = NULL, err[512];
-        size_t len = 0;
         json_object *objs = NULL;
         bool again = false;
 
@@ -496,21 +399,14 @@ static int read_inputs(const solve_cfg *cfg, inputs *in, ctl_progress *pg)
                 again = seen[g].st_ino == seen[f].st_ino && seen[g].st_dev == seen[f].st_dev;
         if (again)
             continue;
-
-        if ((rc = read_file(files.v[f], &buf, &len)) != TLR_OK)
+        if ((rc = ctl_files_decode("solve", files.v[f], &objs)) != TLR_OK)
             break;
-        rc = tlr_kubeobj_decode(buf, len, FILE_MAX, &objs, err, sizeof(err));
-        free(buf);
-        if (rc != TLR_OK) {
-            fprintf(stderr, "tailorctl solve: %s: %s\n", files.v[f], err);
-            break;
-        }
         for (size_t i = 0; i < json_object_array_length(objs) && rc == TLR_OK; i++)
             rc = take_object(cfg, files.v[f], json_object_array_get_idx(objs, i), in);
         json_object_put(objs);
     }
     free(seen);
-    strvec_free(&files);
+    ctl_files_free(&files);
     char sum[96];
     snprintf(sum, sizeof(sum), "%zu pending pods, %zu bound, %zu nodes", in->npending,
              in->nbound, in->nnodes);
