@@ -21,17 +21,12 @@ struct tlr_asg {
 
 int tlr_asg_create(const tlr_aws_query_opts *opts, tlr_asg **out)
 {
-    tlr_aws_query_opts o = { 0 };
     tlr_aws_query *q = NULL;
     int rc;
 
     if (out == NULL)
         return TLR_E_INVAL;
-    if (opts != NULL)
-        o = *opts;
-    o.service = "autoscaling";
-    o.version = TLR_ASG_API_VERSION;
-    if ((rc = tlr_aws_query_create(&o, &q)) != TLR_OK)
+    if ((rc = tlr_aws_query_create_for(opts, "autoscaling", TLR_ASG_API_VERSION, &q)) != TLR_OK)
         return rc;
     *out = tlr_calloc(1, sizeof(**out));
     (*out)->q = q;

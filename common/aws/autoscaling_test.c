@@ -12,47 +12,17 @@
 
 #include <cmocka.h>
 
+#include "aws_fixture.h"
 #include "aws_testsrv.h"
 #include "tlr_alloc.h"
 #include "tlr_autoscaling.h"
 #include "tlr_err.h"
 
-static char *fixture(const char *name)
-{
-    const char *src = __FILE__, *slash = strrchr(src, '/');
-    char path[4096];
-    snprintf(path, sizeof(path), "%.*s/testdata/%s", slash ? (int)(slash - src) : 1,
-             slash ? src : ".", name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        printf("FAIL: cannot open fixture %s\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = tlr_malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static tlr_xml_doc *load(const char *name)
-{
-    char *text = fixture(name);
-    tlr_xml_doc *d = NULL;
-    assert_non_null(text);
-    assert_int_equal(tlr_xml_parse(text, strlen(text), NULL, &d, NULL, 0), TLR_OK);
-    free(text);
-    return d;
-}
-
 /* The recorded group: sizes, instances, tags, no next page. */
 static void test_parse_group(void **state)
 {
     (void)state;
-    tlr_xml_doc *d = load("asg_describe.xml");
+    tlr_xml_doc *d = aws_fixture_xml("asg_describe.xml");
     tlr_asg_groups g = { 0 };
     char *next = (char *)"x";
     assert_int_equal(tlr_asg_parse_groups(tlr_xml_root(d), &g, &next), TLR_OK);
@@ -86,7 +56,7 @@ static void test_parse_group(void **state)
 static void test_parse_pages_and_wrong_documents(void **state)
 {
     (void)state;
-    tlr_xml_doc *p1 = load("asg_describe_page1.xml"), *p2 = load("asg_describe_page2.xml");
+    tlr_xml_doc *p1 = aws_fixture_xml("asg_describe_page1.xml"), *p2 = aws_fixture_xml("asg_describe_page2.xml");
     tlr_asg_groups g = { 0 };
     char *next = NULL;
     assert_int_equal(tlr_asg_parse_groups(tlr_xml_root(p1), &g, &next), TLR_OK);
@@ -138,7 +108,7 @@ static void test_parse_pages_and_wrong_documents(void **state)
 static void test_parse_activity(void **state)
 {
     (void)state;
-    tlr_xml_doc *d = load("asg_terminate.xml");
+    tlr_xml_doc *d = aws_fixture_xml("asg_terminate.xml");
     tlr_asg_activity a = { 0 };
     assert_int_equal(tlr_asg_parse_activity(tlr_xml_root(d), &a), TLR_OK);
     assert_string_equal(a.id, "de9b4a4b-0848-4d0d-8528-ca3e8c224c75");
@@ -202,7 +172,7 @@ static tlr_asg *client_for(const testsrv *s, tlr_aws_creds **cr)
 static void test_describe_pages(void **state)
 {
     (void)state;
-    char *b1 = fixture("asg_describe_page1.xml"), *b2 = fixture("asg_describe_page2.xml");
+    char *b1 = aws_fixture("asg_describe_page1.xml"), *b2 = aws_fixture("asg_describe_page2.xml");
     testsrv_resp resp[] = { { 200, b1 }, { 200, b2 } };
     testsrv s;
     tlr_aws_creds *cr = NULL;
@@ -233,7 +203,7 @@ static void test_describe_pages(void **state)
 static void test_describe_page_ceiling(void **state)
 {
     (void)state;
-    char *b1 = fixture("asg_describe_page1.xml");
+    char *b1 = aws_fixture("asg_describe_page1.xml");
     testsrv_resp resp[] = { { 200, b1 } };
     testsrv s;
     tlr_aws_creds *cr = NULL;
@@ -253,8 +223,8 @@ static void test_describe_page_ceiling(void **state)
 static void test_mutations(void **state)
 {
     (void)state;
-    char *upd = fixture("asg_update.xml"), *set = fixture("asg_set_desired.xml");
-    char *term = fixture("asg_terminate.xml"), *verr = fixture("asg_error.xml");
+    char *upd = aws_fixture("asg_update.xml"), *set = aws_fixture("asg_set_desired.xml");
+    char *term = aws_fixture("asg_terminate.xml"), *verr = aws_fixture("asg_error.xml");
     /* AWS's answer for an instance in no group (moto answers 500 there). */
     static const char not_found[] =
         "<ErrorResponse xmlns=\"http://autoscaling.amazonaws.com/doc/2011-01-01/\"><Error>"

@@ -11,32 +11,12 @@
 
 #include <cmocka.h>
 
+#include "aws_fixture.h"
 #include "aws_testsrv.h"
 #include "tlr_alloc.h"
 #include "tlr_awsjson.h"
 #include "tlr_err.h"
 #include "tlr_pricing.h"
-
-static char *fixture(const char *name)
-{
-    const char *src = __FILE__, *slash = strrchr(src, '/');
-    char path[4096];
-    snprintf(path, sizeof(path), "%.*s/testdata/%s", slash ? (int)(slash - src) : 1,
-             slash ? src : ".", name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        printf("FAIL: cannot open fixture %s\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = tlr_malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
 
 typedef struct env {
     testsrv s;
@@ -153,7 +133,7 @@ static void test_error_header(void **state)
 static void test_pricing_pages(void **state)
 {
     (void)state;
-    char *p1 = fixture("get_products_1.json"), *p2 = fixture("get_products_2.json");
+    char *p1 = aws_fixture("get_products_1.json"), *p2 = aws_fixture("get_products_2.json");
     const testsrv_resp r[] = { { 200, p1 }, { 200, p2 } };
     env e;
     env_start(&e, r, 2, "pricing", "AWSPriceListService", NULL);

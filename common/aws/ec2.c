@@ -22,17 +22,12 @@ struct tlr_ec2 {
 
 int tlr_ec2_create(const tlr_aws_query_opts *opts, tlr_ec2 **out)
 {
-    tlr_aws_query_opts o = { 0 };
     tlr_aws_query *q = NULL;
     int rc;
 
     if (out == NULL)
         return TLR_E_INVAL;
-    if (opts != NULL)
-        o = *opts;
-    o.service = "ec2";
-    o.version = TLR_EC2_API_VERSION;
-    if ((rc = tlr_aws_query_create(&o, &q)) != TLR_OK)
+    if ((rc = tlr_aws_query_create_for(opts, "ec2", TLR_EC2_API_VERSION, &q)) != TLR_OK)
         return rc;
     *out = tlr_calloc(1, sizeof(**out));
     (*out)->q = q;

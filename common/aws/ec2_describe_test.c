@@ -11,46 +11,16 @@
 
 #include <cmocka.h>
 
+#include "aws_fixture.h"
 #include "aws_testsrv.h"
 #include "tlr_alloc.h"
 #include "tlr_ec2.h"
 #include "tlr_err.h"
 
-static char *fixture(const char *name)
-{
-    const char *src = __FILE__, *slash = strrchr(src, '/');
-    char path[4096];
-    snprintf(path, sizeof(path), "%.*s/testdata/%s", slash ? (int)(slash - src) : 1,
-             slash ? src : ".", name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        printf("FAIL: cannot open fixture %s\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = tlr_malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static tlr_xml_doc *load(const char *name)
-{
-    char *text = fixture(name);
-    tlr_xml_doc *d = NULL;
-    assert_non_null(text);
-    assert_int_equal(tlr_xml_parse(text, strlen(text), NULL, &d, NULL, 0), TLR_OK);
-    free(text);
-    return d;
-}
-
 static void test_subnets(void **state)
 {
     (void)state;
-    tlr_xml_doc *d = load("describe_subnets.xml");
+    tlr_xml_doc *d = aws_fixture_xml("describe_subnets.xml");
     tlr_ec2_subnets l = { 0 };
     char *next = (char *)"x";
     assert_int_equal(tlr_ec2_parse_subnets(tlr_xml_root(d), &l, &next), TLR_OK);
@@ -78,7 +48,7 @@ static void test_subnets(void **state)
 static void test_security_groups_and_images(void **state)
 {
     (void)state;
-    tlr_xml_doc *d = load("describe_security_groups.xml");
+    tlr_xml_doc *d = aws_fixture_xml("describe_security_groups.xml");
     tlr_ec2_security_groups g = { 0 };
     assert_int_equal(tlr_ec2_parse_security_groups(tlr_xml_root(d), &g, NULL), TLR_OK);
     assert_int_equal(g.n, 2);
@@ -89,7 +59,7 @@ static void test_security_groups_and_images(void **state)
     tlr_ec2_security_groups_free(&g);
     tlr_xml_free(d);
 
-    d = load("describe_images.xml");
+    d = aws_fixture_xml("describe_images.xml");
     tlr_ec2_images im = { 0 };
     assert_int_equal(tlr_ec2_parse_images(tlr_xml_root(d), &im, NULL), TLR_OK);
     assert_int_equal(im.n, 2);
@@ -121,7 +91,7 @@ static void test_instance_types(void **state)
         { "p4d.24xlarge", "x86_64", "Intel", "A100", 96, 15, 50, 8, 4, 0, 0, 1179648, 8000,
           100000, true },
     };
-    tlr_xml_doc *d = load("describe_instance_types.xml");
+    tlr_xml_doc *d = aws_fixture_xml("describe_instance_types.xml");
     tlr_ec2_type_infos l = { 0 };
     assert_int_equal(tlr_ec2_parse_instance_types(tlr_xml_root(d), &l, NULL), TLR_OK);
     assert_int_equal(l.n, 5);
@@ -159,7 +129,7 @@ static void test_instance_types(void **state)
 static void test_offerings(void **state)
 {
     (void)state;
-    tlr_xml_doc *d = load("describe_type_offerings.xml");
+    tlr_xml_doc *d = aws_fixture_xml("describe_type_offerings.xml");
     tlr_ec2_type_offerings l = { 0 };
     assert_int_equal(tlr_ec2_parse_type_offerings(tlr_xml_root(d), &l, NULL), TLR_OK);
     assert_int_equal(l.n, 10);

@@ -12,36 +12,11 @@
 
 #include <cmocka.h>
 
+#include "aws_fixture.h"
 #include "aws_testsrv.h"
 #include "tlr_alloc.h"
 #include "tlr_ec2.h"
 #include "tlr_err.h"
-
-static char *fixture(const char *name)
-{
-    const char *src = __FILE__, *slash = strrchr(src, '/');
-    char path[4096];
-    FILE *f;
-    char *buf;
-    long n;
-    size_t got;
-
-    snprintf(path, sizeof(path), "%.*s/testdata/%s", slash ? (int)(slash - src) : 1,
-             slash ? src : ".", name);
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        printf("FAIL: cannot open fixture %s\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = tlr_malloc((size_t)n + 1);
-    got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static tlr_xml_doc *parse(const char *text)
 {
@@ -68,7 +43,7 @@ static void test_describe_two_reservations(void **state)
         { "i-0a1b2c3d4e5f60003", "c6g.2xlarge", "terminated", "us-east-1c", "", "", false, 1,
           1796220000000 },
     };
-    char *text = fixture("describe_instances_2res.xml");
+    char *text = aws_fixture("describe_instances_2res.xml");
     tlr_xml_doc *d = text ? parse(text) : NULL;
     tlr_ec2_instances l = { 0 };
     char *next = NULL;
@@ -110,7 +85,7 @@ static void test_describe_two_reservations(void **state)
 
 static void test_create_fleet_partial(void **state)
 {
-    char *text = fixture("create_fleet_partial.xml");
+    char *text = aws_fixture("create_fleet_partial.xml");
     tlr_xml_doc *d = text ? parse(text) : NULL;
     tlr_ec2_fleet_result r = { 0 };
 

@@ -245,6 +245,17 @@ out:
     return rc;
 }
 
+int tlr_aws_query_create_for(const tlr_aws_query_opts *o, const char *service,
+                             const char *version, tlr_aws_query **out)
+{
+    tlr_aws_query_opts c = { 0 };
+    if (o != NULL)
+        c = *o;
+    c.service = service;
+    c.version = version;
+    return tlr_aws_query_create(&c, out);
+}
+
 int tlr_aws_query_create(const tlr_aws_query_opts *o, tlr_aws_query **out)
 {
     tlr_aws_query *q;

@@ -16,11 +16,8 @@ int tlr_sqs_create(const tlr_aws_query_opts *opts, tlr_sqs **out)
 {
     if (opts == NULL || out == NULL)
         return TLR_E_INVAL;
-    tlr_aws_query_opts o = *opts;
-    o.service = "sqs";
-    o.version = TLR_SQS_API_VERSION;
     tlr_aws_query *q = NULL;
-    int rc = tlr_aws_query_create(&o, &q);
+    int rc = tlr_aws_query_create_for(opts, "sqs", TLR_SQS_API_VERSION, &q);
     if (rc != TLR_OK)
         return rc;
     tlr_sqs *s = tlr_calloc(1, sizeof(*s));

@@ -106,6 +106,10 @@ typedef struct tlr_aws_query_opts {
  * a missing service/version or a malformed endpoint URL. */
 int  tlr_aws_query_create(const tlr_aws_query_opts *o, tlr_aws_query **out);
 void tlr_aws_query_free(tlr_aws_query *q);   /* NULL is fine */
+/* The same for one service's client: o (may be NULL) with its service and
+ * version replaced by these (borrowed, static strings). */
+int  tlr_aws_query_create_for(const tlr_aws_query_opts *o, const char *service,
+                              const char *version, tlr_aws_query **out);
 
 /* The endpoint URL in use ("http://127.0.0.1:5000/"); borrowed. */
 const char *tlr_aws_query_endpoint(const tlr_aws_query *q);
