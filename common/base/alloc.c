@@ -54,6 +54,35 @@ char *tlr_strndup(const char *s, size_t n)
     return d;
 }
 
+char *tlr_vstrdupf(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        n = 0;
+    char *d = tlr_malloc((size_t)n + 1);
+    if (vsnprintf(d, (size_t)n + 1, fmt, ap) < 0)
+        d[0] = '\0';
+    return d;
+}
+
+char *tlr_strdupf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *d = tlr_vstrdupf(fmt, ap);
+    va_end(ap);
+    return d;
+}
+
+void tlr_strv_vaddf(char ***v, size_t *n, const char *fmt, va_list ap)
+{
+    *v = tlr_realloc(*v, (*n + 1) * sizeof(**v));
+    (*v)[(*n)++] = tlr_vstrdupf(fmt, ap);
+}
+
 void tlr_grow(void **arr, size_t *cap, size_t need, size_t sz)
 {
     if (need <= *cap)

@@ -5,8 +5,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "tlr_alloc.h"
 #include "tlr_arena.h"
 #include "tlr_buf.h"
 #include "tlr_err.h"
@@ -195,6 +197,39 @@ static void test_retry_after(void **state)
     assert_int_equal(failures, 0);
 }
 
+static void strv_addf(char ***v, size_t *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tlr_strv_vaddf(v, n, fmt, ap);
+    va_end(ap);
+}
+
+/* Formatted strings are as long as they need to be: no truncation. */
+static void test_strdupf(void **state)
+{
+    (void)state;
+    char *s = tlr_strdupf("%s-%d", "node", 7);
+    assert_string_equal(s, "node-7");
+    free(s);
+    char big[10000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    s = tlr_strdupf("<%s>", big);
+    assert_int_equal(strlen(s), sizeof(big) + 1);
+    free(s);
+    char **v = NULL;
+    size_t n = 0;
+    strv_addf(&v, &n, "a%d", 1);
+    strv_addf(&v, &n, "%s", big);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0], "a1");
+    assert_int_equal(strlen(v[1]), sizeof(big) - 1);
+    free(v[0]);
+    free(v[1]);
+    free(v);
+}
+
 /* The published FNV test vectors (draft-eastlake-fnv), and values that
  * persisted names depend on: they must never change. */
 static void test_fnv(void **state)
@@ -229,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_fnv),
+        cmocka_unit_test(test_strdupf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #ifndef TLR_ALLOC_H
 #define TLR_ALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *tlr_malloc(size_t n);                  /* owned by the caller */
@@ -13,6 +14,11 @@ void *tlr_calloc(size_t count, size_t size); /* zeroed; overflow aborts */
 void *tlr_realloc(void *p, size_t n);
 char *tlr_strdup(const char *s);             /* NULL in, NULL out */
 char *tlr_strndup(const char *s, size_t n);
+/* printf into a new string of the length it needs (owned: free). */
+char *tlr_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *tlr_vstrdupf(const char *fmt, va_list ap);
+/* Append tlr_vstrdupf(fmt, ap) to the array *v of *n owned strings. */
+void  tlr_strv_vaddf(char ***v, size_t *n, const char *fmt, va_list ap);
 /* Grow *arr so it holds at least need elements of size sz; *cap updated. */
 void  tlr_grow(void **arr, size_t *cap, size_t need, size_t sz);
 

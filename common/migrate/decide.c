@@ -334,13 +334,10 @@ static void problem(tlr_mig_health *h, const char *fmt, ...)
 {
     if (h->nproblems >= MAX_PROBLEMS)
         return;
-    char line[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    tlr_strv_vaddf(&h->problems, &h->nproblems, fmt, ap);
     va_end(ap);
-    h->problems = tlr_realloc(h->problems, (h->nproblems + 1) * sizeof(*h->problems));
-    h->problems[h->nproblems++] = tlr_strdup(line);
 }
 
 void tlr_mig_health_check(const tlr_mig_state *s, const tlr_mig_podv *pods, size_t npods,

@@ -30,14 +30,12 @@
 void tlr_mig_checks_add(tlr_mig_checks *c, const char *check, const char *object,
                         tlr_mig_result r, const char *fmt, ...)
 {
-    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    char *msg = tlr_vstrdupf(fmt, ap);
     va_end(ap);
     TLR_GROW(c->v, c->cap, c->n + 1);
-    c->v[c->n++] = (tlr_mig_check){ tlr_strdup(check), tlr_strdup(object ? object : ""), r,
-                                    tlr_strdup(msg) };
+    c->v[c->n++] = (tlr_mig_check){ tlr_strdup(check), tlr_strdup(object ? object : ""), r, msg };
 }
 
 void tlr_mig_checks_free(tlr_mig_checks *c)

@@ -62,14 +62,10 @@ static void note(pctx *c, const char *fmt, ...) __attribute__((format(printf, 2,
 
 static void note(pctx *c, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    tlr_strv_vaddf(&c->g->notes, &c->g->nnotes, fmt, ap);
     va_end(ap);
-    tlr_ng_group *g = c->g;
-    g->notes = tlr_realloc(g->notes, (g->nnotes + 1) * sizeof(*g->notes));
-    g->notes[g->nnotes++] = tlr_strdup(msg);
 }
 
 /* ---- value readers ---------------------------------------------------- */

@@ -45,13 +45,10 @@ static void blocker(tlr_pchk_row *r, const char *fmt, ...) __attribute__((format
 
 static void blocker(tlr_pchk_row *r, const char *fmt, ...)
 {
-    char buf[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    tlr_strv_vaddf(&r->blockers, &r->nblockers, fmt, ap);
     va_end(ap);
-    r->blockers = tlr_realloc(r->blockers, (r->nblockers + 1) * sizeof(*r->blockers));
-    r->blockers[r->nblockers++] = tlr_strdup(buf);
 }
 
 /* The value means "do not disrupt": "true", or a duration (Karpenter v1

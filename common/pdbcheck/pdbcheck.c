@@ -377,18 +377,6 @@ void tlr_pdbc_findings_free(tlr_pdbc_findings *f)
     f->n = 0;
 }
 
-static char *msgf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *msgf(const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    return tlr_strdup(buf);
-}
-
 /* ---- the rules ----------------------------------------------------------------------- */
 
 int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, size_t np,
@@ -434,14 +422,14 @@ int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, si
         if (pods == 0) {
             x = finding(&f, TLR_PDBC_SELECTS_NO_PODS, "PodDisruptionBudget", b->namespace_,
                         b->name);
-            x->message = msgf("selects no pods in namespace %s: check spec.selector against "
+            x->message = tlr_strdupf("selects no pods in namespace %s: check spec.selector against "
                               "the pods' labels, or delete it if its workload is gone",
                               b->namespace_);
             finding_pdb(x, b->name);
             if (pdbc_pdb_blocks_statically(b, why, sizeof(why))) {
                 x = finding(&f, TLR_PDBC_BLOCKS_EVICTION, "PodDisruptionBudget", b->namespace_,
                             b->name);
-                x->message = msgf("%s allows no eviction of any pod it will select: draining "
+                x->message = tlr_strdupf("%s allows no eviction of any pod it will select: draining "
                                   "their nodes waits forever; use maxUnavailable 1", why);
                 finding_pdb(x, b->name);
             }
@@ -455,7 +443,7 @@ int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, si
             if (mu == 0) {
                 x = finding(&f, TLR_PDBC_BLOCKS_EVICTION, "PodDisruptionBudget", b->namespace_,
                             b->name);
-                x->message = msgf("maxUnavailable %s allows no eviction of its %lld pod%s: "
+                x->message = tlr_strdupf("maxUnavailable %s allows no eviction of its %lld pod%s: "
                                   "draining any of their nodes waits forever; use "
                                   "maxUnavailable 1 (or a percentage above 0)", v, expected,
                                   expected == 1 ? "" : "s");
@@ -466,7 +454,7 @@ int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, si
             if (ma >= expected) {
                 x = finding(&f, TLR_PDBC_BLOCKS_EVICTION, "PodDisruptionBudget", b->namespace_,
                             b->name);
-                x->message = msgf("minAvailable %s needs all %lld pod%s it selects: no "
+                x->message = tlr_strdupf("minAvailable %s needs all %lld pod%s it selects: no "
                                   "eviction is ever allowed; set minAvailable below %lld (or "
                                   "maxUnavailable 1)", v, expected, expected == 1 ? "" : "s",
                                   expected);
@@ -506,7 +494,7 @@ int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, si
         for (size_t k = 0; k < x->npdbs; k++)
             snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", k ? ", " : "",
                      x->pdbs[k]);
-        x->message = msgf("%lld pod%s selected by %zu PDBs (%s): the Eviction API refuses to "
+        x->message = tlr_strdupf("%lld pod%s selected by %zu PDBs (%s): the Eviction API refuses to "
                           "evict a pod with more than one PDB, so its nodes cannot be drained; "
                           "keep one", x->pods, x->pods == 1 ? " is" : "s are", x->npdbs, list);
     }
@@ -525,7 +513,7 @@ int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, si
             continue;
         tlr_pdbc_finding *x = finding(&f, TLR_PDBC_SINGLE_REPLICA, wl->kind, wl->ns, wl->name);
         x->pods = 1;
-        x->message = msgf("1 replica and no PodDisruptionBudget: draining its node stops it "
+        x->message = tlr_strdupf("1 replica and no PodDisruptionBudget: draining its node stops it "
                           "until the replacement is running; run 2 replicas with a PDB "
                           "maxUnavailable 1");
     }

@@ -98,14 +98,10 @@ void ks_na_config_free(ks_na_config *c)
 
 static void ran(ks_na_config *c, const char *fmt, ...)
 {
-    char line[256];
     va_list ap;
-
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    tlr_strv_vaddf(&c->ran, &c->nran, fmt, ap);
     va_end(ap);
-    c->ran = tlr_realloc(c->ran, (c->nran + 1) * sizeof(*c->ran));
-    c->ran[c->nran++] = tlr_strdup(line);
 }
 
 /* The first line of a script after its "#!" line, for the ran list. */

@@ -15,13 +15,10 @@
 static void record(ds_fake *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void record(ds_fake *f, const char *fmt, ...)
 {
-    char buf[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    tlr_strv_vaddf(&f->calls, &f->ncalls, fmt, ap);
     va_end(ap);
-    TLR_GROW(f->calls, f->capcalls, f->ncalls + 1);
-    f->calls[f->ncalls++] = tlr_strdup(buf);
 }
 
 static int64_t fake_wall(void *arg)

@@ -48,7 +48,7 @@ typedef struct ds_fake {
     ds_sqs_msgs sqs;
     /* record */
     char **calls;
-    size_t ncalls, capcalls;
+    size_t ncalls;
     int64_t now_ms;
     tlr_clock clock;
 } ds_fake;

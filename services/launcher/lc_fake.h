@@ -55,7 +55,7 @@ typedef struct lc_fake {
     int next_id;
     /* record */
     char **calls;
-    size_t ncalls, capcalls;
+    size_t ncalls;
     Tailor__V1__SolveRequest *last_solve;    /* packed copy of the last request */
     char *lt_user_data;                      /* user data of the last launch_template (owned) */
     int64_t now_ms;                          /* fake clock */
