@@ -30,9 +30,9 @@ export TAILOR_CLUSTER_NAME=tailor-demo BOOT_DELAY=${BOOT_DELAY:-2s}
 
 pids=()
 names=()
-stop_all() {
+stop_all() {   # a service still up 15 s after TERM is killed: never hang here
   for i in "${!pids[@]}"; do kill -TERM "${pids[$i]}" 2>/dev/null || true; done
-  for i in "${!pids[@]}"; do wait "${pids[$i]}" 2>/dev/null || true; done
+  for i in "${!pids[@]}"; do wait_exit "${pids[$i]}" 15 2>/dev/null || true; done
   "$repo/scripts/local-cluster.sh" down >/dev/null 2>&1 || true
 }
 trap stop_all EXIT

@@ -11,14 +11,17 @@
 #include "tlr_req.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include <nng/protocol/reqrep0/req.h>
 
 #include "tlr_alloc.h"
+#include "tlr_cancel.h"
 #include "tlr_err.h"
 #include "tlr_time.h"
 #include "transport_peers.h"
@@ -31,6 +34,10 @@ struct tlr_req_client {
     nng_socket sock;
     nng_ctx ctx;
     nng_aio *aio;
+    pthread_mutex_t mu;   /* done, set by nng's thread when aio completes */
+    pthread_cond_t cv;
+    bool done;
+    bool sync_init;
     bool ctx_open;
     int timeout_ms;
     int retries;
@@ -44,6 +51,49 @@ struct tlr_req_client {
     tlr_peers peers;
     tlr_req_stats stats;
 };
+
+/* nng's completion callback for c->aio (on nng's thread). */
+static void req_aio_done(void *arg)
+{
+    tlr_req_client *c = arg;
+    pthread_mutex_lock(&c->mu);
+    c->done = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Start op on c->aio (nng_ctx_send or nng_ctx_recv) and wait for it like
+ * nng_aio_wait, except that a shutdown request (SIGTERM, even one the
+ * blocked loop has not read yet: tlr_shutdown_requested) cancels it: a
+ * service must not sit out a whole call timeout - 30 s and more - after
+ * it was told to stop.  True when it was cancelled so. */
+static bool req_aio_run(tlr_req_client *c, void (*op)(nng_ctx, nng_aio *))
+{
+    bool canceled = false;
+    pthread_mutex_lock(&c->mu);
+    c->done = false;
+    pthread_mutex_unlock(&c->mu);
+    op(c->ctx, c->aio);
+    pthread_mutex_lock(&c->mu);
+    while (!c->done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+        if (!c->done && !canceled && tlr_shutdown_requested()) {
+            canceled = true;
+            pthread_mutex_unlock(&c->mu);
+            nng_aio_cancel(c->aio);
+            pthread_mutex_lock(&c->mu);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return canceled;
+}
 
 static char *join_urls(const char *const *urls, size_t n)
 {
@@ -104,7 +154,14 @@ int tlr_req_client_create(const tlr_req_opts *o, tlr_req_client **out)
     if ((rv = nng_ctx_open(&c->ctx, c->sock)) != 0)
         goto nng_fail;
     c->ctx_open = true;
-    if ((rv = nng_aio_alloc(&c->aio, NULL, NULL)) != 0)
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    c->sync_init = true;
+    if ((rv = nng_aio_alloc(&c->aio, req_aio_done, c)) != 0)
         goto nng_fail;
     for (size_t i = 0; i < o->nurls; i++) {
         if (tlr_tls_url(o->urls[i]) && o->tls == NULL) {
@@ -142,6 +199,10 @@ void tlr_req_client_free(tlr_req_client *c)
     if (c->aio != NULL) {
         nng_aio_stop(c->aio);
         nng_aio_free(c->aio);
+    }
+    if (c->sync_init) {
+        pthread_cond_destroy(&c->cv);
+        pthread_mutex_destroy(&c->mu);
     }
     if (c->ctx_open)
         nng_ctx_close(c->ctx);
@@ -204,12 +265,15 @@ static int exchange(tlr_req_client *c, nng_msg *msg, int attempt_ms,
 
     nng_aio_set_msg(c->aio, msg);
     nng_aio_set_timeout(c->aio, (nng_duration)total);
-    nng_ctx_send(c->ctx, c->aio);
-    nng_aio_wait(c->aio);
+    bool stop = req_aio_run(c, nng_ctx_send);
     int rv = nng_aio_result(c->aio);
     if (rv != 0) {
         nng_msg_free(nng_aio_get_msg(c->aio));
         nng_aio_set_msg(c->aio, NULL);
+        if (stop && rv == NNG_ECANCELED) {
+            snprintf(why, whylen, "shutting down");
+            return TLR_E_CANCELED;
+        }
         if (rv == NNG_ETIMEDOUT) {
             snprintf(why, whylen, "no replica connected within %" PRId64
                      " ms (dialling %s)", total, c->urls);
@@ -221,13 +285,16 @@ static int exchange(tlr_req_client *c, nng_msg *msg, int attempt_ms,
 
     int64_t left = deadline - tlr_mono_ms();
     nng_aio_set_timeout(c->aio, left > 0 ? (nng_duration)left : 1);
-    nng_ctx_recv(c->ctx, c->aio);
-    nng_aio_wait(c->aio);
+    stop = req_aio_run(c, nng_ctx_recv);
     rv = nng_aio_result(c->aio);
     if (rv == 0) {
         *out = nng_aio_get_msg(c->aio);
         nng_aio_set_msg(c->aio, NULL);
         return TLR_OK;
+    }
+    if (stop && rv == NNG_ECANCELED) {
+        snprintf(why, whylen, "shutting down");
+        return TLR_E_CANCELED;
     }
     if (rv == NNG_ETIMEDOUT && tlr_peers_count(&c->peers) > 0) {
         snprintf(why, whylen, "no reply within %" PRId64 " ms (%d attempt%s "
