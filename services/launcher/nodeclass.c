@@ -759,6 +759,28 @@ static lc_class *class_new(lc_classes *cs, const char *name)
     return c;
 }
 
+/* One class as in says it is now: resolved again when its spec changed
+ * or its refresh is due (now >= retry_ms), else only its status rewritten
+ * when someone overwrote it. */
+static void nc_sync_one(lc_classes *cs, lc_class *c, const Tailor__V1__NodeClass *in,
+                        int64_t now)
+{
+    char key[65];
+    spec_key_of(in, key);
+    bool changed = !c->spec_key || strcmp(c->spec_key, key) != 0;
+    c->rewrite = c->rewrite || status_overwritten(c, in);
+    if (!changed && now < c->retry_ms) {
+        if (c->rewrite)
+            nc_publish(cs, c, c->conds[C_READY].status == 1, false);
+        return;
+    }
+    free(c->spec_key);
+    c->spec_key = tlr_strdup(key);
+    if (changed)
+        c->resolve_failures = 0;
+    nc_resolve(cs, c, in);
+}
+
 void lc_classes_sync(lc_classes *cs, const Tailor__V1__ClusterState *st)
 {
     int64_t now = now_ms(cs);
@@ -779,20 +801,7 @@ void lc_classes_sync(lc_classes *cs, const Tailor__V1__ClusterState *st)
         lc_class *c = lc_classes_get(cs, in->name);
         if (!c)
             c = class_new(cs, in->name);
-        char key[65];
-        spec_key_of(in, key);
-        bool changed = !c->spec_key || strcmp(c->spec_key, key) != 0;
-        c->rewrite = c->rewrite || status_overwritten(c, in);
-        if (!changed && now < c->retry_ms) {
-            if (c->rewrite)
-                nc_publish(cs, c, c->conds[C_READY].status == 1, false);
-            continue;
-        }
-        free(c->spec_key);
-        c->spec_key = tlr_strdup(key);
-        if (changed)
-            c->resolve_failures = 0;
-        nc_resolve(cs, c, in);
+        nc_sync_one(cs, c, in, now);
     }
     profile_gc(cs, st, now);
 }
@@ -810,15 +819,7 @@ void lc_classes_refresh(lc_classes *cs)
             c->retry_ms = now + LC_NC_BACKOFF_MIN_MS;
             continue;
         }
-        char key[65];
-        spec_key_of(nc, key);
-        if (!c->spec_key || strcmp(c->spec_key, key) != 0) {
-            c->resolve_failures = 0;
-            free(c->spec_key);
-            c->spec_key = tlr_strdup(key);
-        }
-        c->rewrite = c->rewrite || status_overwritten(c, nc);
-        nc_resolve(cs, c, nc);
+        nc_sync_one(cs, c, nc, now);   /* due: resolved again */
         protobuf_c_message_free_unpacked(&nc->base, NULL);
     }
 }
