@@ -15,6 +15,7 @@ repo=$(cd "$here_lib/../.." && pwd)
 KUBECTL=/usr/lib/google-cloud-sdk/bin/kubectl.1.33
 [ -x "$KUBECTL" ] || KUBECTL=kubectl
 ds_pids=()
+ds_names=()   # parallel to ds_pids: each one's log name
 ds_pid=
 watch_pid=
 
@@ -49,16 +50,16 @@ ds_up() {
   d_rep=$(free_port) d_pub=$(free_port) d_http=$(free_port) w_dec=$(free_port)
   s_http=$(free_port) w_http=$(free_port) l_http=$(free_port)   # /metrics of each
   $(tls_as tailor-solver) "$build/services/tailor-solver" --listen "tls+tcp://127.0.0.1:$s_rep" --http-listen "127.0.0.1:$s_http" \
-    >"$STATE_DIR/solver.log" 2>&1 & ds_pids+=($!)
+    >"$STATE_DIR/solver.log" 2>&1 & ds_pids+=($!) ds_names+=(solver)
   $(tls_as tailor-watcher) "$build/services/tailor-watcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$w_rep" \
     --publish "tls+tcp://127.0.0.1:$w_pub" --http-listen "127.0.0.1:$w_http" \
-    --decisions "tls+tcp://127.0.0.1:$w_dec" --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & ds_pids+=($!)
+    --decisions "tls+tcp://127.0.0.1:$w_dec" --batch-idle 500ms --batch-max 2s --resync 5s >"$STATE_DIR/watcher.log" 2>&1 & ds_pids+=($!) ds_names+=(watcher)
   $(tls_as tailor-launcher) "$build/services/tailor-launcher" --kubeconfig "$KUBECONFIG" --listen "tls+tcp://127.0.0.1:$l_rep" \
     --publish "tls+tcp://127.0.0.1:$l_pub" --http-listen "127.0.0.1:$l_http" \
     --solver "tls+tcp://127.0.0.1:$s_rep" --watcher "tls+tcp://127.0.0.1:$w_pub" \
     --watcher-rep "tls+tcp://127.0.0.1:$w_rep" \
     --decisions "tls+tcp://127.0.0.1:$w_dec" --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "$catalog" --lifecycle-interval 500ms \
-    ${LC_ARGS:-} >"$STATE_DIR/launcher.log" 2>&1 & ds_pids+=($!)
+    ${LC_ARGS:-} >"$STATE_DIR/launcher.log" 2>&1 & ds_pids+=($!) ds_names+=(launcher)
   ds_start_disruptor
   wait_for_status "http://127.0.0.1:$d_http/readyz" 200 30 || { ds_logs; return 1; }
   local p
@@ -102,11 +103,10 @@ ds_watch_stop() {
 ds_down() {
   [ "${FAILED:-0}" = 0 ] || ds_logs
   ds_watch_stop
-  local failed_before=${FAILED:-0} p n i=0
+  local failed_before=${FAILED:-0} i
   [ -n "$ds_pid" ] && stop_service tailor-disruptor "$ds_pid" "$STATE_DIR/disruptor.log"
-  for p in "${ds_pids[@]}"; do
-    n=$(ds_service_name "$i"); i=$((i + 1))
-    stop_service "tailor-$n" "$p" "$STATE_DIR/$n.log"
+  for i in "${!ds_pids[@]}"; do
+    stop_service "tailor-${ds_names[$i]}" "${ds_pids[$i]}" "$STATE_DIR/${ds_names[$i]}.log"
   done
   "$repo/scripts/local-cluster.sh" down >/dev/null 2>&1 || true
   [ "${FAILED:-0}" = "$failed_before" ] || KEEP_STATE=1
@@ -114,9 +114,6 @@ ds_down() {
   [ "${FAILED:-0}" = "$failed_before" ] || exit 1
 }
 
-ds_service_name() {   # INDEX in ds_pids, in the order ds_up starts them
-  case $1 in 0) echo solver ;; 1) echo watcher ;; *) echo launcher ;; esac
-}
 
 # Instances pending or running in moto (tagged for this cluster).
 ec2_live() {
