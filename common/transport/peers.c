@@ -21,6 +21,7 @@ static void remember(tlr_peers *p, nng_pipe pipe, const char *id)
     tlr_peer_id *e = &p->ids[p->nids++];
     e->pipe = pipe;
     e->added_ms = tlr_mono_ms();
+    e->used = false;
     snprintf(e->id, sizeof(e->id), "%s", id);
     pthread_mutex_unlock(&p->mu);
 }
@@ -146,13 +147,26 @@ int tlr_peers_identity(tlr_peers *p, nng_pipe pipe, char id[TLR_TLS_ID_MAX])
     return rc;
 }
 
+void tlr_peers_mark_used(tlr_peers *p, nng_pipe pipe)
+{
+    int pid = nng_pipe_id(pipe);
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->nids; i++) {
+        if (nng_pipe_id(p->ids[i].pipe) == pid) {
+            p->ids[i].used = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
 int tlr_peers_oldest(tlr_peers *p, int64_t added_before_ms, nng_pipe *out)
 {
     int rc = TLR_E_NOTFOUND;
     int64_t best = added_before_ms;
     pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->nids; i++) {
-        if (p->ids[i].added_ms < best) {
+        if (p->ids[i].used && p->ids[i].added_ms < best) {
             best = p->ids[i].added_ms;
             *out = p->ids[i].pipe;
             rc = TLR_OK;

@@ -319,6 +319,46 @@ static void test_connection_age(void **state)
     finish(&f);
 }
 
+/* A connection past the age limit that has not served a call yet is kept:
+ * closing it would spread no load, and with an age shorter than a turn
+ * through all connections, every fresh connection (the one that may reach
+ * a new replica) would be closed before its first call.  Four connections,
+ * all older than the limit: each call closes at most the connection that
+ * served the one before. */
+static void test_connection_age_unused_kept(void **state)
+{
+    (void)state;
+    fixture f = { 0 };
+    const tlr_rep_route routes[] = {
+        { .request = &tailor__v1__solve_request__descriptor, .handle = solve,
+          .reply_done = solve_done, .arg = &f },
+    };
+    start(&f, "inproc://rep_test_age4", routes, 1);
+    const char *urls[] = { "inproc://rep_test_age4", "inproc://rep_test_age4",
+                           "inproc://rep_test_age4", "inproc://rep_test_age4" };
+    tlr_req_client *aged = NULL;
+    assert_int_equal(tlr_req_client_create(&(tlr_req_opts){ .urls = urls, .nurls = 4,
+                                               .timeout_ms = 2000, .sender = "unit/aged4",
+                                               .max_conn_age_ms = 50 },
+                                           &aged), TLR_OK);
+    assert_int_equal(tlr_req_client_wait(aged, 4, 2000), TLR_OK);
+    usleep(100 * 1000);                 /* every connection is past the age */
+    tlr_req_client *plain = f.cli;
+    f.cli = aged;
+    tlr_req_stats sa;
+    for (int i = 0; i < 4; i++) {
+        tlr_status st;
+        assert_int_equal(call_solve(&f, "ok", 0, &st), TLR_OK);
+        tlr_req_client_stats(aged, &sa);
+        /* The first call finds no connection that served one. */
+        assert_int_equal(sa.recycled, (uint64_t)i);
+    }
+    f.cli = plain;
+    stop(&f);
+    tlr_req_client_free(aged);
+    finish(&f);
+}
+
 static void test_bad_opts(void **state)
 {
     tlr_loop *loop = NULL;
@@ -370,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_route_limit),
         cmocka_unit_test(test_ping_override),
         cmocka_unit_test(test_connection_age),
+        cmocka_unit_test(test_connection_age_unused_kept),
         cmocka_unit_test(test_bad_opts),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

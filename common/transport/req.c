@@ -214,8 +214,9 @@ void tlr_req_client_free(tlr_req_client *c)
     free(c);
 }
 
-/* Close the oldest connection past the age limit, if another one is up
- * (tlr_req_opts.max_conn_age_ms): nng redials it, maybe to another replica. */
+/* Close the oldest connection past the age limit that has served a call,
+ * if another one is up (tlr_req_opts.max_conn_age_ms): nng redials it,
+ * maybe to another replica. */
 static void recycle(tlr_req_client *c)
 {
     nng_pipe old;
@@ -290,6 +291,8 @@ static int exchange(tlr_req_client *c, nng_msg *msg, int attempt_ms,
     if (rv == 0) {
         *out = nng_aio_get_msg(c->aio);
         nng_aio_set_msg(c->aio, NULL);
+        if (c->max_age_ms > 0)
+            tlr_peers_mark_used(&c->peers, nng_msg_get_pipe(*out));
         return TLR_OK;
     }
     if (stop && rv == NNG_ECANCELED) {

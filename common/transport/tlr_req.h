@@ -45,8 +45,8 @@ typedef struct tlr_req_opts {
     tlr_tls *tls;
     const char *const *allow;
     /* Connection age limit, ms; 0 = keep connections.  Before a call, when
-     * another connection is up, the oldest one past this age is closed and
-     * nng redials it.  Behind a Kubernetes Service each dial may land on
+     * another connection is up, the oldest one past this age that has
+     * served a call is closed and nng redials it.  Behind a Kubernetes Service each dial may land on
      * another replica, so replicas added since (a scaled-out solver) get a
      * share of the calls -- gRPC's MAX_CONNECTION_AGE, from the client.
      * Nothing is in flight then (one call at a time), so nothing is lost. */

@@ -18,7 +18,11 @@
  * Age (tlr_peers_track_age).  Every pipe's arrival time is kept too, so a
  * client can close its oldest connection (tlr_peers_oldest): behind a
  * Kubernetes Service, a redial is how a client reaches replicas added
- * since it connected.
+ * since it connected.  Only a connection that has carried a reply counts
+ * (tlr_peers_mark_used): closing one that never served a call spreads no
+ * load, and with several connections taken in turn, an age limit shorter
+ * than a full turn would otherwise close every new connection -- the one
+ * that may reach a new replica -- before its first call.
  */
 #ifndef TLR_TRANSPORT_PEERS_H
 #define TLR_TRANSPORT_PEERS_H
@@ -37,6 +41,7 @@
 typedef struct tlr_peer_id {
     nng_pipe pipe;
     int64_t added_ms;             /* tlr_mono_ms() at ADD_PRE */
+    bool used;                    /* has carried a reply (tlr_peers_mark_used) */
     char id[TLR_TLS_ID_MAX];      /* "" when not TLS */
 } tlr_peer_id;
 
@@ -72,9 +77,12 @@ int    tlr_peers_wait(const tlr_peers *p, size_t n, int timeout_ms);
 /* The identity of pipe's peer into id: TLR_OK, or TLR_E_NOTFOUND (not a
  * TLS pipe, or already gone). */
 int    tlr_peers_identity(tlr_peers *p, nng_pipe pipe, char id[TLR_TLS_ID_MAX]);
-/* The pipe that arrived first, if it arrived before added_before_ms
- * (tlr_mono_ms clock): TLR_OK, or TLR_E_NOTFOUND.  Needs track_age or a
- * guard (only TLS pipes are remembered then). */
+/* Note that pipe carried a reply (a no-op for a pipe not remembered). */
+void   tlr_peers_mark_used(tlr_peers *p, nng_pipe pipe);
+/* Of the pipes that have carried a reply, the one that arrived first, if
+ * it arrived before added_before_ms (tlr_mono_ms clock): TLR_OK, or
+ * TLR_E_NOTFOUND.  Needs track_age or a guard (only TLS pipes are
+ * remembered then). */
 int    tlr_peers_oldest(tlr_peers *p, int64_t added_before_ms, nng_pipe *out);
 
 #endif
