@@ -12,6 +12,11 @@
 #include "provision.h"
 #include "tlr_cstate.h"
 
+/* For how many Solves after its last miss a replica that holds nothing
+ * to build on keeps Solves whole (provision.c replica_starved); one
+ * scaled in since stops counting after that. */
+#define LC_REPLICA_STARVED_SOLVES 16
+
 /* A batch pod's scheduling decision in the latest plan. */
 enum { LC_UNDECIDED = 0, LC_DECIDED_FAILED = 1, LC_DECIDED_SCHEDULED = 2 };
 
@@ -44,9 +49,14 @@ struct lc_prov {
         int64_t epoch;
         uint64_t gen;
         uint64_t used;
+        /* It missed (cluster or catalogs) and the resend was answered by
+         * another replica: it still holds nothing to build on. */
+        bool starved;
+        uint64_t missed_at;   /* solve_seq of its last miss */
     } replicas[16];
     size_t nreplicas;
     uint64_t rclock;
+    uint64_t solve_seq;                  /* Solves started (prov_solve) */
     tlr_metric_family *m_cluster;
     size_t *batch_idx;                   /* its pods by uid: open addressing, */
     size_t batch_cap;                    /* SIZE_MAX = empty slot */

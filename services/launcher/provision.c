@@ -663,6 +663,13 @@ static void build_refs(lc_prov *p, const Tailor__V1__ClusterState *cs, refs *r)
     }
 }
 
+/* Send the catalogs in full, not by hash. */
+static void refs_inline(refs *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        r->v[i].catalog = (Tailor__V1__Catalog *)r->cat[i];
+}
+
 static void free_refs(refs *r)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -799,17 +806,18 @@ static size_t own_claims(lc_prov *p, Tailor__V1__NodeClaim ***out)
     return n;
 }
 
-/* Replica id holds (epoch, gen); gen 0 = nothing we can build on. */
-static void replica_note(lc_prov *p, const char *id, int64_t epoch, uint64_t gen)
+/* The entry of replica id, added (the least recently heard of goes when
+ * the table is full) if new; heard of now.  NULL for no id. */
+static struct lc_replica_gen *replica_get(lc_prov *p, const char *id)
 {
     if (!id || !*id)
-        return;
+        return NULL;
     size_t n = p->nreplicas, k = n;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(p->replicas[i].id, id))
             k = i;
     if (k == n && n < sizeof(p->replicas) / sizeof(p->replicas[0])) {
-        p->replicas[k].id = tlr_strdup(id);
+        p->replicas[k] = (struct lc_replica_gen){ .id = tlr_strdup(id) };
         p->nreplicas++;
     } else if (k == n) {   /* full: the least recently heard of goes */
         k = 0;
@@ -817,11 +825,57 @@ static void replica_note(lc_prov *p, const char *id, int64_t epoch, uint64_t gen
             if (p->replicas[i].used < p->replicas[k].used)
                 k = i;
         free(p->replicas[k].id);
-        p->replicas[k].id = tlr_strdup(id);
+        p->replicas[k] = (struct lc_replica_gen){ .id = tlr_strdup(id) };
     }
-    p->replicas[k].epoch = epoch;
-    p->replicas[k].gen = gen;
     p->replicas[k].used = ++p->rclock;
+    return &p->replicas[k];
+}
+
+/* Replica id holds (epoch, gen); gen 0 = nothing we can build on. */
+static void replica_note(lc_prov *p, const char *id, int64_t epoch, uint64_t gen)
+{
+    struct lc_replica_gen *r = replica_get(p, id);
+    if (r) {
+        r->epoch = epoch;
+        r->gen = gen;
+    }
+}
+
+/* Replica id answered a Solve: it holds what that Solve sent. */
+static void replica_fed(lc_prov *p, const char *id)
+{
+    struct lc_replica_gen *r = replica_get(p, id);
+    if (r)
+        r->starved = false;
+}
+
+/* Replica id missed what a Solve named (cluster state or catalogs).  The
+ * resend goes wherever the transport sends it -- calls take the
+ * connections in turn, so usually to another replica -- and the next
+ * call by reference that reaches this one misses again: a replica added
+ * by a scale-out would never solve.  Until it answers, Solves carry the
+ * whole state and the catalogs (replica_starved). */
+static void replica_starve(lc_prov *p, const char *id)
+{
+    struct lc_replica_gen *r = replica_get(p, id);
+    if (r)
+        r->missed_at = p->solve_seq;
+    if (r && !r->starved) {
+        r->starved = true;
+        TLR_INFO(p->o.log, "solver replica holds nothing to build on: Solves carry the whole "
+                 "cluster state and catalogs until it answers one", TLR_S("solver", id));
+    }
+}
+
+/* A replica that missed within the last LC_REPLICA_STARVED_SOLVES Solves
+ * and still holds nothing to build on (one gone since stops counting). */
+static bool replica_starved(const lc_prov *p)
+{
+    for (size_t i = 0; i < p->nreplicas; i++)
+        if (p->replicas[i].starved &&
+            p->solve_seq - p->replicas[i].missed_at < LC_REPLICA_STARVED_SOLVES)
+            return true;
+    return false;
 }
 
 /* The generations of epoch the replicas are known to hold (out[16]). */
@@ -886,18 +940,22 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
     Tailor__V1__NodeClaim **own = NULL;
     const Tailor__V1__ClusterState *whole = p->view ? tlr_cstate_view_state(p->view) : NULL;
     uint64_t bases[16];
+    p->solve_seq++;
+    bool starved = replica_starved(p);
     if (whole) {
         size_t nown = own_claims(p, &own);
-        size_t nb = replica_bases(p, whole->watcher_epoch_unix_ms, bases);
+        size_t nb = starved ? 0 : replica_bases(p, whole->watcher_epoch_unix_ms, bases);
         tlr_cstate_delta(p->states, p->view, bases, nb, &ref);
         tlr_cstate_by_ref(p->view, own, nown, &ref, &by_ref);
         req.cluster = &by_ref;
     }
+    if (starved)
+        refs_inline(&r);
 
     int64_t t0 = lc_prov_mono(p);
     Tailor__V1__SolveResponse *resp = NULL;
     int rc = TLR_OK;
-    bool cats_sent = false, whole_sent = false;
+    bool cats_sent = starved, whole_sent = starved && whole;
     int cluster_misses = 0;
     for (int attempt = 0;; attempt++) {
         rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
@@ -918,6 +976,7 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
              * which any replica takes. */
             replica_note(p, resp->solver_replica_id, whole->watcher_epoch_unix_ms,
                          common_base(p, resp));
+            replica_starve(p, resp->solver_replica_id);
             size_t nb = ++cluster_misses < 2 ? replica_bases(p, whole->watcher_epoch_unix_ms, bases)
                                              : 0;
             tlr_cstate_ref_clear(&ref);
@@ -930,8 +989,8 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
                      TLR_I("bases", (int64_t)(ref.base_generation ? 1 + ref.n_also_applies_to : 0)));
         } else if (resp->catalog_miss && !resp->cluster_miss && !cats_sent) {
             /* The replica does not hold our catalogs: resend them in full. */
-            for (size_t i = 0; i < r.n; i++)
-                r.v[i].catalog = (Tailor__V1__Catalog *)r.cat[i];
+            replica_starve(p, resp->solver_replica_id);
+            refs_inline(&r);
             cats_sent = true;
         } else {
             again = false;
@@ -952,6 +1011,8 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
     }
     if (rc == TLR_OK && whole && req.cluster == &by_ref)
         replica_note(p, resp->solver_replica_id, whole->watcher_epoch_unix_ms, whole->generation);
+    if (rc == TLR_OK)
+        replica_fed(p, resp->solver_replica_id);
     *spent += lc_prov_mono(p) - t0;
     tlr_cstate_ref_clear(&ref);
     free(own);

@@ -411,6 +411,60 @@ static void test_cluster_by_reference_replicas(void **state)
     assert_int_equal(lc_fake_count(&fx->f, "solve "), 5);
 }
 
+/* Calls take the solver connections in turn, so the resend after a miss
+ * is usually answered by another replica: the one that missed (a replica
+ * added by a scale-out) would miss every call by reference and never
+ * solve.  Until it answers one, Solves carry the whole cluster state and
+ * the catalogs; then deltas by hash resume. */
+static void test_cluster_replica_starved(void **state)
+{
+    fixture *fx = *state;
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(10, 0, "n-a,n-b", NULL), NULL), TLR_OK);
+
+    /* b is new: it misses, and the resend reaches a */
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/b/1", true);
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(12, 10, "n-c", NULL), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=12 base=10 nodes=1"), 2);
+
+    /* b still holds nothing: the next Solves go whole, with catalogs,
+     * until b answers one (here the second) */
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(14, 12, "n-d", NULL), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=full cluster=ref gen=14 base=0 nodes=4"), 1);
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/b/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(16, 14, "n-e", NULL), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=full cluster=ref gen=16 base=0 nodes=5"), 1);
+
+    /* both hold a state now: a delta by hash again */
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(18, 16, "n-f", NULL), NULL), TLR_OK);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=hash cluster=ref gen=18"), 1);
+    assert_int_equal(lc_fake_count(&fx->f, "solve "), 6);
+}
+
+/* A replica that missed and was scaled in stops forcing whole Solves
+ * after LC_REPLICA_STARVED_SOLVES answers from the others. */
+static void test_cluster_replica_starved_expires(void **state)
+{
+    fixture *fx = *state;
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/b/1", true);
+    fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+    assert_int_equal(lc_prov_batch(fx->p, ref_batch(10, 0, "n-a", NULL), NULL), TLR_OK);
+    uint64_t gen = 10;
+    for (int i = 0; i < LC_REPLICA_STARVED_SOLVES + 2; i++) {
+        fx->f.solve_q[fx->f.nsolve_q++] = from_replica("solver/a/1", false);
+        assert_int_equal(lc_prov_batch(fx->p, ref_batch(gen + 1, gen, "", NULL), NULL), TLR_OK);
+        gen++;
+    }
+    /* the Solves after the miss went whole, then by hash again */
+    assert_null(fx->f.last_solve->catalogs[0]->catalog);
+    assert_int_equal(fx->f.last_solve->cluster->by_ref->base_generation, gen - 1);
+    assert_int_equal(lc_fake_count(&fx->f, "solve pods=1 claims=0 ice=0 catalog=full"),
+                     LC_REPLICA_STARVED_SOLVES - 1);
+}
+
 static void test_catalog_miss_resend(void **state)
 {
     fixture *fx = *state;
@@ -1303,6 +1357,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_catalog_miss_resend, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_by_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cluster_by_reference_replicas, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_replica_starved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cluster_replica_starved_expires, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_request_names, setup, teardown),
