@@ -304,7 +304,8 @@ spec:
         err_n = metric_sum(page, "tailor_launcher_solves_total", 'result="error"')
         check(f"no failed Solve across the scaling ({ok_n:.0f} ok, {err_n:.0f} failed)",
               ok_n > 0 and err_n == 0)
-        check("the launcher logged no 'solve failed'", "solve failed" not in pl.logs(launcher))
+        check("the launcher logged no failed Solve",
+              '"msg":"request failed","request":"Solve"' not in pl.logs(launcher))
         say("solves served by the remaining replica: " + json.dumps(solver_counts()))
 
         # --- 3. launcher replaced mid-burst -------------------------------------

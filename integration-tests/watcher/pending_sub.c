@@ -32,6 +32,7 @@
 #include "tlr_err.h"
 #include "tlr_loop.h"
 #include "tlr_pubsub.h"
+#include "tlr_clnt.h"
 #include "tlr_req.h"
 #include "../it_tls.h"
 
@@ -78,13 +79,13 @@ static int snapshot(const char *url)
     for (int attempt = 0; attempt < 5; attempt++) {
         Tailor__V1__SnapshotRequest req = TAILOR__V1__SNAPSHOT_REQUEST__INIT;
         req.include_pending_pods = true;
-        ProtobufCMessage *m = NULL;
+        Tailor__V1__SnapshotResponse *r = NULL;
         tlr_status st = { 0 };
-        if (tlr_req_call(c, &req.base, &tailor__v1__snapshot_response__descriptor, 0, &m, &st)) {
+        const tlr_clnt wc = { c, 0, NULL, false };
+        if (tlr_watcher_clnt_snapshot(&wc, &req, &r, &st)) {
             fprintf(stderr, "pending_sub: snapshot: %s\n", st.message);
             break;
         }
-        Tailor__V1__SnapshotResponse *r = (Tailor__V1__SnapshotResponse *)m;
         const Tailor__V1__ClusterState *cs = r->cluster;
         uint64_t gen = cs ? cs->generation : 0;
         int64_t epoch = cs ? cs->watcher_epoch_unix_ms : 0;
@@ -103,14 +104,13 @@ static int snapshot(const char *url)
             fputs(tlr_buf_str(&out), stdout);
             tlr_buf_free(&out);
         }
-        protobuf_c_message_free_unpacked(m, NULL);
+        tlr_clnt_free(r);
         req.if_changed_since_generation = gen;
         req.watcher_epoch_unix_ms = epoch;
-        if (tlr_req_call(c, &req.base, &tailor__v1__snapshot_response__descriptor, 0, &m, &st))
+        if (tlr_watcher_clnt_snapshot(&wc, &req, &r, &st))
             break;
-        r = (Tailor__V1__SnapshotResponse *)m;
         bool unchanged = r->unchanged && r->cluster == NULL;
-        protobuf_c_message_free_unpacked(m, NULL);
+        tlr_clnt_free(r);
         if (unchanged || attempt == 4) {
             printf("{\"unchanged\":%s}\n", unchanged ? "true" : "false");
             rc = 0;
@@ -151,13 +151,12 @@ static void resolve(sub_ctx *x, Tailor__V1__PendingBatch *b, tlr_cstate_view **v
     uint64_t held[1];
     if (tlr_cstate_held(x->states, req.watcher_epoch_unix_ms, held, 1))
         req.delta_base_generation = held[0];
-    ProtobufCMessage *m = NULL;
+    Tailor__V1__SnapshotResponse *r = NULL;
     tlr_status st = { 0 };
-    if (tlr_req_call(x->rep, &req.base, &tailor__v1__snapshot_response__descriptor, 0, &m, &st)) {
+    if (tlr_watcher_clnt_snapshot(&(tlr_clnt){ x->rep, 0, NULL, false }, &req, &r, &st)) {
         fprintf(stderr, "pending_sub: snapshot: %s\n", st.message);
         return;
     }
-    Tailor__V1__SnapshotResponse *r = (Tailor__V1__SnapshotResponse *)m;
     if (r->cluster && r->cluster->by_ref &&
         tlr_cstate_resolve(x->states, r->cluster, view, err, sizeof(err)) == TLR_OK) {
         /* the view borrows the cluster: it replaces b's */
@@ -167,7 +166,7 @@ static void resolve(sub_ctx *x, Tailor__V1__PendingBatch *b, tlr_cstate_view **v
     } else {
         fprintf(stderr, "pending_sub: the Snapshot did not resolve: %s\n", err);
     }
-    protobuf_c_message_free_unpacked(m, NULL);
+    tlr_clnt_free(r);
 }
 
 static void on_msg(void *arg, const char *topic, const Tailor__V1__Envelope *env)

@@ -1,21 +1,19 @@
-/* clients.h - the disruptor's clients of the other services over nng
- * req/rep: the launcher (Launch, Terminate, Catalog), the solvers (Simulate, with
- * the catalog-by-hash resend) and the watcher (Snapshot).
+/* clients.h - the disruptor's clients of the other services, over the typed
+ * clients (tlr_clnt.h): the launcher (Launch, Terminate, Catalog), the
+ * solvers (Simulate, with the catalog shaped per EC2NodeClass and the
+ * catalog-by-hash resend) and the watcher (Snapshot).
  *
  * A call to a service that has no connected replica fails at once with
- * UNAVAILABLE instead of waiting out the timeout: the disruptor's loop is
- * single-threaded and retries every pass anyway. */
+ * UNAVAILABLE instead of waiting out the timeout (tlr_clnt.fail_fast):
+ * the disruptor's loop is single-threaded and retries every pass anyway. */
 #ifndef DS_CLIENTS_H
 #define DS_CLIENTS_H
 
 #include "ds_ops.h"
-#include "tlr_log.h"
-#include "tlr_req.h"
+#include "tlr_clnt.h"
 
 typedef struct ds_client {
-    tlr_req_client *req;             /* borrowed */
-    int timeout_ms;
-    tlr_logger *log;                 /* borrowed */
+    tlr_clnt rpc;                    /* its tlr_req client borrowed */
     const Tailor__V1__Catalog *catalog;   /* solver: sent on a catalog miss; borrowed */
     struct ds_catalogs *shaped;      /* solver: the catalog per class shape; owned, made
                                       * on first use (ds_client_free) */
@@ -29,10 +27,5 @@ void ds_client_free(ds_client *c);
 ds_launcher_ops ds_launcher_ops_of(ds_client *c);
 ds_solver_ops ds_solver_ops_of(ds_client *c);
 ds_watcher_ops ds_watcher_ops_of(ds_client *c);
-
-/* The launcher's Catalog (c: the launcher's client).  On TLR_OK *resp is
- * new and owned; its catalog is unset when known_hash (may be NULL) is
- * the launcher's. */
-int ds_launcher_catalog(ds_client *c, const char *known_hash, Tailor__V1__CatalogResponse **resp);
 
 #endif

@@ -200,7 +200,7 @@ static void on_catalog(tlr_loop *loop, tlr_timer_id id, void *arg)
     (void)id;
     Tailor__V1__CatalogResponse *resp = NULL;
     const char *known = a->launcher_catalog && a->catalog ? a->catalog->hash : NULL;
-    int rc = ds_launcher_catalog(&a->c_launcher, known, &resp);
+    int rc = tlr_launcher_clnt_catalog(&a->c_launcher.rpc, known, &resp, NULL);
     if (rc == TLR_OK && resp->catalog && resp->catalog->n_instance_types > 0) {
         Tailor__V1__Catalog *cat = resp->catalog;
         resp->catalog = NULL;
@@ -361,9 +361,10 @@ static int connect_deps(ds_app *a, size_t max_msg)
         snprintf(a->why, sizeof(a->why), "service URLs: %s", tlr_strerror(rc));
         return rc;
     }
-    a->c_launcher = (ds_client){ a->r_launcher, (int)cfg->rpc_timeout_ms, a->log, NULL, NULL };
-    a->c_solver = (ds_client){ a->r_solver, (int)cfg->rpc_timeout_ms, a->log, a->catalog, NULL };
-    a->c_watcher = (ds_client){ a->r_watcher, (int)cfg->rpc_timeout_ms, a->log, NULL, NULL };
+    int tmo = (int)cfg->rpc_timeout_ms;
+    a->c_launcher = (ds_client){ { a->r_launcher, tmo, a->log, true }, NULL, NULL };
+    a->c_solver = (ds_client){ { a->r_solver, tmo, a->log, true }, a->catalog, NULL };
+    a->c_watcher = (ds_client){ { a->r_watcher, tmo, a->log, true }, NULL, NULL };
 
     ds_protect_opts po = { .clock = &tlr_clock_system, .kube = ds_kube_ops_of(a->kube),
                            .watcher = ds_watcher_ops_of(&a->c_watcher),

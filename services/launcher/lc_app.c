@@ -33,7 +33,6 @@
 #include "lc_kube.h"
 #include "tlr_lease.h"
 #include "provision.h"
-#include "solver_client.h"
 #include "tailor/v1/launcher.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_alloc.h"
@@ -44,6 +43,7 @@
 #include "tlr_err.h"
 #include "tlr_pubsub.h"
 #include "tlr_rep.h"
+#include "tlr_clnt.h"
 #include "tlr_req.h"
 
 struct lc_app {
@@ -66,7 +66,8 @@ struct lc_app {
     char fetch_why[512];
     tlr_timer_id t_cat;
     tlr_req_client *req;
-    lc_solver_client solver;
+    tlr_clnt solver;                 /* over req */
+    tlr_clnt watcher;                /* over watcher_req */
     tlr_req_client *watcher_req;         /* Snapshot by reference */
     lc_prov *prov;
     tlr_fence fence;                     /* valid-until, written by the Lease thread */
@@ -172,18 +173,17 @@ static void on_pending(void *arg, const char *topic, const Tailor__V1__Envelope 
              TLR_ERR(rc));
 }
 
-/* lc_watcher_ops.snapshot over the watcher REP client. */
-static int watcher_snapshot(void *arg, const Tailor__V1__SnapshotRequest *req,
-                            Tailor__V1__SnapshotResponse **resp)
+/* lc_solver_ops.solve and lc_watcher_ops.snapshot over the typed clients. */
+static int lc_app_solve(void *arg, const Tailor__V1__SolveRequest *req,
+                        Tailor__V1__SolveResponse **resp)
 {
-    lc_app *a = arg;
-    tlr_status st = { 0 };
-    int rc = tlr_req_call(a->watcher_req, &req->base, &tailor__v1__snapshot_response__descriptor,
-                          30000, (ProtobufCMessage **)resp, &st);
-    if (rc)
-        TLR_WARN(a->log, "watcher Snapshot failed", TLR_ERR(rc), TLR_S("reason", st.reason),
-                 TLR_S("message", st.message));
-    return rc;
+    return tlr_solver_clnt_solve(arg, req, resp, NULL);
+}
+
+static int lc_app_snapshot(void *arg, const Tailor__V1__SnapshotRequest *req,
+                           Tailor__V1__SnapshotResponse **resp)
+{
+    return tlr_watcher_clnt_snapshot(arg, req, resp, NULL);
 }
 
 /* Launch and Terminate act only when the launcher is configured and holds
@@ -545,7 +545,7 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
         snprintf(a->why, sizeof(a->why), "solver URLs: %s", tlr_strerror(rc));
         return rc;
     }
-    a->solver = (lc_solver_client){ a->req, (int)cfg->solve_timeout_ms, a->log };
+    a->solver = (tlr_clnt){ a->req, (int)cfg->solve_timeout_ms, a->log, false };
     if (cfg->watcher_rep && cfg->watcher_rep[0]) {
         const char *wurl[1] = { cfg->watcher_rep };
         tlr_req_opts wo = { wurl, 1, 30000, 1, max_msg, a->log, tlr_service_id(svc),
@@ -568,9 +568,11 @@ static int connect_deps(lc_app *a, tlr_service *svc, size_t max_msg)
     po.region = cfg->region;
     lc_iam_ops_init(&po.iam, a->iam);
     po.clock = &tlr_clock_system;
-    po.solver = lc_solver_ops_of(&a->solver);
-    if (a->watcher_req)
-        po.watcher = (lc_watcher_ops){ watcher_snapshot, a };
+    po.solver = (lc_solver_ops){ lc_app_solve, &a->solver };
+    if (a->watcher_req) {
+        a->watcher = (tlr_clnt){ a->watcher_req, 30000, a->log, false };
+        po.watcher = (lc_watcher_ops){ lc_app_snapshot, &a->watcher };
+    }
     po.cloud = lc_cloud_ops_of(a->cloud);
     po.kube = lc_kube_ops_of(a->kops);
     po.catalog = a->catalog;

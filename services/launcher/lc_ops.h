@@ -1,7 +1,7 @@
 /* lc_ops.h - what the launcher's logic needs from the outside world.
  *
  * Three small method tables -- the solver, the cloud (EC2), Kubernetes --
- * filled by the real clients (solver_client.c, lc_cloud.c, lc_kube.c) in the
+ * filled by the real clients (tlr_clnt.h via lc_app.c, lc_cloud.c, lc_kube.c) in the
  * service and by recording fakes (lc_fake.c) in tests, so every decision in
  * provision.c, lifecycle.c and gc.c is tested without a network
  * (Karpenter's cloudprovider/fake pattern).  Every method returns TLR_OK

@@ -6,8 +6,9 @@
  * Launch and Terminate on its REP socket, publishes the "launch" topic and
  * garbage-collects leaks.  The parts: provision.c (the core), fleet.c,
  * launch.c, launchtemplate.c, ice.c, claims.c, nodeclass.c, lifecycle.c,
- * gc.c, leader.c, catalog_src.c, par.c; the real clients lc_cloud.c, lc_kube.c,
- * solver_client.c; lc_app.c puts them together.  docs/launcher.md describes it.
+ * gc.c, leader.c, catalog_src.c, par.c; the real clients lc_cloud.c, lc_kube.c
+ * and the typed service clients (tlr_clnt.h); lc_app.c puts them together.
+ * docs/launcher.md describes it.
  */
 #include <stddef.h>
 

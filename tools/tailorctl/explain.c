@@ -17,6 +17,7 @@
 #include "tlr_conf.h"
 #include "tlr_err.h"
 #include "tlr_log.h"
+#include "tlr_clnt.h"
 #include "tlr_req.h"
 #include "tlr_time.h"
 
@@ -191,7 +192,7 @@ int cmd_explain(int argc, char **argv)
     tlr_logger_create(&(tlr_log_opts){ .service = "tailorctl", .level = TLR_LOG_FATAL, .fd = 2 }, &quiet);
     const char *url = cfg.disruptor;
     tlr_req_client *c = NULL;
-    ProtobufCMessage *reply = NULL;
+    Tailor__V1__ExplainResponse *r = NULL;
     tlr_status st = { 0 };
     int out = 1;
     rc = tlr_req_client_create(&(tlr_req_opts){ .urls = &url, .nurls = 1, .timeout_ms = (int)cfg.timeout_ms,
@@ -199,20 +200,18 @@ int cmd_explain(int argc, char **argv)
                                                 .tls = tls, .allow = disruptor_only },
                                &c);
     if (rc == TLR_OK)
-        rc = tlr_req_call(c, &req.base, &tailor__v1__explain_response__descriptor, (int)cfg.timeout_ms,
-                          &reply, &st);
+        rc = tlr_disruptor_clnt_explain(&(tlr_clnt){ c, (int)cfg.timeout_ms, quiet, false },
+                                        &req, &r, &st);
     if (rc) {
-        fprintf(stderr, "tailorctl explain: %s: %s%s%s\n", url,
-                rc == TLR_E_REMOTE ? tlr_strerror(st.code) : tlr_strerror(rc), st.message[0] ? ": " : "",
-                st.message);
+        fprintf(stderr, "tailorctl explain: %s: %s%s%s\n", url, tlr_strerror(rc),
+                st.message[0] ? ": " : "", st.message);
     } else {
-        const Tailor__V1__ExplainResponse *r = (const Tailor__V1__ExplainResponse *)reply;
         if (cfg.output == 1)
             print_json(r);
         else
             print_text(r);
         out = r->disruptable ? 0 : 3;
-        protobuf_c_message_free_unpacked(reply, NULL);
+        tlr_clnt_free(r);
     }
     tlr_req_client_free(c);
     tlr_logger_free(quiet);

@@ -15,6 +15,7 @@
 #include "tailorctl.h"
 #include "tlr_buf.h"
 #include "tlr_conf.h"
+#include "tlr_clnt.h"
 #include "tlr_err.h"
 #include "tlr_req.h"
 
@@ -40,8 +41,7 @@ static const tlr_setting settings[] = {
 static bool ping_one(const char *url, const ping_cfg *cfg, tlr_tls *tls, tlr_logger *quiet)
 {
     tlr_req_client *c = NULL;
-    Tailor__V1__PingRequest req = TAILOR__V1__PING_REQUEST__INIT;
-    ProtobufCMessage *reply = NULL;
+    Tailor__V1__PingResponse *r = NULL;
     tlr_status st = { 0 };
     bool ok = false;
     int rc = tlr_req_client_create(&(tlr_req_opts){ .urls = &url, .nurls = 1,
@@ -50,12 +50,10 @@ static bool ping_one(const char *url, const ping_cfg *cfg, tlr_tls *tls, tlr_log
                                                     .tls = tls },
                                    &c);
     if (rc == TLR_OK)
-        rc = tlr_req_call(c, &req.base, &tailor__v1__ping_response__descriptor,
-                          (int)cfg->timeout_ms, &reply, &st);
+        rc = tlr_clnt_ping(&(tlr_clnt){ c, (int)cfg->timeout_ms, quiet, false }, &r, &st);
     tlr_buf out;
     tlr_buf_init(&out, 4096);
     if (rc == TLR_OK) {
-        const Tailor__V1__PingResponse *r = (const Tailor__V1__PingResponse *)reply;
         ok = r->ready;
         if (cfg->output == 1) {
             tlr_buf_adds(&out, "{\"endpoint\":");
@@ -88,8 +86,7 @@ static bool ping_one(const char *url, const ping_cfg *cfg, tlr_tls *tls, tlr_log
     }
     puts(tlr_buf_str(&out));
     tlr_buf_free(&out);
-    if (reply)
-        protobuf_c_message_free_unpacked(reply, NULL);
+    tlr_clnt_free(r);
     tlr_req_client_free(c);
     return ok;
 }
