@@ -59,7 +59,11 @@ wait_exit() {
   local pid=$1 secs=$2 killer
   # The watchdog's sleep is killed once pid is reaped, which skips the
   # rest of its && chain, so it exits quietly.
-  (sleep "$secs" && echo "timeout: pid $pid still running after ${secs}s" >&2 &&
+  # Its threads' stacks go to stderr first, so the log says where it hung.
+  (sleep "$secs" && echo "timeout: pid $pid still running after ${secs}s; its threads:" >&2 &&
+    { ! command -v gdb >/dev/null ||
+      timeout 60 gdb -p "$pid" -batch -nx -ex "thread apply all bt" 2>/dev/null |
+      grep -E '^(Thread|#)' | cut -c1-200 | head -n 80 >&2 || true; } &&
     kill -9 "$pid" 2>/dev/null) &
   killer=$!
   WAIT_RC=0

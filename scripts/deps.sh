@@ -20,7 +20,8 @@ PACKAGES=(
   python3-kubernetes python3-botocore                            # real clients in tests
   python3-yaml python3-jsonschema                                # CRD schema parity test
   libcmocka-dev valgrind clang                                   # tests, leak checks, libFuzzer
-  prometheus                                                     # promtool checks /metrics
+  prometheus jq                                                  # promtool checks /metrics; jq reads records
+  python3-matplotlib chromium                                    # the demo's report, its browser test
 )
 
 # Images (scripts/images.sh, scripts/podman.sh): rootful podman needs no
