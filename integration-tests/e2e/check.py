@@ -14,7 +14,8 @@ botocore.  Prints one JSON object of figures:
   pods, running   pods, Running pods
   double_provisioned  pods nominated onto a second NodeClaim while the
                   first, still in flight (its Node not up yet), went on to
-                  get an instance too: capacity bought twice for one pod
+                  get an instance too: capacity bought twice for one pod;
+                  double_how: the first five (pod, both claims, when)
   reprovisioned   pods nominated onto a second NodeClaim after the first
                   one's Node was up: the scheduler gave their room to other
                   pods, so they needed new capacity (not a double launch)
@@ -83,7 +84,7 @@ def main():
             key = e["involvedObject"].get("uid") or e["involvedObject"]["name"]
             nominated[key].append((ts(e.get("firstTimestamp") or e.get("eventTime")),
                                    msg.split("nodeclaim/", 1)[1].strip()))
-    double, reprov = [], []
+    double, reprov, double_how = [], [], []
     for p, noms in nominated.items():
         noms.sort()
         first_of = {}
@@ -94,7 +95,12 @@ def main():
             if a not in live_claims or b not in live_claims:
                 continue
             up = node_up.get(a)
-            (reprov if up is not None and up <= tb else double).append(p)
+            if up is not None and up <= tb:
+                reprov.append(p)
+            else:
+                double.append(p)
+                double_how.append({"pod": p, "first": a, "first_at": ta, "second": b,
+                                   "second_at": tb, "first_node_up": up})
             break
     pods = kinds["Pod"]
     running = [p for p in pods if p.get("status", {}).get("phase") == "Running"]
@@ -127,6 +133,7 @@ def main():
         "duplicate_claims": sorted(x for x, n in by_inst.items() if n > 1),
         "pods": len(pods), "running": len(running),
         "double_provisioned": len(double), "reprovisioned": len(reprov),
+        "double_how": double_how[:5],
         "zones": dict(zones), "capacity_types": dict(cts), "types": dict(types),
         "cpu": cpu, "spread_skew": skew,
     }

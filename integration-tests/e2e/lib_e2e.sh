@@ -204,6 +204,19 @@ e2e_finish() {
   if [ "${FAILED:-0}" != 0 ]; then
     echo "--- launcher log (warnings, tail)"
     grep -E '"level":"(warn|error)"' "$STATE_DIR/launcher.log" | tail -n 15 || true
+    # A pod provisioned twice: its two claims' story in the launcher's log.
+    local how
+    how=$(/usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])).get("double_how", [])))' \
+      "$STATE_DIR/check.json" 2>/dev/null || echo "[]")
+    if [ "$how" != "[]" ]; then
+      echo "--- pods provisioned twice (first five): $how"
+      for c in $(/usr/bin/python3 -c 'import json,sys; print(" ".join(sorted({x[k] for x in json.loads(sys.argv[1]) for k in ("first", "second")})))' "$how"); do
+        echo "--- launcher log lines naming $c"
+        grep -F "\"$c\"" "$STATE_DIR/launcher.log" | cut -c1-400 | head -n 12 || true
+      done
+      echo "--- batches"
+      grep '"msg":"batch provisioned"' "$STATE_DIR/launcher.log" | cut -c1-400 || true
+    fi
   fi
   finish
 }
