@@ -96,3 +96,25 @@ void tlr_grow(void **arr, size_t *cap, size_t need, size_t sz)
     *arr = tlr_realloc(*arr, ncap * sz);
     *cap = ncap;
 }
+
+void tlr_strvec_add(tlr_strvec *l, const char *s)
+{
+    TLR_GROW(l->v, l->cap, l->n + 1);
+    l->v[l->n++] = tlr_strdup(s);
+}
+
+int tlr_strvec_find(const tlr_strvec *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0)
+            return (int)i;
+    return -1;
+}
+
+void tlr_strvec_free(tlr_strvec *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    *l = (tlr_strvec){ 0 };
+}

@@ -206,6 +206,31 @@ static void strv_addf(char ***v, size_t *n, const char *fmt, ...)
 }
 
 /* Formatted strings are as long as they need to be: no truncation. */
+/* A string list keeps copies in order, finds them, and is empty again
+ * after free (and may be reused). */
+static void test_strvec(void **state)
+{
+    (void)state;
+    tlr_strvec l = { 0 };
+    char buf[16];
+    for (int i = 0; i < 20; i++) {
+        snprintf(buf, sizeof(buf), "s%d", i);
+        tlr_strvec_add(&l, buf);
+    }
+    buf[0] = 'x';   /* the list holds copies */
+    assert_int_equal(l.n, 20);
+    assert_string_equal(l.v[0], "s0");
+    assert_string_equal(l.v[19], "s19");
+    assert_int_equal(tlr_strvec_find(&l, "s7"), 7);
+    assert_int_equal(tlr_strvec_find(&l, "s20"), -1);
+    tlr_strvec_free(&l);
+    assert_int_equal(l.n, 0);
+    assert_null(l.v);
+    tlr_strvec_add(&l, "again");
+    assert_int_equal(tlr_strvec_find(&l, "again"), 0);
+    tlr_strvec_free(&l);
+}
+
 static void test_strdupf(void **state)
 {
     (void)state;
@@ -265,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_retry_after),
         cmocka_unit_test(test_fnv),
         cmocka_unit_test(test_strdupf),
+        cmocka_unit_test(test_strvec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,4 +25,13 @@ void  tlr_grow(void **arr, size_t *cap, size_t need, size_t sz);
 #define TLR_GROW(arr, cap, need) \
     tlr_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* A growing list of owned strings; { 0 } is empty. */
+typedef struct tlr_strvec {
+    char **v;
+    size_t n, cap;
+} tlr_strvec;
+void tlr_strvec_add(tlr_strvec *l, const char *s);      /* copies s */
+int  tlr_strvec_find(const tlr_strvec *l, const char *s);  /* index or -1 */
+void tlr_strvec_free(tlr_strvec *l);                    /* contents; empty after */
+
 #endif

@@ -15,12 +15,6 @@
 
 #define DEPTH_MAX 16
 
-static void add(ctl_files *f, const char *p)
-{
-    f->v = tlr_realloc(f->v, (f->n + 1) * sizeof(*f->v));
-    f->v[f->n++] = tlr_strdup(p);
-}
-
 static bool manifest(const char *n)
 {
     size_t l = strlen(n);
@@ -41,7 +35,7 @@ static int collect(const char *cmd, const char *path, int depth, ctl_files *file
         return TLR_E_IO;
     }
     if (!S_ISDIR(st.st_mode)) {
-        add(files, path);
+        tlr_strvec_add(files, path);
         return TLR_OK;
     }
     if (depth > DEPTH_MAX) {
@@ -58,7 +52,7 @@ static int collect(const char *cmd, const char *path, int depth, ctl_files *file
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
         if (e->d_name[0] != '.')
-            add(&names, e->d_name);
+            tlr_strvec_add(&names, e->d_name);
     closedir(d);
     if (names.n > 1)
         qsort(names.v, names.n, sizeof(*names.v), cmp_str);
@@ -70,7 +64,7 @@ static int collect(const char *cmd, const char *path, int depth, ctl_files *file
         if (stat(full, &st) == 0 && S_ISDIR(st.st_mode))
             rc = collect(cmd, full, depth + 1, files);
         else if (manifest(names.v[i]))
-            add(files, full);
+            tlr_strvec_add(files, full);
         free(full);
     }
     ctl_files_free(&names);
@@ -84,11 +78,7 @@ int ctl_files_collect(const char *cmd, const char *path, ctl_files *files)
 
 void ctl_files_free(ctl_files *f)
 {
-    for (size_t i = 0; i < f->n; i++)
-        free(f->v[i]);
-    free(f->v);
-    f->v = NULL;
-    f->n = 0;
+    tlr_strvec_free(f);
 }
 
 int ctl_files_decode(const char *cmd, const char *path, json_object **objs)

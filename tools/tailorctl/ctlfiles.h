@@ -10,12 +10,11 @@
 
 #include <json-c/json.h>
 
+#include "tlr_alloc.h"
+
 #define CTL_FILE_MAX (64u << 20)
 
-typedef struct ctl_files {
-    char **v;       /* owned paths */
-    size_t n;
-} ctl_files;
+typedef tlr_strvec ctl_files;   /* owned paths */
 
 /* Append path (borrowed) or the manifests under it to files.  TLR_E_IO
  * when it cannot be read, TLR_E_TOOBIG for directories nested too deep. */

@@ -43,31 +43,13 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNSCHED = 3 };
 
-typedef struct strvec {
-    char **v;     /* owned strings */
-    size_t n, cap;
-} strvec;
-
-static void strvec_add(strvec *s, const char *x)
-{
-    TLR_GROW(s->v, s->cap, s->n + 1);
-    s->v[s->n++] = tlr_strdup(x);
-}
-
-static void strvec_free(strvec *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof(*s));
-}
 
 typedef struct solve_cfg {
-    strvec pods, nodepools, nodeclasses, nodes, daemonsets;
+    tlr_strvec pods, nodepools, nodeclasses, nodes, daemonsets;
     const char *catalog;       /* borrowed from argv */
     const char *region;
-    strvec zones;
-    strvec zone_ids;           /* parallel to zones; "" where --zones gave none */
+    tlr_strvec zones;
+    tlr_strvec zone_ids;           /* parallel to zones; "" where --zones gave none */
     double spot_discount;
     bool spot;                 /* --spot-discount given: offer spot */
     bool json;
@@ -97,7 +79,7 @@ typedef struct inputs {
     size_t npdbs, cap_pdbs;
     Tailor__V1__NodeClaim **claims;
     size_t nclaims, cap_claims;
-    strvec pool_class_names;          /* "NodePool/default", ... as read */
+    tlr_strvec pool_class_names;          /* "NodePool/default", ... as read */
     size_t skipped;
 } inputs;
 
@@ -202,7 +184,7 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
             }
             val = argv[++i];
         }
-        strvec *list = NULL;
+        tlr_strvec *list = NULL;
         if (!strcmp(name, "--pods"))
             list = &cfg->pods;
         else if (!strcmp(name, "--nodepools"))
@@ -214,7 +196,7 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
         else if (!strcmp(name, "--daemonsets"))
             list = &cfg->daemonsets;
         if (list != NULL) {
-            strvec_add(list, val);
+            tlr_strvec_add(list, val);
         } else if (!strcmp(name, "--catalog")) {
             cfg->catalog = val;
         } else if (!strcmp(name, "--region")) {
@@ -231,8 +213,8 @@ static int parse_args(int argc, char **argv, solve_cfg *cfg, bool *help)
                     free(copy);
                     return TLR_E_INVAL;
                 }
-                strvec_add(&cfg->zones, z);
-                strvec_add(&cfg->zone_ids, id != NULL ? id : "");
+                tlr_strvec_add(&cfg->zones, z);
+                tlr_strvec_add(&cfg->zone_ids, id != NULL ? id : "");
             }
             free(copy);
         } else if (!strcmp(name, "--spot-discount")) {
@@ -305,7 +287,7 @@ static int defined_once(inputs *in, const char *kind, const char *name, char *er
             snprintf(err, errlen, "%s %s is defined twice", kind, name);
             return TLR_E_INVAL;
         }
-    strvec_add(&in->pool_class_names, key);
+    tlr_strvec_add(&in->pool_class_names, key);
     return TLR_OK;
 }
 
@@ -377,7 +359,7 @@ static int take_object(const solve_cfg *cfg, const char *file, json_object *o, i
 
 static int read_inputs(const solve_cfg *cfg, inputs *in, ctl_progress *pg)
 {
-    const strvec *lists[] = { &cfg->pods, &cfg->nodepools, &cfg->nodeclasses, &cfg->nodes,
+    const tlr_strvec *lists[] = { &cfg->pods, &cfg->nodepools, &cfg->nodeclasses, &cfg->nodes,
                               &cfg->daemonsets };
     ctl_files files = { 0 };
     int rc = TLR_OK;
@@ -431,7 +413,7 @@ static void free_inputs(inputs *in)
     FREE_ALL(in->pdbs, in->npdbs);
     FREE_ALL(in->claims, in->nclaims);
 #undef FREE_ALL
-    strvec_free(&in->pool_class_names);
+    tlr_strvec_free(&in->pool_class_names);
 }
 
 /* ---- the plan, summarised ------------------------------------------------ */
@@ -1043,12 +1025,12 @@ out:
     catalogs_free(&cats);
     tlr_catalog_free(cat);
     free_inputs(&in);
-    strvec_free(&cfg.pods);
-    strvec_free(&cfg.nodepools);
-    strvec_free(&cfg.nodeclasses);
-    strvec_free(&cfg.nodes);
-    strvec_free(&cfg.daemonsets);
-    strvec_free(&cfg.zones);
-    strvec_free(&cfg.zone_ids);
+    tlr_strvec_free(&cfg.pods);
+    tlr_strvec_free(&cfg.nodepools);
+    tlr_strvec_free(&cfg.nodeclasses);
+    tlr_strvec_free(&cfg.nodes);
+    tlr_strvec_free(&cfg.daemonsets);
+    tlr_strvec_free(&cfg.zones);
+    tlr_strvec_free(&cfg.zone_ids);
     return exit_code;
 }
