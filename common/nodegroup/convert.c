@@ -617,7 +617,8 @@ int tlr_ng_result_json(const tlr_ng_result *r, tlr_buf *out)
 
 /* ---- the report ------------------------------------------------------------- */
 
-int tlr_ng_result_report_json(const tlr_ng_result *r, tlr_buf *out)
+int tlr_ng_result_report_json(const tlr_ng_result *r, char *const *not_sized, size_t n,
+                              tlr_buf *out)
 {
     json_object *rep = json_object_new_object(), *pools = json_object_new_array(),
                 *classes = json_object_new_array(), *drops = json_object_new_array(),
@@ -675,6 +676,8 @@ int tlr_ng_result_report_json(const tlr_ng_result *r, tlr_buf *out)
     json_object_object_add(rep, "classes", classes);
     json_object_object_add(rep, "not_carried", drops);
     json_object_object_add(rep, "notes", notes);
+    if (n > 0)
+        json_object_object_add(rep, "not_sized", str_array(not_sized, n));
     int rc = tlr_buf_adds(out, json_object_to_json_string_ext(
                                    rep, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                             JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -588,8 +588,8 @@ static void test_convert_deterministic(void **state)
     assert_memory_equal(a.data, b.data, a.len);
     tlr_buf_reset(&a);
     tlr_buf_reset(&b);
-    assert_int_equal(tlr_ng_result_report_json(r1, &a), TLR_OK);
-    assert_int_equal(tlr_ng_result_report_json(r2, &b), TLR_OK);
+    assert_int_equal(tlr_ng_result_report_json(r1, NULL, 0, &a), TLR_OK);
+    assert_int_equal(tlr_ng_result_report_json(r2, NULL, 0, &b), TLR_OK);
     assert_string_equal(tlr_buf_str(&a), tlr_buf_str(&b));
     tlr_buf_free(&a);
     tlr_buf_free(&b);

@@ -181,8 +181,11 @@ int tlr_ng_result_yaml(const tlr_ng_result *r, tlr_buf *out);
 int tlr_ng_result_json(const tlr_ng_result *r, tlr_buf *out);
 
 /* Append the report: a JSON object (docs/migration.md documents its
- * fields), or text for a terminal (summary, pools, drops, notes). */
-int tlr_ng_result_report_json(const tlr_ng_result *r, tlr_buf *out);
+ * fields), or text for a terminal (summary, pools, drops, notes).  The
+ * JSON lists not_sized (n of them, borrowed: why each group left out of
+ * the conversion could not be sized) when n > 0. */
+int tlr_ng_result_report_json(const tlr_ng_result *r, char *const *not_sized, size_t n,
+                              tlr_buf *out);
 int tlr_ng_result_report_text(const tlr_ng_result *r, tlr_buf *out);
 
 /* Append docs (borrowed JSON array of objects) to out as a YAML stream;

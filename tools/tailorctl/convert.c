@@ -117,34 +117,7 @@ static int write_all(const char *path, const tlr_buf *b)
 
 /* ---- instance types the catalog lacks ----------------------------------- */
 
-typedef struct cv_names {
-    char **v;   /* owned */
-    size_t n;
-} cv_names;
-
-static bool cv_names_has(const cv_names *l, const char *s)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->v[i], s))
-            return true;
-    return false;
-}
-
-static void cv_names_add(cv_names *l, const char *s)
-{
-    l->v = tlr_realloc(l->v, (l->n + 1) * sizeof(*l->v));
-    l->v[l->n++] = tlr_strdup(s);
-}
-
-static void cv_names_free(cv_names *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-    memset(l, 0, sizeof(*l));
-}
-
-static void cv_names_join(const cv_names *l, tlr_buf *b)
+static void cv_names_join(const tlr_strvec *l, tlr_buf *b)
 {
     for (size_t i = 0; i < l->n; i++)
         tlr_buf_printf(b, "%s%s", i ? ", " : "", l->v[i]);
@@ -153,13 +126,13 @@ static void cv_names_join(const cv_names *l, tlr_buf *b)
 /* Add to missing every data.k8s_instance_type of the ConfigMaps in docs
  * (a JSON array) that cat lacks. */
 static void cv_missing_types(json_object *docs, const Tailor__V1__Catalog *cat,
-                             cv_names *missing)
+                             tlr_strvec *missing)
 {
     for (size_t i = 0; i < json_object_array_length(docs); i++) {
         const char *t = tlr_json_str(json_object_array_get_idx(docs, i),
                                      "data.k8s_instance_type");
-        if (t && t[0] && !tlr_catalog_find(cat, t) && !cv_names_has(missing, t))
-            cv_names_add(missing, t);
+        if (t && t[0] && !tlr_catalog_find(cat, t) && tlr_strvec_find(missing, t) < 0)
+            tlr_strvec_add(missing, t);
     }
 }
 
@@ -173,7 +146,7 @@ static int cv_by_name(const void *a, const void *b)
  * (kept sorted by name), sized as the launcher sizes a live catalog, at
  * an unknown ($0) price.  Says on stderr what it did and why not; a
  * failure only leaves the types missing. */
-static void cv_describe_missing(const convert_cfg *cfg, const cv_names *missing,
+static void cv_describe_missing(const convert_cfg *cfg, const tlr_strvec *missing,
                                 char *const *zones, size_t nz, Tailor__V1__Catalog *cat)
 {
     tlr_aws_creds *creds = NULL;
@@ -241,27 +214,6 @@ out:
     tlr_buf_free(&names);
 }
 
-/* Add "not_sized": [the reason of each group left out] to the JSON report
- * in b. */
-static int cv_report_unsized(tlr_buf *b, const cv_names *unsized)
-{
-    json_object *rep = json_tokener_parse(tlr_buf_str(b));
-    if (!rep || !json_object_is_type(rep, json_type_object)) {
-        json_object_put(rep);
-        return TLR_E_PARSE;
-    }
-    json_object *arr = json_object_new_array();
-    for (size_t i = 0; i < unsized->n; i++)
-        json_object_array_add(arr, json_object_new_string(unsized->v[i]));
-    json_object_object_add(rep, "not_sized", arr);
-    tlr_buf_reset(b);
-    tlr_buf_adds(b, json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PRETTY |
-                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
-    tlr_buf_addc(b, '\n');
-    json_object_put(rep);
-    return TLR_OK;
-}
-
 int cmd_convert(int argc, char **argv)
 {
     convert_cfg cfg = { 0 };
@@ -272,7 +224,7 @@ int cmd_convert(int argc, char **argv)
     tlr_ng_result *r = NULL;
     ctl_files files = { 0 };
     json_object **docs = NULL;   /* per file, decoded */
-    cv_names missing = { 0 }, unsized = { 0 };
+    tlr_strvec missing = { 0 }, unsized = { 0 };
     char **zones = NULL;
     int exit_code = EXIT_USAGE, rc;
     char err[TLR_NG_ERRLEN];
@@ -355,7 +307,7 @@ int cmd_convert(int argc, char **argv)
             if ((rc = tlr_ng_parse(cm, files.v[f], &o, &g, err, sizeof(err))) == TLR_E_NOTFOUND) {
                 /* its instance type is in neither the catalog nor EC2 */
                 fprintf(stderr, "tailorctl convert: %s: cannot size the group; left out\n", err);
-                cv_names_add(&unsized, err);
+                tlr_strvec_add(&unsized, err);
                 continue;
             }
             if (rc != TLR_OK) {
@@ -400,9 +352,7 @@ int cmd_convert(int argc, char **argv)
     }
     if (cfg.report) {
         tlr_buf_init(&b, 1u << 30);
-        rc = tlr_ng_result_report_json(r, &b);
-        if (rc == TLR_OK && unsized.n > 0)
-            rc = cv_report_unsized(&b, &unsized);
+        rc = tlr_ng_result_report_json(r, unsized.v, unsized.n, &b);
         if (rc == TLR_OK)
             rc = write_all(cfg.report, &b);
         tlr_buf_free(&b);
@@ -439,8 +389,8 @@ out:
     for (size_t f = 0; docs && f < files.n; f++)
         json_object_put(docs[f]);
     free(docs);
-    cv_names_free(&missing);
-    cv_names_free(&unsized);
+    tlr_strvec_free(&missing);
+    tlr_strvec_free(&unsized);
     ctl_files_free(&files);
     tlr_catalog_free(cat);
     tlr_conf_free(settings, NSETTINGS, &cfg);
