@@ -399,11 +399,17 @@ static bool validate(ds_ctl *c, ds_mctx *m, ds_cmd *cmd, char *why, size_t len)
     }
     bool consolidation = cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE ||
                          cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE;
-    if (ok && consolidation) {
-        /* the pods as Kubernetes has them, constraints and all */
+    bool drift = cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_DRIFT;
+    if (ok && (consolidation || drift)) {
+        /* Plan again with the pods as Kubernetes has them, constraints and
+         * all: the snapshot's compact pods have no node selector, affinity,
+         * tolerations or spread constraints, so a replacement planned on
+         * them may be one the pods cannot use (a spot-only pod on an
+         * on-demand node). */
         m->sim->full_pods = c->o.full_pods;
         m->sim->full_pods_arg = c->o.full_pods_arg;
-        ds_cmd *again = ds_consolidation_evaluate(m, set, cmd->n, why, len);
+        ds_cmd *again = drift ? ds_drift_evaluate(m, set, cmd->n, why, len)
+                              : ds_consolidation_evaluate(m, set, cmd->n, why, len);
         m->sim->full_pods = NULL;
         if (!again) {
             ok = false;
@@ -421,7 +427,8 @@ static bool validate(ds_ctl *c, ds_mctx *m, ds_cmd *cmd, char *why, size_t len)
             again->nrepl = nr;
             cmd->after = again->after;
             cmd->savings = again->savings;
-            snprintf(cmd->why, sizeof(cmd->why), "%s", again->why);
+            if (!drift)   /* drift's why names the image; the plan is what changed */
+                snprintf(cmd->why, sizeof(cmd->why), "%s", again->why);
         }
         ds_cmd_free(again);
     }

@@ -252,6 +252,45 @@ static void test_validation_reads_full_pods(void **state)
     assert_int_equal(ds_fake_count(&x->f, "taint"), 0);
 }
 
+/* Drift's replacements are planned again with the pods' full form before
+ * anything is touched: on the snapshot's compact pods the drifted node's
+ * pod fits a replacement, as Kubernetes has it (nodeSelector disk=ssd,
+ * which no instance type offers) it fits none, so the rotation waits
+ * instead of draining a node whose pod would have nowhere to go. */
+static void test_drift_validation_reads_full_pods(void **state)
+{
+    fx *x = *state;
+    ds_ctl_free(x->c);
+    tlr_drain_ops d = ds_fake_drain(&x->f);
+    ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
+                      .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
+                      .watcher = ds_fake_watcher(&x->f), .catalog = x->cat, .validation_ms = 5000,
+                      .min_savings = 0.1, .full_pods = d.list_pods, .full_pods_arg = d.arg };
+    ds_ctl_create(&o, &x->c);
+    Tailor__V1__NodeClass *nc = x->f.snap->cluster->node_classes[0];
+    TK_PUSH(nc->amis, nc->n_amis, tk_ami("ami-new"));
+    x->f.snap->cluster->nodepools[0]->disruption->consolidate_after_never = true;
+    Tailor__V1__Node *a = node(x, "a", "t.medium", 4, 8, 1000);
+    TK_PUSH(a->labels, a->n_labels, tk_label("disk", "ssd"));
+    Tailor__V1__NodeClaimStatus *cst = x->f.snap->cluster->nodeclaims[0]->status;
+    cst->image_id = tlr_strdup("ami-old");
+    TK_PUSH(cst->conditions, cst->n_conditions, tk_cond("Launched", true));
+    Tailor__V1__Pod *p = tk_pod("a-p", "a", "app", 'r', "rs", 1000, TK_GIB);
+    TK_PUSH(p->node_selector, p->n_node_selector, tk_label("disk", "ssd"));
+    ds_fake_add_pod(&x->f, p);
+    protobuf_c_message_free_unpacked(&p->base, NULL);
+    ds_ctl_stats st = pass(x, 0);
+    assert_int_equal(st.proposed, 1);             /* compact: a replacement fits */
+    const ds_cmd *cmd = ds_ctl_command_for(x->c, "a");
+    assert_non_null(cmd);
+    assert_int_equal(cmd->method, TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_DRIFT);
+    assert_int_equal(cmd->nrepl, 1);
+    st = pass(x, 6000);
+    assert_int_equal(st.aborted, 1);
+    assert_int_equal(ds_fake_count(&x->f, "taint"), 0);
+    assert_int_equal(ds_fake_count(&x->f, "launch"), 0);
+}
+
 /* AMI drift reads what the launcher published: the claim's imageID
  * against its class's status.amis; the disruptor asks AWS nothing. */
 static void test_ami_drift_from_class_status(void **state)
@@ -368,6 +407,7 @@ int main(void)
         T(test_budget_checked_at_validation),
         T(test_stale_taint_removed),
         T(test_expiration_and_hashes),
+        T(test_drift_validation_reads_full_pods),
         T(test_ami_drift_from_class_status),
         T(test_no_ami_drift_without_published_amis),
         T(test_validation_reads_full_pods),

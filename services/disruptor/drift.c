@@ -37,6 +37,7 @@
 #include "hash.h"
 #include "methods.h"
 #include "tlr_alloc.h"
+#include "tlr_err.h"
 #include "tlr_kubesem.h"
 
 #define DRIFTED TAILOR__V1__DISRUPTION_REASON__DISRUPTION_REASON_DRIFTED
@@ -136,8 +137,10 @@ static int by_age(const void *a, const void *b)
     return strcmp(x->node->name, y->node->name);
 }
 
-/* One command for set[0..n), replacements for whatever does not fit. */
-static ds_cmd *drift_cmd(ds_mctx *m, ds_vnode **set, size_t n, const char *first_why)
+/* One command for set[0..n), replacements for whatever does not fit;
+ * NULL (why, when given, says why) when they cannot be replaced yet. */
+static ds_cmd *drift_cmd(ds_mctx *m, ds_vnode *const *set, size_t n, const char *first_why,
+                         char *why, size_t len)
 {
     const char **names = tlr_calloc(n + 1, sizeof(*names));
     size_t moving = 0;
@@ -152,6 +155,9 @@ static ds_cmd *drift_cmd(ds_mctx *m, ds_vnode **set, size_t n, const char *first
         if (m->log)
             TLR_INFO(m->log, "drifted nodes cannot be replaced yet", TLR_I("nodes", (int64_t)n),
                      TLR_S("why", r.why));
+        if (why)
+            snprintf(why, len, "the drifted nodes cannot be replaced: %s",
+                     rc ? tlr_strerror(rc) : (const char *)r.why);
         ds_sim_result_clear(m->sim, &r);
         return NULL;
     }
@@ -198,12 +204,17 @@ ds_cmd *ds_drift_decide(ds_mctx *m)
     }
     ds_cmd *c = NULL;
     if (k)
-        c = drift_cmd(m, d, k, first);
+        c = drift_cmd(m, d, k, first, NULL, 0);
     if (!c && k > 1)
-        c = drift_cmd(m, d, 1, first);
+        c = drift_cmd(m, d, 1, first, NULL, 0);
     if (c)
         for (size_t i = 0; i < c->n; i++)
             ds_budgets_take(m->b, c->c[i].pool, 1);
     free(d);
     return c;
+}
+
+ds_cmd *ds_drift_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len)
+{
+    return drift_cmd(m, set, n, "", why, len);
 }

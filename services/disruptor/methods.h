@@ -71,6 +71,10 @@ typedef enum ds_drift_kind {
 /* Has x drifted, and how (why, len bytes, says what differs). */
 ds_drift_kind ds_drifted(const ds_mctx *m, const ds_vnode *x, char *why, size_t len);
 ds_cmd *ds_drift_decide(ds_mctx *m);
+/* Replace exactly these drifted nodes: a command with the replacements
+ * their pods need, or NULL with why saying why not (validation, which
+ * plans again with the pods' full form). */
+ds_cmd *ds_drift_evaluate(ds_mctx *m, ds_vnode *const *set, size_t n, char *why, size_t len);
 
 /* ---- consolidation.c ---- */
 #define DS_SPOT_MIN_TYPES 15
