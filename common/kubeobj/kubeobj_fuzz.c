@@ -1,11 +1,12 @@
 /* kubeobj_fuzz.c - libFuzzer target for the input side of tailorctl solve
  * and the watcher: arbitrary bytes through tlr_kubeobj_decode (JSON or a
  * YAML stream), then every object through every converter and the
- * workload expansion.
+ * workload expansion, and the launcher's and disruptor's readers
+ * (tlr_kread.h).
  *
  * Property: nothing crashes, leaks or reads out of bounds; a converter
  * either succeeds with a message that packs, or fails with a message that
- * names what it was looking at.
+ * names what it was looking at; a reader fills every string field.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "tlr_err.h"
+#include "tlr_kread.h"
 #include "tlr_kubeobj.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,6 +31,28 @@ static void check(int rc, void *msg, const char *err)
     } else if (err[0] == '\0') {
         abort();   /* every failure must explain itself */
     }
+}
+
+static void read_both(json_object *o)
+{
+    tlr_kclaim c;
+    tlr_knode n;
+    tlr_kclaim_read(o, &c);
+    tlr_knode_read(o, &n);
+    if (!c.name || !c.uid || !c.nodepool || !c.nodeclass || !c.provider_id || !c.instance_id ||
+        !c.node_name || !c.drained_msg || !n.name || !n.uid || !n.provider_id || !n.nodepool)
+        abort();
+    for (size_t k = 0; k < n.ntaints; k++)
+        if (!n.taints[k].key || !n.taints[k].value || !n.taints[k].effect)
+            abort();
+    for (size_t k = 0; k < n.nlabels; k++)
+        if (!n.label_keys[k] || !n.label_values[k])
+            abort();
+    for (size_t k = 0; k < n.nextended; k++)
+        if (!n.extended[k])
+            abort();
+    tlr_kclaim_clear(&c);
+    tlr_knode_clear(&n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -71,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         m = NULL;
         rc = tlr_kubeobj_daemonset(o, NULL, (Tailor__V1__DaemonSet **)&m, err, sizeof(err));
         check(rc, m, err);
+
+        read_both(o);
 
         Tailor__V1__Pod **pods = NULL;
         size_t n = 0;

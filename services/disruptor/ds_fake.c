@@ -46,8 +46,8 @@ void ds_fake_clear(ds_fake *f)
 {
     ds_fake_forget_calls(f);
     free(f->calls);
-    ds_kclaims_free(&f->claims);
-    ds_knodes_free(&f->nodes);
+    tlr_kclaims_free(&f->claims);
+    tlr_knodes_free(&f->nodes);
     for (size_t i = 0; i < f->npods; i++)
         tlr_kubeobj_free(f->pods[i]);
     for (size_t i = 0; i < f->npdbs; i++)
@@ -82,10 +82,10 @@ static char *pid_of(const char *instance)
     return tlr_strdup(b);
 }
 
-ds_kclaim *ds_fake_add_claim(ds_fake *f, const char *name, const char *pool, const char *instance)
+tlr_kclaim *ds_fake_add_claim(ds_fake *f, const char *name, const char *pool, const char *instance)
 {
     f->claims.v = tlr_realloc(f->claims.v, (f->claims.n + 1) * sizeof(*f->claims.v));
-    ds_kclaim *c = &f->claims.v[f->claims.n++];
+    tlr_kclaim *c = &f->claims.v[f->claims.n++];
     memset(c, 0, sizeof(*c));
     c->name = tlr_strdup(name);
     char uid[128];
@@ -100,10 +100,10 @@ ds_kclaim *ds_fake_add_claim(ds_fake *f, const char *name, const char *pool, con
     return c;
 }
 
-ds_knode *ds_fake_add_node(ds_fake *f, const char *name, const char *pool, const char *instance)
+tlr_knode *ds_fake_add_node(ds_fake *f, const char *name, const char *pool, const char *instance)
 {
     f->nodes.v = tlr_realloc(f->nodes.v, (f->nodes.n + 1) * sizeof(*f->nodes.v));
-    ds_knode *n = &f->nodes.v[f->nodes.n++];
+    tlr_knode *n = &f->nodes.v[f->nodes.n++];
     memset(n, 0, sizeof(*n));
     n->name = tlr_strdup(name);
     char uid[128];
@@ -115,7 +115,7 @@ ds_knode *ds_fake_add_node(ds_fake *f, const char *name, const char *pool, const
     return n;
 }
 
-ds_kclaim *ds_fake_claim(ds_fake *f, const char *name)
+tlr_kclaim *ds_fake_claim(ds_fake *f, const char *name)
 {
     for (size_t i = 0; i < f->claims.n; i++)
         if (!strcmp(f->claims.v[i].name, name))
@@ -123,7 +123,7 @@ ds_kclaim *ds_fake_claim(ds_fake *f, const char *name)
     return NULL;
 }
 
-ds_knode *ds_fake_node(ds_fake *f, const char *name)
+tlr_knode *ds_fake_node(ds_fake *f, const char *name)
 {
     for (size_t i = 0; i < f->nodes.n; i++)
         if (!strcmp(f->nodes.v[i].name, name))
@@ -175,54 +175,36 @@ void ds_fake_add_sqs(ds_fake *f, const char *id, const char *body)
 
 /* ---- Kubernetes -------------------------------------------------------- */
 
-static int k_claims_list(void *arg, ds_kclaims *out)
+static int k_claims_list(void *arg, tlr_kclaims *out)
 {
     ds_fake *f = arg;
     out->v = tlr_calloc(f->claims.n + 1, sizeof(*out->v));
     out->n = f->claims.n;
-    for (size_t i = 0; i < f->claims.n; i++) {
-        ds_kclaim *c = &out->v[i];
-        *c = f->claims.v[i];
-        c->name = tlr_strdup(c->name);
-        c->uid = tlr_strdup(c->uid);
-        c->nodepool = tlr_strdup(c->nodepool);
-        c->provider_id = tlr_strdup(c->provider_id);
-        c->instance_id = tlr_strdup(c->instance_id);
-        c->node_name = tlr_strdup(c->node_name);
-        c->drained_msg = c->drained_msg ? tlr_strdup(c->drained_msg) : NULL;
-    }
+    for (size_t i = 0; i < f->claims.n; i++)
+        tlr_kclaim_copy(&f->claims.v[i], &out->v[i]);
     return TLR_OK;
 }
 
-static int k_nodes_list(void *arg, ds_knodes *out)
+static int k_nodes_list(void *arg, tlr_knodes *out)
 {
     ds_fake *f = arg;
     out->v = tlr_calloc(f->nodes.n + 1, sizeof(*out->v));
     out->n = f->nodes.n;
-    for (size_t i = 0; i < f->nodes.n; i++) {
-        ds_knode *n = &out->v[i];
-        *n = f->nodes.v[i];
-        n->name = tlr_strdup(n->name);
-        n->uid = tlr_strdup(n->uid);
-        n->provider_id = tlr_strdup(n->provider_id);
-        n->nodepool = tlr_strdup(n->nodepool);
-    }
+    for (size_t i = 0; i < f->nodes.n; i++)
+        tlr_knode_copy(&f->nodes.v[i], &out->v[i]);
     return TLR_OK;
 }
 
 static void drop_claim(ds_fake *f, size_t i)
 {
-    ds_kclaim *c = &f->claims.v[i];
-    free(c->name), free(c->uid), free(c->nodepool), free(c->provider_id);
-    free(c->instance_id), free(c->node_name), free(c->drained_msg);
+    tlr_kclaim_clear(&f->claims.v[i]);
     f->claims.v[i] = f->claims.v[f->claims.n - 1];
     f->claims.n--;
 }
 
 static void drop_node(ds_fake *f, size_t i)
 {
-    ds_knode *n = &f->nodes.v[i];
-    free(n->name), free(n->uid), free(n->provider_id), free(n->nodepool);
+    tlr_knode_clear(&f->nodes.v[i]);
     f->nodes.v[i] = f->nodes.v[f->nodes.n - 1];
     f->nodes.n--;
 }
@@ -258,7 +240,7 @@ static int k_taint(void *arg, const char *node, bool on)
 {
     ds_fake *f = arg;
     record(f, "taint %s %s", node, on ? "on" : "off");
-    ds_knode *n = ds_fake_node(f, node);
+    tlr_knode *n = ds_fake_node(f, node);
     if (!n)
         return TLR_E_NOTFOUND;
     n->tainted = on;
@@ -270,7 +252,7 @@ static int k_annotate(void *arg, ds_kind kind, const char *name, const char *key
     ds_fake *f = arg;
     record(f, "annotate %s %s=%s", name, key, value ? value : "(removed)");
     if (kind == DS_KIND_NODECLAIM && !strcmp(key, DS_TERMINATION_TS)) {
-        ds_kclaim *c = ds_fake_claim(f, name);
+        tlr_kclaim *c = ds_fake_claim(f, name);
         if (!c)
             return TLR_E_NOTFOUND;
         tlr_time_parse(value, &c->term_ts_ms);
@@ -358,7 +340,7 @@ static int k_condition(void *arg, const char *claim, const char *type, const cha
     ds_fake *f = arg;
     record(f, "condition %s %s=%s %s: %s", claim, type, status ? status : "(removed)", reason,
            message ? message : "");
-    ds_kclaim *c = ds_fake_claim(f, claim);
+    tlr_kclaim *c = ds_fake_claim(f, claim);
     if (!c)
         return TLR_E_NOTFOUND;
     if (!status)
@@ -471,7 +453,7 @@ static int l_launch(void *arg, const Tailor__V1__LaunchRequest *req, Tailor__V1_
         char inst[64];
         snprintf(inst, sizeof(inst), "i-new%d", ++f->launched);
         if (!ds_fake_claim(f, nc->name)) {
-            ds_kclaim *c = ds_fake_add_claim(f, nc->name, nc->nodepool, inst);
+            tlr_kclaim *c = ds_fake_add_claim(f, nc->name, nc->nodepool, inst);
             c->creation_ms = f->now_ms;
             c->initialized = f->launch_initialized;
         }
@@ -500,7 +482,7 @@ static int l_terminate(void *arg, const Tailor__V1__TerminateRequest *req,
     resp->results = tlr_calloc(req->n_items + 1, sizeof(*resp->results));
     for (size_t i = 0; i < req->n_items; i++) {
         const char *name = req->items[i]->nodeclaim_name;
-        ds_kclaim *c = name[0] ? ds_fake_claim(f, name) : NULL;
+        tlr_kclaim *c = name[0] ? ds_fake_claim(f, name) : NULL;
         if (c && !c->deletion_ms)
             c->deletion_ms = f->now_ms;   /* the launcher deletes the claim too */
         Tailor__V1__TerminateResult *r = tlr_malloc(sizeof(*r));

@@ -24,8 +24,8 @@ typedef struct ds_fake_workload {
 
 typedef struct ds_fake {
     /* Kubernetes */
-    ds_kclaims claims;
-    ds_knodes nodes;
+    tlr_kclaims claims;
+    tlr_knodes nodes;
     Tailor__V1__Pod *pods[256];            /* owned; node_name says where */
     size_t npods;
     Tailor__V1__PodDisruptionBudget *pdbs[8];
@@ -69,10 +69,10 @@ void ds_fake_forget_calls(ds_fake *f);
 
 /* Builders (copied strings).  A claim's node is linked by providerID
  * aws:///us-east-1a/<instance>. */
-ds_kclaim *ds_fake_add_claim(ds_fake *f, const char *name, const char *pool, const char *instance);
-ds_knode *ds_fake_add_node(ds_fake *f, const char *name, const char *pool, const char *instance);
-ds_kclaim *ds_fake_claim(ds_fake *f, const char *name);
-ds_knode *ds_fake_node(ds_fake *f, const char *name);
+tlr_kclaim *ds_fake_add_claim(ds_fake *f, const char *name, const char *pool, const char *instance);
+tlr_knode *ds_fake_add_node(ds_fake *f, const char *name, const char *pool, const char *instance);
+tlr_kclaim *ds_fake_claim(ds_fake *f, const char *name);
+tlr_knode *ds_fake_node(ds_fake *f, const char *name);
 /* A pod on node (copied in; the fake owns the copy). */
 void ds_fake_add_pod(ds_fake *f, const Tailor__V1__Pod *p);
 Tailor__V1__Pod *ds_fake_pod(ds_fake *f, const char *name);

@@ -1,6 +1,6 @@
 /* ds_kube.c - ds_kube_ops over common/kube (ds_kube.h).
  *
- * Lists are decoded into the small structs of ds_ops.h; writes that change a
+ * Lists are read into the structs of tlr_kread.h (common/kubeobj); writes that change a
  * list (finalizers, taints) read the object, change the list and write it
  * back as a merge patch carrying the resourceVersion, so a concurrent
  * writer makes the patch fail with CONFLICT instead of being overwritten
@@ -18,7 +18,6 @@
 #include "tlr_err.h"
 #include "tlr_json.h"
 #include "tlr_kube_writeq.h"
-#include "tlr_kubesem.h"
 #include "tlr_time.h"
 
 #define RES_REPLICASETS ((tlr_kube_res){ "apps", "v1", "replicasets", true })
@@ -44,129 +43,9 @@ static char *dup_or_empty(const char *s)
     return tlr_strdup(s ? s : "");
 }
 
-static bool has_finalizer(json_object *obj)
-{
-    json_object *f = tlr_json_arr(obj, "metadata.finalizers");
-    for (size_t i = 0; f && i < json_object_array_length(f); i++) {
-        const char *s = json_object_get_string(json_object_array_get_idx(f, i));
-        if (s && !strcmp(s, DS_FINALIZER))
-            return true;
-    }
-    return false;
-}
-
-/* Condition type's status ("" when absent) into st (len bytes); its
- * message returned (borrowed, NULL when absent). */
-static const char *condition_of(json_object *obj, const char *type, char *st, size_t len)
-{
-    json_object *c = tlr_json_arr(obj, "status.conditions");
-    st[0] = '\0';
-    for (size_t i = 0; c && i < json_object_array_length(c); i++) {
-        json_object *x = json_object_array_get_idx(c, i);
-        const char *t = tlr_json_str(x, "type"), *s = tlr_json_str(x, "status");
-        if (t && s && !strcmp(t, type)) {
-            snprintf(st, len, "%s", s);
-            return tlr_json_str(x, "message");
-        }
-    }
-    return NULL;
-}
-
-static bool condition_true(json_object *obj, const char *type)
-{
-    char st[8];
-    condition_of(obj, type, st, sizeof(st));
-    return !strcmp(st, "True");
-}
-
-/* The reason of condition type when its status is True, into out (len
- * bytes; "" otherwise). */
-static void condition_reason(json_object *obj, const char *type, char *out, size_t len)
-{
-    json_object *c = tlr_json_arr(obj, "status.conditions");
-    out[0] = '\0';
-    for (size_t i = 0; c && i < json_object_array_length(c); i++) {
-        json_object *x = json_object_array_get_idx(c, i);
-        const char *t = tlr_json_str(x, "type"), *s = tlr_json_str(x, "status");
-        const char *r = tlr_json_str(x, "reason");
-        if (t && s && r && !strcmp(t, type) && !strcmp(s, "True")) {
-            snprintf(out, len, "%s", r);
-            return;
-        }
-    }
-}
-
-static void label_into(json_object *obj, const char *path, char *out, size_t len)
-{
-    const char *v = tlr_json_str(obj, path);
-    snprintf(out, len, "%s", v ? v : "");
-}
-
-static int64_t time_at(json_object *obj, const char *path)
-{
-    const char *s = tlr_json_str(obj, path);
-    int64_t ms = 0;
-    if (s)
-        tlr_time_parse(s, &ms);
-    return ms;
-}
-
-void ds_kube_claim_decode(json_object *obj, ds_kclaim *out)
-{
-    memset(out, 0, sizeof(*out));
-    const char *pid = tlr_json_str(obj, "status.providerID");
-    const char *inst = tlr_provider_id_instance(pid);
-    out->name = dup_or_empty(tlr_json_str(obj, "metadata.name"));
-    out->uid = dup_or_empty(tlr_json_str(obj, "metadata.uid"));
-    out->nodepool = dup_or_empty(tlr_json_str(obj, "metadata.labels.karpenter\\.sh/nodepool"));
-    out->provider_id = dup_or_empty(pid);
-    out->instance_id = dup_or_empty(inst);
-    out->node_name = dup_or_empty(tlr_json_str(obj, "status.nodeName"));
-    out->creation_ms = time_at(obj, "metadata.creationTimestamp");
-    out->deletion_ms = time_at(obj, "metadata.deletionTimestamp");
-    out->finalizer = has_finalizer(obj);
-    const char *tgp = tlr_json_str(obj, "spec.terminationGracePeriod");
-    if (tgp)
-        tlr_duration_parse(tgp, &out->tgp_ms);
-    out->term_ts_ms = time_at(obj, "metadata.annotations.karpenter\\.sh/nodeclaim-termination-timestamp");
-    out->initialized = condition_true(obj, "Initialized");
-    out->launched = condition_true(obj, "Launched");
-    out->drained_msg = dup_or_empty(condition_of(obj, "Drained", out->drained, sizeof(out->drained)));
-    condition_of(obj, "InstanceTerminating", out->terminating, sizeof(out->terminating));
-    label_into(obj, "metadata.labels.topology\\.kubernetes\\.io/zone", out->zone, sizeof(out->zone));
-    label_into(obj, "metadata.labels.karpenter\\.sh/capacity-type", out->capacity_type,
-               sizeof(out->capacity_type));
-    condition_reason(obj, "DisruptionReason", out->disruption_reason, sizeof(out->disruption_reason));
-}
-
-void ds_kube_node_decode(json_object *obj, ds_knode *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->name = dup_or_empty(tlr_json_str(obj, "metadata.name"));
-    out->uid = dup_or_empty(tlr_json_str(obj, "metadata.uid"));
-    out->provider_id = dup_or_empty(tlr_json_str(obj, "spec.providerID"));
-    out->nodepool = dup_or_empty(tlr_json_str(obj, "metadata.labels.karpenter\\.sh/nodepool"));
-    out->deletion_ms = time_at(obj, "metadata.deletionTimestamp");
-    out->finalizer = has_finalizer(obj);
-    out->ready = condition_true(obj, "Ready");
-    bool b = false;
-    out->unschedulable = tlr_json_bool(obj, "spec.unschedulable", &b) == TLR_OK && b;
-    const char *dnd = tlr_json_str(obj, "metadata.annotations.karpenter\\.sh/do-not-disrupt");
-    out->do_not_disrupt = dnd && !strcmp(dnd, "true");
-    label_into(obj, "metadata.labels.topology\\.kubernetes\\.io/zone", out->zone, sizeof(out->zone));
-    out->creation_ms = time_at(obj, "metadata.creationTimestamp");
-    json_object *t = tlr_json_arr(obj, "spec.taints");
-    for (size_t i = 0; t && i < json_object_array_length(t); i++) {
-        json_object *x = json_object_array_get_idx(t, i);
-        const char *k = tlr_json_str(x, "key"), *e = tlr_json_str(x, "effect");
-        if (k && !strcmp(k, DS_TAINT_KEY) && e && !strcmp(e, "NoSchedule"))
-            out->tainted = true;
-    }
-}
-
 typedef struct collect {
-    ds_kclaims *claims;
-    ds_knodes *nodes;
+    tlr_kclaims *claims;
+    tlr_knodes *nodes;
     size_t cap;
 } collect;
 
@@ -174,7 +53,7 @@ static int on_claim(void *arg, json_object *item)
 {
     collect *c = arg;
     TLR_GROW(c->claims->v, c->cap, c->claims->n + 1);
-    ds_kube_claim_decode(item, &c->claims->v[c->claims->n++]);
+    tlr_kclaim_read(item, &c->claims->v[c->claims->n++]);
     return TLR_OK;
 }
 
@@ -182,32 +61,32 @@ static int on_node(void *arg, json_object *item)
 {
     collect *c = arg;
     TLR_GROW(c->nodes->v, c->cap, c->nodes->n + 1);
-    ds_kube_node_decode(item, &c->nodes->v[c->nodes->n++]);
+    tlr_knode_read(item, &c->nodes->v[c->nodes->n++]);
     return TLR_OK;
 }
 
-static int k_claims_list(void *arg, ds_kclaims *out)
+static int k_claims_list(void *arg, tlr_kclaims *out)
 {
-    ds_kclaims l = { 0 };
+    tlr_kclaims l = { 0 };
     collect c = { &l, NULL, 0 };
     tlr_kube_res res = TLR_KUBE_RES_NODECLAIMS;
     int rc = tlr_kube_list(arg, &res, NULL, NULL, on_claim, &c, NULL, NULL);
     if (rc) {
-        ds_kclaims_free(&l);
+        tlr_kclaims_free(&l);
         return rc;
     }
     *out = l;
     return TLR_OK;
 }
 
-static int k_nodes_list(void *arg, ds_knodes *out)
+static int k_nodes_list(void *arg, tlr_knodes *out)
 {
-    ds_knodes l = { 0 };
+    tlr_knodes l = { 0 };
     collect c = { NULL, &l, 0 };
     tlr_kube_res res = TLR_KUBE_RES_NODES;
     int rc = tlr_kube_list(arg, &res, NULL, NULL, on_node, &c, NULL, NULL);
     if (rc) {
-        ds_knodes_free(&l);
+        tlr_knodes_free(&l);
         return rc;
     }
     *out = l;
@@ -246,7 +125,7 @@ static int k_finalizer(void *arg, ds_kind kind, const char *name, bool add)
     int rc = tlr_kube_get(arg, &res, NULL, name, &obj, NULL);
     if (rc)
         return rc;
-    if (has_finalizer(obj) == add) {
+    if (tlr_kread_has_finalizer(obj) == add) {
         json_object_put(obj);
         return TLR_OK;
     }
@@ -498,39 +377,6 @@ ds_kube_ops ds_kube_ops_of(tlr_kube *kc)
                           .remove = k_remove, .event = k_event, .workload = k_workload,
                           .restart = k_restart, .condition = k_condition, .status = k_status,
                           .arg = kc };
-}
-
-void ds_kclaims_free(ds_kclaims *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        ds_kclaim *c = &l->v[i];
-        free(c->name);
-        free(c->uid);
-        free(c->nodepool);
-        free(c->provider_id);
-        free(c->instance_id);
-        free(c->node_name);
-        free(c->drained_msg);
-    }
-    free(l->v);
-    memset(l, 0, sizeof(*l));
-}
-
-void ds_knodes_free(ds_knodes *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        ds_knode *n = &l->v[i];
-        free(n->name);
-        free(n->uid);
-        free(n->provider_id);
-        free(n->nodepool);
-    }
-    free(l->v);
-    memset(l, 0, sizeof(*l));
 }
 
 void ds_workload_clear(ds_workload *w)

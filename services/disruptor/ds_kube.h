@@ -11,9 +11,4 @@
 /* kc borrowed; must outlive the ops. */
 ds_kube_ops ds_kube_ops_of(tlr_kube *kc);
 
-/* Decoders, exposed for tests.  obj borrowed; *out filled (owned strings,
- * freed by ds_kclaims_free / ds_knodes_free of a list holding them). */
-void ds_kube_claim_decode(json_object *obj, ds_kclaim *out);
-void ds_kube_node_decode(json_object *obj, ds_knode *out);
-
 #endif

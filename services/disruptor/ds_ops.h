@@ -19,6 +19,7 @@
 #include "tailor/v1/solver.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_drain.h"
+#include "tlr_kread.h"
 #include "tlr_labels.h"
 
 #define DS_FINALIZER TLR_FINALIZER_TERMINATION
@@ -29,56 +30,8 @@
 
 /* ---- Kubernetes ------------------------------------------------------ */
 
-/* A NodeClaim as the termination controller reads it. */
-typedef struct ds_kclaim {
-    char *name, *uid;
-    char *nodepool;
-    char *provider_id;       /* status.providerID; "" before launch */
-    char *instance_id;       /* its last path element */
-    char *node_name;         /* status.nodeName */
-    int64_t creation_ms;
-    int64_t deletion_ms;     /* 0 = not deleting */
-    bool finalizer;          /* carries DS_FINALIZER */
-    int64_t tgp_ms;          /* spec.terminationGracePeriod; 0 = unset */
-    int64_t term_ts_ms;      /* DS_TERMINATION_TS annotation; 0 = unset */
-    bool initialized;        /* condition Initialized=True */
-    bool launched;           /* condition Launched=True */
-    /* The termination's own conditions as read: status "True", "False",
-     * "Unknown" or "" (absent), and Drained's message. */
-    char drained[8], terminating[8];
-    char *drained_msg;
-    /* For metric labels: topology.kubernetes.io/zone and
-     * karpenter.sh/capacity-type ("" until launched), and the reason of a
-     * DisruptionReason=True condition ("" when absent). */
-    char zone[64], capacity_type[16], disruption_reason[48];
-} ds_kclaim;
-
-typedef struct ds_kclaims {
-    ds_kclaim *v;
-    size_t n;
-} ds_kclaims;
-void ds_kclaims_free(ds_kclaims *l);      /* contents; NULL fine */
-
-/* A Node as the termination controller reads it. */
-typedef struct ds_knode {
-    char *name, *uid;
-    char *provider_id;
-    char *nodepool;          /* karpenter.sh/nodepool label; "" = not managed */
-    int64_t deletion_ms;
-    bool finalizer;
-    bool ready;
-    bool tainted;            /* carries karpenter.sh/disrupted:NoSchedule */
-    bool unschedulable;      /* spec.unschedulable (cordoned) */
-    bool do_not_disrupt;     /* annotation karpenter.sh/do-not-disrupt=true */
-    char zone[64];           /* topology.kubernetes.io/zone, for metric labels */
-    int64_t creation_ms;     /* metadata.creationTimestamp, for metrics */
-} ds_knode;
-
-typedef struct ds_knodes {
-    ds_knode *v;
-    size_t n;
-} ds_knodes;
-void ds_knodes_free(ds_knodes *l);
+/* NodeClaims and Nodes as the termination controller reads them:
+ * tlr_kclaims / tlr_knodes of tlr_kread.h (common/kubeobj). */
 
 typedef enum ds_kind {
     DS_KIND_NODE = 1,
@@ -100,8 +53,8 @@ typedef struct ds_workload {
 void ds_workload_clear(ds_workload *w);
 
 typedef struct ds_kube_ops {
-    int (*claims_list)(void *arg, ds_kclaims *out);
-    int (*nodes_list)(void *arg, ds_knodes *out);
+    int (*claims_list)(void *arg, tlr_kclaims *out);
+    int (*nodes_list)(void *arg, tlr_knodes *out);
     /* Add (add = true) or remove DS_FINALIZER on a Node or NodeClaim
      * (read-modify-write with the resourceVersion; TLR_E_CONFLICT when it
      * changed meanwhile).  TLR_E_NOTFOUND when gone. */

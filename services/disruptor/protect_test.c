@@ -218,7 +218,7 @@ static void test_drain_with_protection(void **state)
 {
     fx *x = *state;
     add_workload(&x->f, "ReplicaSet", "web-rs", "Deployment", "web", 1, 1, true);
-    ds_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
+    tlr_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
     c->finalizer = true;
     c->deletion_ms = x->f.now_ms;
     ds_fake_add_node(&x->f, "n1", "default", "i-1")->finalizer = true;

@@ -13,7 +13,7 @@
 
 /* ---- decide ------------------------------------------------------------ */
 
-int ds_term_node_of(const ds_kclaim *c, const ds_knodes *nodes)
+int ds_term_node_of(const tlr_kclaim *c, const tlr_knodes *nodes)
 {
     if (c->provider_id[0])
         for (size_t i = 0; i < nodes->n; i++)
@@ -26,10 +26,10 @@ int ds_term_node_of(const ds_kclaim *c, const ds_knodes *nodes)
     return -1;
 }
 
-int ds_term_claim_of(const ds_knode *n, const ds_kclaims *claims)
+int ds_term_claim_of(const tlr_knode *n, const tlr_kclaims *claims)
 {
     for (size_t i = 0; i < claims->n; i++) {
-        const ds_kclaim *c = &claims->v[i];
+        const tlr_kclaim *c = &claims->v[i];
         if ((n->provider_id[0] && !strcmp(c->provider_id, n->provider_id)) ||
             (c->node_name[0] && !strcmp(c->node_name, n->name)))
             return (int)i;
@@ -37,7 +37,7 @@ int ds_term_claim_of(const ds_knode *n, const ds_kclaims *claims)
     return -1;
 }
 
-int64_t ds_term_deadline(const ds_kclaim *c)
+int64_t ds_term_deadline(const tlr_kclaim *c)
 {
     if (c->term_ts_ms)
         return c->term_ts_ms;
@@ -52,20 +52,20 @@ static void push(ds_term_plan *p, size_t *cap, ds_term_action a, int claim, int 
     p->v[p->n++] = (ds_term_item){ a, claim, node };
 }
 
-void ds_term_decide(const ds_kclaims *claims, const ds_knodes *nodes, bool manage_finalizers,
+void ds_term_decide(const tlr_kclaims *claims, const tlr_knodes *nodes, bool manage_finalizers,
                     ds_term_plan *out)
 {
     memset(out, 0, sizeof(*out));
     size_t cap = 0;
     for (size_t i = 0; i < claims->n; i++) {
-        const ds_kclaim *c = &claims->v[i];
+        const tlr_kclaim *c = &claims->v[i];
         if (!c->deletion_ms && !c->finalizer && manage_finalizers)
             push(out, &cap, DS_TA_FINALIZE_CLAIM, (int)i, -1);
         else if (c->deletion_ms && c->finalizer)
             push(out, &cap, DS_TA_TERMINATE, (int)i, ds_term_node_of(c, nodes));
     }
     for (size_t i = 0; i < nodes->n; i++) {
-        const ds_knode *n = &nodes->v[i];
+        const tlr_knode *n = &nodes->v[i];
         if (!n->nodepool[0])
             continue;   /* not managed: never ours */
         int c = ds_term_claim_of(n, claims);
@@ -272,7 +272,7 @@ static void event(ds_term *t, const char *kind, const char *name, const char *ui
 
 /* Blocker events on the claim and its node, when the message changed or
  * event_every_ms passed. */
-static void blocked_events(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode *n,
+static void blocked_events(ds_term *t, tstate *s, const tlr_kclaim *c, const tlr_knode *n,
                            const char *msg)
 {
     int64_t now = now_ms(t);
@@ -299,7 +299,7 @@ static void count(tlr_metric_family *f, const char *pool, double v)
  * deletes it: its count, the time since its termination was asked for
  * (the Node's deletionTimestamp, or its NodeClaim's, which in Karpenter
  * deletes the Node at once) and its lifetime. */
-static void count_node_gone(ds_term *t, const ds_kclaim *c, const ds_knode *n)
+static void count_node_gone(ds_term *t, const tlr_kclaim *c, const tlr_knode *n)
 {
     if (!t->m_terminated)
         return;
@@ -316,7 +316,7 @@ static void count_node_gone(ds_term *t, const ds_kclaim *c, const ds_knode *n)
 
 /* Steps 2-3 for one node: taint and drain.  Returns true when drained
  * (for min_drain_ms). */
-static bool drain_node(ds_term *t, tstate *s, const ds_kclaim *c, const ds_knode *n,
+static bool drain_node(ds_term *t, tstate *s, const tlr_kclaim *c, const tlr_knode *n,
                        int64_t deadline, ds_term_stats *st)
 {
     int64_t now = now_ms(t);
@@ -434,7 +434,7 @@ static void release(ds_term *t, ds_kind kind, const char *name)
 /* Set a NodeClaim condition unless it already reads so (as listed this
  * pass): Karpenter's Drained and InstanceTerminating, so that `kubectl get
  * nodeclaim -o yaml` says where a termination stands. */
-static void claim_condition(ds_term *t, const ds_kclaim *c, const char *type, const char *have,
+static void claim_condition(ds_term *t, const tlr_kclaim *c, const char *type, const char *have,
                             const char *have_msg, const char *status, const char *reason,
                             const char *msg)
 {
@@ -446,7 +446,7 @@ static void claim_condition(ds_term *t, const ds_kclaim *c, const char *type, co
                   TLR_S("nodeclaim", c->name), TLR_S("condition", type), TLR_ERR(rc));
 }
 
-static void terminate_claim(ds_term *t, const ds_kclaim *c, const ds_knode *n, ds_term_stats *st)
+static void terminate_claim(ds_term *t, const tlr_kclaim *c, const tlr_knode *n, ds_term_stats *st)
 {
     tstate *s = state_of(t, c->name);
     s->seen = true;
@@ -497,7 +497,7 @@ static void terminate_claim(ds_term *t, const ds_kclaim *c, const ds_knode *n, d
     lh_table_delete(t->st, c->name);
 }
 
-static void terminate_orphan(ds_term *t, const ds_knode *n, ds_term_stats *st)
+static void terminate_orphan(ds_term *t, const tlr_knode *n, ds_term_stats *st)
 {
     char key[300];
     snprintf(key, sizeof(key), "node/%s", n->name);
@@ -520,14 +520,14 @@ int ds_term_pass(ds_term *t, ds_term_stats *stats)
     ds_term_stats local = { 0 };
     ds_term_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof(*st));
-    ds_kclaims claims = { 0 };
-    ds_knodes nodes = { 0 };
+    tlr_kclaims claims = { 0 };
+    tlr_knodes nodes = { 0 };
     int rc = t->o.kube.claims_list(t->o.kube.arg, &claims);
     if (!rc)
         rc = t->o.kube.nodes_list(t->o.kube.arg, &nodes);
     if (rc) {
         TLR_WARN(t->o.log, "termination: could not list nodeclaims and nodes", TLR_ERR(rc));
-        ds_kclaims_free(&claims);
+        tlr_kclaims_free(&claims);
         return rc;
     }
     struct lh_entry *e;
@@ -537,8 +537,8 @@ int ds_term_pass(ds_term *t, ds_term_stats *stats)
     ds_term_decide(&claims, &nodes, t->o.manage_finalizers, &plan);
     for (size_t i = 0; i < plan.n; i++) {
         const ds_term_item *it = &plan.v[i];
-        const ds_kclaim *c = it->claim >= 0 ? &claims.v[it->claim] : NULL;
-        const ds_knode *n = it->node >= 0 ? &nodes.v[it->node] : NULL;
+        const tlr_kclaim *c = it->claim >= 0 ? &claims.v[it->claim] : NULL;
+        const tlr_knode *n = it->node >= 0 ? &nodes.v[it->node] : NULL;
         switch (it->action) {
         case DS_TA_FINALIZE_CLAIM:
         case DS_TA_FINALIZE_NODE: {
@@ -576,7 +576,7 @@ int ds_term_pass(ds_term *t, ds_term_stats *stats)
     if (t->m_blocked)
         tlr_gauge_set(tlr_metric_series(t->m_blocked, NULL), st->blocked);
     ds_term_plan_clear(&plan);
-    ds_kclaims_free(&claims);
-    ds_knodes_free(&nodes);
+    tlr_kclaims_free(&claims);
+    tlr_knodes_free(&nodes);
     return TLR_OK;
 }

@@ -73,14 +73,14 @@ typedef struct ds_term_plan {
 
 /* The node of claim c: same providerID, else the node named by
  * status.nodeName.  -1 when none. */
-int ds_term_node_of(const ds_kclaim *c, const ds_knodes *nodes);
+int ds_term_node_of(const tlr_kclaim *c, const tlr_knodes *nodes);
 /* The claim of node n (the reverse match), -1 when none. */
-int ds_term_claim_of(const ds_knode *n, const ds_kclaims *claims);
+int ds_term_claim_of(const tlr_knode *n, const tlr_kclaims *claims);
 /* The drain deadline of c: the annotation, else deletion + TGP, else 0. */
-int64_t ds_term_deadline(const ds_kclaim *c);
+int64_t ds_term_deadline(const tlr_kclaim *c);
 /* What to do this pass.  manage_finalizers false: only terminate (a
  * follower replica, or a read-only test). */
-void ds_term_decide(const ds_kclaims *claims, const ds_knodes *nodes, bool manage_finalizers,
+void ds_term_decide(const tlr_kclaims *claims, const tlr_knodes *nodes, bool manage_finalizers,
                     ds_term_plan *out);
 void ds_term_plan_clear(ds_term_plan *p);
 

@@ -78,7 +78,7 @@ static void test_finalizers_are_added_to_managed_objects(void **state)
     ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
     ds_fake_add_node(&x->f, "n1", "default", "i-1");
     ds_fake_add_node(&x->f, "other", NULL, "i-9");          /* not managed */
-    ds_kclaim *gone = ds_fake_add_claim(&x->f, "nc-2", "default", "i-2");
+    tlr_kclaim *gone = ds_fake_add_claim(&x->f, "nc-2", "default", "i-2");
     gone->deletion_ms = x->f.now_ms;                       /* deleting without ours: not ours */
     ds_term_stats st;
     assert_int_equal(ds_term_pass(x->t, &st), TLR_OK);
@@ -94,7 +94,7 @@ static void test_finalizers_are_added_to_managed_objects(void **state)
 static void test_full_termination_in_order(void **state)
 {
     fx *x = *state;
-    ds_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
+    tlr_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
     c->finalizer = true;
     c->deletion_ms = x->f.now_ms;
     ds_fake_add_node(&x->f, "n1", "default", "i-1")->finalizer = true;
@@ -129,7 +129,7 @@ static void test_full_termination_in_order(void **state)
 static void test_pdb_block_names_it_then_deadline_forces(void **state)
 {
     fx *x = *state;
-    ds_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
+    tlr_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
     c->finalizer = true;
     c->deletion_ms = x->f.now_ms;
     c->tgp_ms = 120000;                               /* terminationGracePeriod 2m */
@@ -174,7 +174,7 @@ static void test_pdb_block_names_it_then_deadline_forces(void **state)
 static void test_restart_mid_drain_finishes(void **state)
 {
     fx *x = *state;
-    ds_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
+    tlr_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
     c->finalizer = true;
     c->deletion_ms = x->f.now_ms;
     ds_fake_add_node(&x->f, "n1", "default", "i-1")->finalizer = true;
@@ -198,7 +198,7 @@ static void test_deleting_node_deletes_its_claim(void **state)
 {
     fx *x = *state;
     ds_fake_add_claim(&x->f, "nc-1", "default", "i-1")->finalizer = true;
-    ds_knode *n = ds_fake_add_node(&x->f, "n1", "default", "i-1");
+    tlr_knode *n = ds_fake_add_node(&x->f, "n1", "default", "i-1");
     n->finalizer = true;
     n->deletion_ms = x->f.now_ms;                 /* kubectl delete node n1 */
     ds_term_pass(x->t, NULL);
@@ -212,7 +212,7 @@ static void test_deleting_node_deletes_its_claim(void **state)
 static void test_launcher_failure_keeps_finalizers(void **state)
 {
     fx *x = *state;
-    ds_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
+    tlr_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
     c->finalizer = true;
     c->deletion_ms = x->f.now_ms;
     x->f.terminate_rc = TLR_E_UNAVAILABLE;
@@ -231,7 +231,7 @@ static void test_launcher_failure_keeps_finalizers(void **state)
 static void test_orphan_node_is_drained_and_terminated_by_id(void **state)
 {
     fx *x = *state;
-    ds_knode *n = ds_fake_add_node(&x->f, "n1", "default", "i-7");
+    tlr_knode *n = ds_fake_add_node(&x->f, "n1", "default", "i-7");
     n->finalizer = true;
     n->deletion_ms = x->f.now_ms;
     add_pod(&x->f, "web-1", "n1", "web", 'r');
@@ -247,7 +247,7 @@ static void test_orphan_node_is_drained_and_terminated_by_id(void **state)
 static void test_orphan_node_not_on_aws_is_not_terminated(void **state)
 {
     fx *x = *state;
-    ds_knode *n = ds_fake_add_node(&x->f, "n1", "default", "i-7");
+    tlr_knode *n = ds_fake_add_node(&x->f, "n1", "default", "i-7");
     free(n->provider_id);
     n->provider_id = tlr_strdup("kind://docker/kind/kind-worker");
     n->finalizer = true;
@@ -266,7 +266,7 @@ static void test_min_drain_time_waits(void **state)
     ds_term_free(x->t);
     x->o.min_drain_ms = 5000;
     ds_term_create(&x->o, &x->t);
-    ds_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
+    tlr_kclaim *c = ds_fake_add_claim(&x->f, "nc-1", "default", "i-1");
     c->finalizer = true;
     c->deletion_ms = x->f.now_ms;
     ds_fake_add_node(&x->f, "n1", "default", "i-1")->finalizer = true;

@@ -12,7 +12,7 @@ static bool is_live(const char *state)
     return strcmp(state, "pending") == 0 || strcmp(state, "running") == 0;
 }
 
-void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims,
+void lc_gc_decide(const tlr_ec2_instances *inst, const tlr_kclaims *claims,
                   const char *const *known, size_t nknown, int64_t now_ms, lc_gc_plan *out)
 {
     lc_gc_plan p = { 0 };
@@ -41,8 +41,8 @@ void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims,
             p.terminate[p.nterminate++] = tlr_strdup(in->id);
     }
     for (size_t j = 0; j < claims->n; j++) {
-        const lc_kclaim *c = &claims->v[j];
-        if (!c->instance_id || !c->instance_id[0] || c->deleting ||
+        const tlr_kclaim *c = &claims->v[j];
+        if (!c->instance_id || !c->instance_id[0] || c->deletion_ms != 0 ||
             now_ms - c->creation_ms < LC_GC_GRACE_MS)
             continue;
         bool found = false;
@@ -65,19 +65,4 @@ void lc_gc_plan_clear(lc_gc_plan *p)
     free(p->terminate);
     free(p->delete_claims);
     memset(p, 0, sizeof(*p));
-}
-
-void lc_kclaims_free(lc_kclaims *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].name);
-        free(l->v[i].nodepool);
-        free(l->v[i].instance_id);
-        free(l->v[i].provider_id);
-        free(l->v[i].nodeclass);
-    }
-    free(l->v);
-    memset(l, 0, sizeof(*l));
 }

@@ -33,7 +33,7 @@ typedef struct lc_gc_plan {
 /* inst: live instances tagged for the cluster (borrowed); claims: every
  * NodeClaim in Kubernetes (borrowed); known: instance ids the launcher's
  * registry holds (borrowed, may be NULL).  *out filled (lc_gc_plan_clear). */
-void lc_gc_decide(const tlr_ec2_instances *inst, const lc_kclaims *claims,
+void lc_gc_decide(const tlr_ec2_instances *inst, const tlr_kclaims *claims,
                   const char *const *known, size_t nknown, int64_t now_ms, lc_gc_plan *out);
 void lc_gc_plan_clear(lc_gc_plan *p);
 

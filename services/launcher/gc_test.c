@@ -44,7 +44,7 @@ static void test_decide(void **state)
           .ntags = 1 },
     };
     tlr_ec2_instances insts = { in, sizeof(in) / sizeof(in[0]) };
-    lc_kclaim cl[] = {
+    tlr_kclaim cl[] = {
         { .name = "known", .nodepool = "np", .instance_id = "i-known", .creation_ms = now - 60000 },
         /* instance gone */
         { .name = "orphan", .nodepool = "np", .instance_id = "i-vanished", .creation_ms = now - 60000 },
@@ -55,11 +55,11 @@ static void test_decide(void **state)
         /* instance terminated */
         { .name = "terminated-inst", .nodepool = "np", .instance_id = "i-dead", .creation_ms = now - 90000 },
         { .name = "deleting", .nodepool = "np", .instance_id = "i-vanished3", .creation_ms = now - 90000,
-          .deleting = true },
+          .deletion_ms = now - 1000 },
         /* owns i-by-pid through its providerID only */
         { .name = "batched", .nodepool = "np", .instance_id = "i-by-pid", .creation_ms = now - 90000 },
     };
-    lc_kclaims claims = { cl, sizeof(cl) / sizeof(cl[0]) };
+    tlr_kclaims claims = { cl, sizeof(cl) / sizeof(cl[0]) };
     const char *known[] = { "i-in-registry" };
     lc_gc_plan p;
     lc_gc_decide(&insts, &claims, known, 1, now, &p);

@@ -89,8 +89,8 @@ void lc_fake_clear(lc_fake *f)
         protobuf_c_message_free_unpacked(&f->last_solve->base, NULL);
     free(f->lt_user_data);
     tlr_ec2_instances_free(&f->instances);
-    lc_nodes_free(&f->nodes);
-    lc_kclaims_free(&f->claims);
+    tlr_knodes_free(&f->nodes);
+    tlr_kclaims_free(&f->claims);
     tlr_ec2_subnets_free(&f->subnets);
     tlr_ec2_security_groups_free(&f->sgs);
     tlr_ec2_images_free(&f->images);
@@ -127,7 +127,7 @@ void lc_fake_add_instance(lc_fake *f, const char *id, const char *claim, int64_t
     }
 }
 
-static void node_add_taint(lc_node *n, const char *key, const char *value, const char *effect)
+static void node_add_taint(tlr_knode *n, const char *key, const char *value, const char *effect)
 {
     n->taints = tlr_realloc(n->taints, (n->ntaints + 1) * sizeof(*n->taints));
     n->taints[n->ntaints].key = tlr_strdup(key);
@@ -138,9 +138,9 @@ static void node_add_taint(lc_node *n, const char *key, const char *value, const
 void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, bool ready,
                       const char *taint)
 {
-    lc_nodes *l = &f->nodes;
+    tlr_knodes *l = &f->nodes;
     l->v = tlr_realloc(l->v, (l->n + 1) * sizeof(*l->v));
-    lc_node *n = &l->v[l->n++];
+    tlr_knode *n = &l->v[l->n++];
     memset(n, 0, sizeof(*n));
     n->name = tlr_strdup(name);
     n->provider_id = tlr_strdup(provider_id);
@@ -158,7 +158,7 @@ void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, boo
     }
 }
 
-lc_node *lc_fake_node(lc_fake *f, const char *name)
+tlr_knode *lc_fake_node(lc_fake *f, const char *name)
 {
     for (size_t i = 0; i < f->nodes.n; i++)
         if (strcmp(f->nodes.v[i].name, name) == 0)
@@ -168,14 +168,14 @@ lc_node *lc_fake_node(lc_fake *f, const char *name)
 
 void lc_fake_node_add_extended(lc_fake *f, const char *name, const char *resource)
 {
-    lc_node *n = lc_fake_node(f, name);
+    tlr_knode *n = lc_fake_node(f, name);
     if (!n)
         return;
     n->extended = tlr_realloc(n->extended, (n->nextended + 1) * sizeof(char *));
     n->extended[n->nextended++] = tlr_strdup(resource);
 }
 
-static void node_set_label(lc_node *n, const char *k, const char *v)
+static void node_set_label(tlr_knode *n, const char *k, const char *v)
 {
     for (size_t i = 0; i < n->nlabels; i++)
         if (strcmp(n->label_keys[i], k) == 0) {
@@ -198,7 +198,7 @@ static int fake_node_patch(void *arg, const char *name, const char *patch)
         f->node_patch_rc = 0;
         return rc;
     }
-    lc_node *n = lc_fake_node(f, name);
+    tlr_knode *n = lc_fake_node(f, name);
     if (!n)
         return TLR_E_NOTFOUND;
     json_object *o = json_tokener_parse(patch), *md = NULL, *x = NULL, *spec = NULL;
@@ -681,9 +681,9 @@ static int fake_claim_create(void *arg, const char *name, const char *json)
     record(f, "claim_create %s %s", name, json);
     if (f->kube_create_rc)
         return f->kube_create_rc;
-    lc_kclaims *l = &f->claims;
+    tlr_kclaims *l = &f->claims;
     l->v = tlr_realloc(l->v, (l->n + 1) * sizeof(*l->v));
-    lc_kclaim *c = &l->v[l->n++];
+    tlr_kclaim *c = &l->v[l->n++];
     memset(c, 0, sizeof(*c));
     c->name = tlr_strdup(name);
     c->nodepool = tlr_strdup("");
@@ -697,9 +697,9 @@ static int fake_claim_create(void *arg, const char *name, const char *json)
 void lc_fake_add_claim(lc_fake *f, const char *name, const char *instance_id, int64_t created_ms,
                        bool initialized)
 {
-    lc_kclaims *l = &f->claims;
+    tlr_kclaims *l = &f->claims;
     l->v = tlr_realloc(l->v, (l->n + 1) * sizeof(*l->v));
-    lc_kclaim *c = &l->v[l->n++];
+    tlr_kclaim *c = &l->v[l->n++];
     memset(c, 0, sizeof(*c));
     c->name = tlr_strdup(name);
     c->nodepool = tlr_strdup("default");
@@ -725,11 +725,7 @@ static int fake_claim_delete(void *arg, const char *name)
     record(f, "claim_delete %s", name);
     for (size_t i = 0; i < f->claims.n; i++) {
         if (strcmp(f->claims.v[i].name, name) == 0) {
-            free(f->claims.v[i].name);
-            free(f->claims.v[i].nodepool);
-            free(f->claims.v[i].instance_id);
-            free(f->claims.v[i].provider_id);
-            free(f->claims.v[i].nodeclass);
+            tlr_kclaim_clear(&f->claims.v[i]);
             f->claims.v[i] = f->claims.v[--f->claims.n];
             return TLR_OK;
         }
@@ -737,57 +733,25 @@ static int fake_claim_delete(void *arg, const char *name)
     return TLR_E_NOTFOUND;
 }
 
-static int fake_claims_list(void *arg, lc_kclaims *out)
+static int fake_claims_list(void *arg, tlr_kclaims *out)
 {
     lc_fake *f = arg;
     record(f, "claims_list");
     if (f->on_claims_list)
         f->on_claims_list(f, ++f->nclaims_list);
-    lc_kclaims l = { tlr_calloc(f->claims.n + 1, sizeof(lc_kclaim)), f->claims.n };
-    for (size_t i = 0; i < f->claims.n; i++) {
-        l.v[i] = f->claims.v[i];
-        l.v[i].name = tlr_strdup(f->claims.v[i].name);
-        l.v[i].nodepool = tlr_strdup(f->claims.v[i].nodepool);
-        l.v[i].instance_id = tlr_strdup(f->claims.v[i].instance_id);
-        l.v[i].provider_id = tlr_strdup(f->claims.v[i].provider_id);
-        l.v[i].nodeclass = tlr_strdup(f->claims.v[i].nodeclass);
-    }
+    tlr_kclaims l = { tlr_calloc(f->claims.n + 1, sizeof(tlr_kclaim)), f->claims.n };
+    for (size_t i = 0; i < f->claims.n; i++)
+        tlr_kclaim_copy(&f->claims.v[i], &l.v[i]);
     *out = l;
     return TLR_OK;
 }
 
-static char **copy_strs(char *const *v, size_t n)
-{
-    char **c = tlr_calloc(n + 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++)
-        c[i] = tlr_strdup(v[i]);
-    return c;
-}
-
-static int fake_nodes_list(void *arg, lc_nodes *out)
+static int fake_nodes_list(void *arg, tlr_knodes *out)
 {
     lc_fake *f = arg;
-    lc_nodes l = { tlr_calloc(f->nodes.n + 1, sizeof(lc_node)), f->nodes.n };
-    for (size_t i = 0; i < f->nodes.n; i++) {
-        const lc_node *n = &f->nodes.v[i];
-        lc_node *d = &l.v[i];
-        d->name = tlr_strdup(n->name);
-        d->provider_id = tlr_strdup(n->provider_id);
-        d->ready = n->ready;
-        d->ntaints = n->ntaints;
-        d->taints = tlr_calloc(n->ntaints + 1, sizeof(*d->taints));
-        for (size_t j = 0; j < n->ntaints; j++) {
-            d->taints[j].key = tlr_strdup(n->taints[j].key);
-            d->taints[j].value = tlr_strdup(n->taints[j].value);
-            d->taints[j].effect = tlr_strdup(n->taints[j].effect);
-        }
-        d->nlabels = n->nlabels;
-        d->label_keys = copy_strs(n->label_keys, n->nlabels);
-        d->label_values = copy_strs(n->label_values, n->nlabels);
-        d->nextended = n->nextended;
-        d->extended = copy_strs(n->extended, n->nextended);
-        d->resource_version = n->resource_version ? tlr_strdup(n->resource_version) : NULL;
-    }
+    tlr_knodes l = { tlr_calloc(f->nodes.n + 1, sizeof(tlr_knode)), f->nodes.n };
+    for (size_t i = 0; i < f->nodes.n; i++)
+        tlr_knode_copy(&f->nodes.v[i], &l.v[i]);
     *out = l;
     return TLR_OK;
 }

@@ -50,8 +50,8 @@ typedef struct lc_fake {
     tlr_ec2_images images;
     /* state */
     tlr_ec2_instances instances;             /* "live" instances */
-    lc_nodes nodes;
-    lc_kclaims claims;
+    tlr_knodes nodes;
+    tlr_kclaims claims;
     int next_id;
     /* record */
     char **calls;
@@ -79,7 +79,7 @@ void lc_fake_add_node(lc_fake *f, const char *name, const char *provider_id, boo
 /* The node named name (borrowed) or NULL.  node_patch applies merge
  * patches to it: labels and annotations merged, spec.taints replaced,
  * resourceVersion bumped (a stale one in the patch: TLR_E_CONFLICT). */
-lc_node *lc_fake_node(lc_fake *f, const char *name);
+tlr_knode *lc_fake_node(lc_fake *f, const char *name);
 /* Node name advertises extended resource (allocatable > 0). */
 void lc_fake_node_add_extended(lc_fake *f, const char *name, const char *resource);
 /* An EC2NodeClass selecting the fake's subnets and security group by tag

@@ -7,12 +7,10 @@
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_json.h"
 #include "tlr_kube_writeq.h"
 #include "tlr_kubeobj.h"
-#include "tlr_kubesem.h"
-#include "tlr_time.h"
 #include "par.h"
-#include "tlr_labels.h"
 
 struct lc_kube {
     tlr_kube *kc;
@@ -20,139 +18,6 @@ struct lc_kube {
     int parallel;
     tlr_kube_writeq *events;   /* owned */
 };
-
-static const char *jstr(json_object *o, const char *a, const char *b)
-{
-    json_object *x = NULL, *y = NULL;
-    if (!o || !json_object_object_get_ex(o, a, &x))
-        return NULL;
-    if (!b)
-        return json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
-    if (!json_object_object_get_ex(x, b, &y) || !json_object_is_type(y, json_type_string))
-        return NULL;
-    return json_object_get_string(y);
-}
-
-void lc_kube_claim_decode(json_object *obj, lc_kclaim *out)
-{
-    json_object *md = NULL, *st = NULL, *labels = NULL;
-    json_object_object_get_ex(obj, "metadata", &md);
-    json_object_object_get_ex(obj, "status", &st);
-    if (md)
-        json_object_object_get_ex(md, "labels", &labels);
-    const char *name = jstr(md, "name", NULL);
-    const char *pool = jstr(labels, TLR_LABEL_NODEPOOL, NULL);
-    const char *pid = jstr(st, "providerID", NULL);
-    const char *inst = tlr_provider_id_instance(pid);
-    int64_t ms = 0;
-    const char *ct = jstr(md, "creationTimestamp", NULL);
-    if (ct)
-        tlr_time_parse(ct, &ms);
-    out->name = tlr_strdup(name ? name : "");
-    out->nodepool = tlr_strdup(pool ? pool : "");
-    out->instance_id = tlr_strdup(inst ? inst : "");
-    out->provider_id = tlr_strdup(pid ? pid : "");
-    const char *ncl = jstr(labels, TLR_LABEL_NODECLASS, NULL);
-    out->nodeclass = tlr_strdup(ncl ? ncl : "");
-    out->creation_ms = ms;
-    out->deleting = jstr(md, "deletionTimestamp", NULL) != NULL;
-    out->initialized = false;
-    json_object *conds = NULL;
-    if (st && json_object_object_get_ex(st, "conditions", &conds) &&
-        json_object_is_type(conds, json_type_array))
-        for (size_t i = 0; i < json_object_array_length(conds); i++) {
-            json_object *c = json_object_array_get_idx(conds, i);
-            const char *t = jstr(c, "type", NULL), *v = jstr(c, "status", NULL);
-            if (t && v && strcmp(t, "Initialized") == 0)
-                out->initialized = strcmp(v, "True") == 0;
-        }
-}
-
-/* Resources every node has; what is left in allocatable is an extended
- * resource (a device plugin's). */
-static bool basic_resource(const char *name)
-{
-    return strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
-           strcmp(name, "pods") == 0 || strcmp(name, "ephemeral-storage") == 0 ||
-           strncmp(name, "hugepages-", 10) == 0 || strncmp(name, "attachable-volumes-", 19) == 0;
-}
-
-/* A quantity string that is not zero ("0", "0m", "0Gi" are). */
-static bool nonzero_qty(const char *q)
-{
-    for (; q && *q; q++) {
-        if (*q >= '1' && *q <= '9')
-            return true;
-        if (*q != '0' && *q != '.' && *q != '+')
-            return false;   /* the digits are over: a suffix follows */
-    }
-    return false;
-}
-
-void lc_kube_node_decode(json_object *obj, lc_node *out)
-{
-    json_object *md = NULL, *spec = NULL, *st = NULL, *taints = NULL, *conds = NULL;
-    json_object *labels = NULL, *alloc = NULL;
-    json_object_object_get_ex(obj, "metadata", &md);
-    json_object_object_get_ex(obj, "spec", &spec);
-    json_object_object_get_ex(obj, "status", &st);
-    const char *name = jstr(md, "name", NULL);
-    const char *pid = jstr(spec, "providerID", NULL);
-    const char *rv = jstr(md, "resourceVersion", NULL);
-    memset(out, 0, sizeof(*out));
-    out->name = tlr_strdup(name ? name : "");
-    out->provider_id = tlr_strdup(pid ? pid : "");
-    out->resource_version = rv ? tlr_strdup(rv) : NULL;
-    if (spec && json_object_object_get_ex(spec, "taints", &taints) &&
-        json_object_is_type(taints, json_type_array)) {
-        size_t n = json_object_array_length(taints);
-        out->taints = tlr_calloc(n + 1, sizeof(*out->taints));
-        for (size_t i = 0; i < n; i++) {
-            json_object *t = json_object_array_get_idx(taints, i);
-            const char *k = jstr(t, "key", NULL);
-            const char *v = jstr(t, "value", NULL), *e = jstr(t, "effect", NULL);
-            if (!k)
-                continue;
-            out->taints[out->ntaints].key = tlr_strdup(k);
-            out->taints[out->ntaints].value = tlr_strdup(v ? v : "");
-            out->taints[out->ntaints++].effect = tlr_strdup(e ? e : "");
-        }
-    }
-    if (md && json_object_object_get_ex(md, "labels", &labels) &&
-        json_object_is_type(labels, json_type_object)) {
-        size_t n = (size_t)json_object_object_length(labels);
-        out->label_keys = tlr_calloc(n + 1, sizeof(char *));
-        out->label_values = tlr_calloc(n + 1, sizeof(char *));
-        json_object_object_foreach(labels, k, v) {
-            if (out->nlabels >= n)
-                break;
-            out->label_keys[out->nlabels] = tlr_strdup(k);
-            out->label_values[out->nlabels++] =
-                tlr_strdup(json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                                     : "");
-        }
-    }
-    if (st && json_object_object_get_ex(st, "allocatable", &alloc) &&
-        json_object_is_type(alloc, json_type_object)) {
-        size_t n = (size_t)json_object_object_length(alloc);
-        out->extended = tlr_calloc(n + 1, sizeof(char *));
-        json_object_object_foreach(alloc, k, v) {
-            if (out->nextended >= n)
-                break;
-            if (!basic_resource(k) && nonzero_qty(json_object_get_string(v)))
-                out->extended[out->nextended++] = tlr_strdup(k);
-        }
-    }
-    if (st && json_object_object_get_ex(st, "conditions", &conds) &&
-        json_object_is_type(conds, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(conds); i++) {
-            json_object *c = json_object_array_get_idx(conds, i);
-            const char *t = jstr(c, "type", NULL), *s = jstr(c, "status", NULL);
-            if (t && s && strcmp(t, "Ready") == 0)
-                out->ready = strcmp(s, "True") == 0;
-        }
-    }
-}
 
 static int k_claim_create(void *arg, const char *name, const char *json)
 {
@@ -201,7 +66,7 @@ static int k_service_ip(void *arg, const char *ns, const char *name, char **ip)
     int rc = tlr_kube_get(k->kc, &services, ns, name, &o, NULL);
     if (rc)
         return rc;
-    const char *v = jstr(json_object_object_get(o, "spec"), "clusterIP", NULL);
+    const char *v = tlr_json_str(o, "spec.clusterIP");
     rc = v && v[0] && strcmp(v, "None") != 0 ? TLR_OK : TLR_E_NOTFOUND;
     if (rc == TLR_OK)
         *ip = tlr_strdup(v);
@@ -284,8 +149,8 @@ static void k_claims_status_n(void *arg, size_t n, const char *const *names,
 }
 
 typedef struct collect {
-    lc_kclaims *claims;
-    lc_nodes *nodes;
+    tlr_kclaims *claims;
+    tlr_knodes *nodes;
     size_t cap;
 } collect;
 
@@ -293,7 +158,7 @@ static int on_claim(void *arg, json_object *item)
 {
     collect *c = arg;
     TLR_GROW(c->claims->v, c->cap, c->claims->n + 1);
-    lc_kube_claim_decode(item, &c->claims->v[c->claims->n++]);
+    tlr_kclaim_read(item, &c->claims->v[c->claims->n++]);
     return TLR_OK;
 }
 
@@ -301,32 +166,32 @@ static int on_node(void *arg, json_object *item)
 {
     collect *c = arg;
     TLR_GROW(c->nodes->v, c->cap, c->nodes->n + 1);
-    lc_kube_node_decode(item, &c->nodes->v[c->nodes->n++]);
+    tlr_knode_read(item, &c->nodes->v[c->nodes->n++]);
     return TLR_OK;
 }
 
-static int k_claims_list(void *arg, lc_kclaims *out)
+static int k_claims_list(void *arg, tlr_kclaims *out)
 {
-    lc_kclaims l = { 0 };
+    tlr_kclaims l = { 0 };
     collect c = { &l, NULL, 0 };
     lc_kube *k = arg;
     int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, NULL, on_claim, &c, NULL, NULL);
     if (rc) {
-        lc_kclaims_free(&l);
+        tlr_kclaims_free(&l);
         return rc;
     }
     *out = l;
     return TLR_OK;
 }
 
-static int k_nodes_list(void *arg, lc_nodes *out)
+static int k_nodes_list(void *arg, tlr_knodes *out)
 {
-    lc_nodes l = { 0 };
+    tlr_knodes l = { 0 };
     collect c = { NULL, &l, 0 };
     lc_kube *k = arg;
     int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODES, NULL, NULL, on_node, &c, NULL, NULL);
     if (rc) {
-        lc_nodes_free(&l);
+        tlr_knodes_free(&l);
         return rc;
     }
     *out = l;

@@ -34,8 +34,4 @@ void lc_kube_free(lc_kube *k);                                /* NULL fine */
 lc_kube_ops lc_kube_ops_of(lc_kube *k);                       /* arg = k */
 size_t lc_kube_events_dropped(lc_kube *k);
 
-/* Decoders, exposed for tests.  obj borrowed; out filled (owned strings). */
-void lc_kube_claim_decode(json_object *obj, lc_kclaim *out);
-void lc_kube_node_decode(json_object *obj, lc_node *out);
-
 #endif

@@ -18,6 +18,7 @@
 #include "tailor/v1/solver.pb-c.h"
 #include "tailor/v1/watcher.pb-c.h"
 #include "tlr_ec2.h"
+#include "tlr_kread.h"
 
 typedef struct lc_solver_ops {
     /* One Solve.  On TLR_OK *resp is new and owned by the caller
@@ -81,49 +82,8 @@ typedef struct lc_cloud_ops {
     void *arg;
 } lc_cloud_ops;
 
-/* A Node as the lifecycle needs it. */
-typedef struct lc_taint {
-    char *key, *value, *effect;   /* effect as Kubernetes spells it: "NoSchedule" */
-} lc_taint;
-
-typedef struct lc_node {
-    char *name;
-    char *provider_id;
-    bool ready;
-    lc_taint *taints;        /* spec.taints, ntaints of them */
-    size_t ntaints;
-    char **label_keys, **label_values;   /* metadata.labels */
-    size_t nlabels;
-    char **extended;         /* status.allocatable names that are neither cpu,
-                              * memory, pods, ephemeral-storage nor hugepages-*,
-                              * with a quantity > 0 (nvidia.com/gpu, ...) */
-    size_t nextended;
-    char *resource_version;  /* metadata.resourceVersion; may be NULL */
-} lc_node;
-
-typedef struct lc_nodes {
-    lc_node *v;
-    size_t n;
-} lc_nodes;
-void lc_nodes_free(lc_nodes *l);   /* contents; NULL fine */
-
-/* A NodeClaim as read back from Kubernetes (GC, restart). */
-typedef struct lc_kclaim {
-    char *name;
-    char *nodepool;
-    char *instance_id;       /* from status.providerID; "" before launch */
-    char *provider_id;       /* status.providerID as written; "" before launch */
-    char *nodeclass;         /* karpenter.k8s.aws/ec2nodeclass label; "" if none */
-    int64_t creation_ms;
-    bool deleting;
-    bool initialized;        /* condition Initialized=True */
-} lc_kclaim;
-
-typedef struct lc_kclaims {
-    lc_kclaim *v;
-    size_t n;
-} lc_kclaims;
-void lc_kclaims_free(lc_kclaims *l);
+/* NodeClaims and Nodes as read back from Kubernetes (GC, restart, the
+ * lifecycle): tlr_kclaims / tlr_knodes of tlr_kread.h (common/kubeobj). */
 
 typedef struct lc_kube_ops {
     /* Create the NodeClaim object (JSON text).  TLR_E_EXISTS when it is
@@ -133,8 +93,8 @@ typedef struct lc_kube_ops {
     int (*claim_status)(void *arg, const char *name, const char *patch);
     /* Delete; TLR_E_NOTFOUND when already gone (callers: success). */
     int (*claim_delete)(void *arg, const char *name);
-    int (*claims_list)(void *arg, lc_kclaims *out);
-    int (*nodes_list)(void *arg, lc_nodes *out);
+    int (*claims_list)(void *arg, tlr_kclaims *out);
+    int (*nodes_list)(void *arg, tlr_knodes *out);
     /* A core/v1 Event about an object.  type "Normal" or "Warning".  The
      * real client queues it and writes it from a thread of its own. */
     int (*event)(void *arg, const char *kind, const char *ns, const char *name,

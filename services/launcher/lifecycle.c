@@ -11,7 +11,7 @@
 #include "tlr_kubesem.h"
 #include "tlr_labels.h"
 
-static bool has_taint(const lc_node *n, const char *key)
+static bool has_taint(const tlr_knode *n, const char *key)
 {
     for (size_t i = 0; i < n->ntaints; i++)
         if (strcmp(n->taints[i].key, key) == 0)
@@ -19,7 +19,7 @@ static bool has_taint(const lc_node *n, const char *key)
     return false;
 }
 
-static bool has_label(const lc_node *n, const char *key)
+static bool has_label(const tlr_knode *n, const char *key)
 {
     for (size_t i = 0; i < n->nlabels; i++)
         if (strcmp(n->label_keys[i], key) == 0)
@@ -27,7 +27,7 @@ static bool has_label(const lc_node *n, const char *key)
     return false;
 }
 
-static bool advertises(const lc_node *n, const char *resource)
+static bool advertises(const tlr_knode *n, const char *resource)
 {
     for (size_t i = 0; i < n->nextended; i++)
         if (strcmp(n->extended[i], resource) == 0)
@@ -43,7 +43,7 @@ static const char *const ephemeral[] = {
     "node.cloudprovider.kubernetes.io/uninitialized",
 };
 
-const char *lc_lifecycle_waiting(const lc_claim *c, const lc_node *n,
+const char *lc_lifecycle_waiting(const lc_claim *c, const tlr_knode *n,
                                  const Tailor__V1__InstanceType *it, char *buf, size_t len)
 {
     if (!n->ready)
@@ -69,7 +69,7 @@ const char *lc_lifecycle_waiting(const lc_claim *c, const lc_node *n,
     return NULL;
 }
 
-lc_life_action lc_lifecycle_decide(const lc_claim *c, const lc_node *node,
+lc_life_action lc_lifecycle_decide(const lc_claim *c, const tlr_knode *node,
                                    const Tailor__V1__InstanceType *it, int64_t register_ttl_ms,
                                    int64_t now_ms)
 {
@@ -90,7 +90,7 @@ lc_life_action lc_lifecycle_decide(const lc_claim *c, const lc_node *node,
 
 /* ---- the registration patch ---------------------------------------------- */
 
-static bool same_taint(const char *key, const char *effect, const lc_taint *t)
+static bool same_taint(const char *key, const char *effect, const tlr_ktaint *t)
 {
     return strcmp(t->key, key) == 0 && strcmp(t->effect ? t->effect : "", effect) == 0;
 }
@@ -107,7 +107,7 @@ static void add_taint(json_object *arr, const char *key, const char *value, cons
 
 /* Claim taints t[0..n) that the node (as patched so far: node's kept taints
  * plus arr) does not have, appended to arr. */
-static void merge_taints(json_object *arr, const lc_node *n, Tailor__V1__Taint *const *t,
+static void merge_taints(json_object *arr, const tlr_knode *n, Tailor__V1__Taint *const *t,
                          size_t nt)
 {
     for (size_t i = 0; i < nt; i++) {
@@ -127,7 +127,7 @@ static void merge_taints(json_object *arr, const lc_node *n, Tailor__V1__Taint *
     }
 }
 
-char *lc_registration_patch(const lc_claim *c, const lc_node *n)
+char *lc_registration_patch(const lc_claim *c, const tlr_knode *n)
 {
     const Tailor__V1__NodeClaim *nc = c->nc;
     json_object *root = json_object_new_object();
@@ -160,7 +160,7 @@ char *lc_registration_patch(const lc_claim *c, const lc_node *n)
      * the unregistered taint, then what the claim adds. */
     json_object *taints = json_object_new_array();
     for (size_t i = 0; i < n->ntaints; i++) {
-        const lc_taint *t = &n->taints[i];
+        const tlr_ktaint *t = &n->taints[i];
         if (strcmp(t->key, TLR_TAINT_UNREGISTERED) == 0)
             continue;
         add_taint(taints, t->key, t->value, t->effect ? t->effect : "NoSchedule");
@@ -182,7 +182,7 @@ char *lc_registration_patch(const lc_claim *c, const lc_node *n)
     return out;
 }
 
-const lc_node *lc_node_for_instance(const lc_nodes *nodes, const char *instance_id)
+const tlr_knode *lc_node_for_instance(const tlr_knodes *nodes, const char *instance_id)
 {
     if (!instance_id || !instance_id[0])
         return NULL;
@@ -192,33 +192,4 @@ const lc_node *lc_node_for_instance(const lc_nodes *nodes, const char *instance_
             return &nodes->v[i];
     }
     return NULL;
-}
-
-void lc_nodes_free(lc_nodes *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].name);
-        free(l->v[i].provider_id);
-        lc_node *n = &l->v[i];
-        for (size_t j = 0; j < n->ntaints; j++) {
-            free(n->taints[j].key);
-            free(n->taints[j].value);
-            free(n->taints[j].effect);
-        }
-        free(n->taints);
-        for (size_t j = 0; j < n->nlabels; j++) {
-            free(n->label_keys[j]);
-            free(n->label_values[j]);
-        }
-        free(n->label_keys);
-        free(n->label_values);
-        for (size_t j = 0; j < n->nextended; j++)
-            free(n->extended[j]);
-        free(n->extended);
-        free(n->resource_version);
-    }
-    free(l->v);
-    memset(l, 0, sizeof(*l));
 }

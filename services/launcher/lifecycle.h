@@ -51,24 +51,24 @@ typedef enum lc_life_action {
  * providerID yet), the catalog entry of its launched type (NULL when
  * unknown: no extended resources are waited for) and the registration TTL
  * (0 = LC_REGISTER_TTL_MS) at wall time now_ms.  Returns what to do next. */
-lc_life_action lc_lifecycle_decide(const lc_claim *c, const lc_node *node,
+lc_life_action lc_lifecycle_decide(const lc_claim *c, const tlr_knode *node,
                                    const Tailor__V1__InstanceType *it, int64_t register_ttl_ms,
                                    int64_t now_ms);
 
 /* Why a registered claim is not Initialized yet, for logs ("NodeNotReady",
  * "StartupTaintsExist", "ResourceNotRegistered nvidia.com/gpu", ...), or
  * NULL when it is.  Borrowed static text or text in buf. */
-const char *lc_lifecycle_waiting(const lc_claim *c, const lc_node *node,
+const char *lc_lifecycle_waiting(const lc_claim *c, const tlr_knode *node,
                                  const Tailor__V1__InstanceType *it, char *buf, size_t len);
 
 /* The JSON merge patch that registers node n for claim c (above).  New
  * text owned by the caller. */
-char *lc_registration_patch(const lc_claim *c, const lc_node *n);
+char *lc_registration_patch(const lc_claim *c, const tlr_knode *n);
 
 /* The patch that labels an initialized node karpenter.sh/initialized=true. */
 #define LC_INITIALIZED_PATCH "{\"metadata\":{\"labels\":{\"" TLR_LABEL_INITIALIZED "\":\"true\"}}}"
 
 /* The Node in nodes whose providerID names instance_id, or NULL. */
-const lc_node *lc_node_for_instance(const lc_nodes *nodes, const char *instance_id);
+const tlr_knode *lc_node_for_instance(const tlr_knodes *nodes, const char *instance_id);
 
 #endif

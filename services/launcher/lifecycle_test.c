@@ -53,9 +53,10 @@ static void test_decide(void **state)
         c.created_ms = t0;
         c.launched_ms = cases[i].launched < 0 ? 0 : t0 + cases[i].launched;
         c.registered_ms = cases[i].registered < 0 ? 0 : t0 + cases[i].registered;
-        lc_taint tk[1] = { { (char *)cases[i].taint, "", "NoSchedule" } };
-        lc_node n = { "ip-10-0-0-1", "aws:///us-east-1a/i-1", cases[i].ready, tk,
-                      cases[i].taint ? 1u : 0u };
+        tlr_ktaint tk[1] = { { (char *)cases[i].taint, "", "NoSchedule" } };
+        tlr_knode n = { .name = "ip-10-0-0-1", .provider_id = "aws:///us-east-1a/i-1",
+                        .ready = cases[i].ready, .taints = tk,
+                        .ntaints = cases[i].taint ? 1u : 0u };
         lc_life_action got = lc_lifecycle_decide(&c, cases[i].has_node ? &n : NULL, NULL, 0,
                                                  t0 + cases[i].now);
         if (got != cases[i].want)
@@ -67,10 +68,10 @@ static void test_decide(void **state)
 static void test_node_for_instance(void **state)
 {
     (void)state;
-    lc_node v[2] = { { "a", "aws:///us-east-1a/i-11", true, NULL, 0 },
-                     { "b", "aws:///us-east-1b/i-1", true, NULL, 0 } };
-    lc_nodes nodes = { v, 2 };
-    const lc_node *n = lc_node_for_instance(&nodes, "i-1");
+    tlr_knode v[2] = { { .name = "a", .provider_id = "aws:///us-east-1a/i-11", .ready = true },
+                       { .name = "b", .provider_id = "aws:///us-east-1b/i-1", .ready = true } };
+    tlr_knodes nodes = { v, 2 };
+    const tlr_knode *n = lc_node_for_instance(&nodes, "i-1");
     assert_non_null(n);
     assert_string_equal(n->name, "b");   /* i-11 must not match i-1 */
     assert_null(lc_node_for_instance(&nodes, "i-2"));
@@ -106,7 +107,7 @@ static void test_registration_patch(void **state)
     lc_fake f;
     lc_fake_init(&f);
     lc_fake_add_node(&f, "n1", "aws:///us-east-1a/i-1", true, "karpenter.sh/unregistered");
-    lc_node *n = lc_fake_node(&f, "n1");
+    tlr_knode *n = lc_fake_node(&f, "n1");
     free(n->resource_version);
     n->resource_version = tlr_strdup("42");
     lc_claim c = { 0 };
@@ -174,7 +175,7 @@ static void test_initialized_waits(void **state)
     lc_fake f;
     lc_fake_init(&f);
     lc_fake_add_node(&f, "n1", "aws:///us-east-1a/i-1", true, "agent-not-ready");
-    lc_node *n = lc_fake_node(&f, "n1");
+    tlr_knode *n = lc_fake_node(&f, "n1");
     char buf[128];
     assert_int_equal(lc_lifecycle_decide(&c, n, it, 0, t0 + 2 * MIN), LC_LIFE_NONE);
     assert_string_equal(lc_lifecycle_waiting(&c, n, it, buf, sizeof(buf)),
@@ -402,7 +403,7 @@ static void test_plan_gate_together(void **state)
         assert_int_equal(patches(&g, n), 1);
         assert_true(g.c[k]->registered_ms > 0);
         /* the registration took the unregistered taint off */
-        const lc_node *node = lc_fake_node(&g.f, n);
+        const tlr_knode *node = lc_fake_node(&g.f, n);
         for (size_t i = 0; i < node->ntaints; i++)
             assert_string_not_equal(node->taints[i].key, "karpenter.sh/unregistered");
     }

@@ -379,7 +379,7 @@ void lc_prov_count_launch_failure(lc_prov *p, const char *zone, Tailor__V1__Capa
 
 /* karpenter_nodes_created_total, when a NodeClaim's Node registers:
  * labeled, as in Karpenter, by the Node's NodePool and zone labels. */
-static void count_node_created(lc_prov *p, const lc_claim *c, const lc_node *node)
+static void count_node_created(lc_prov *p, const lc_claim *c, const tlr_knode *node)
 {
     if (!p->m_nodes_created)
         return;
@@ -1195,7 +1195,7 @@ static void plan_gate_mark(lc_prov *p, Tailor__V1__NodeClaim **ncs, size_t n)
  * a batch received since shows none of the first stage's planned pods
  * pending or LC_PLAN_STAGE_SETTLE_MS have passed since the last of them
  * registered.  Either within the gate timeout since c's launch. */
-static bool plan_gate_closed(lc_prov *p, const lc_claim *c, const lc_nodes *nodes, int64_t now)
+static bool plan_gate_closed(lc_prov *p, const lc_claim *c, const tlr_knodes *nodes, int64_t now)
 {
     const char *gate = lc_plan_gate_of(c->nc);
     if (!gate || p->o.plan_gate_ms <= 0)
@@ -1490,7 +1490,7 @@ void lc_prov_forget_adoption(lc_prov *p)
 
 int lc_prov_adopt(lc_prov *p)
 {
-    lc_kclaims claims = { 0 };
+    tlr_kclaims claims = { 0 };
     tlr_ec2_instances inst = { 0 };
     tlr_aws_error err = { 0 };
     int rc = p->o.kube.claims_list(p->o.kube.arg, &claims);
@@ -1501,13 +1501,13 @@ int lc_prov_adopt(lc_prov *p)
     if ((rc = p->o.cloud.instances(p->o.cloud.arg, NULL, &inst, &err))) {
         TLR_WARN(p->o.log, "adoption: instances not listed", TLR_S("aws_code", err.code),
                  TLR_ERR(rc));
-        lc_kclaims_free(&claims);
+        tlr_kclaims_free(&claims);
         return rc;
     }
     size_t kept = 0, deleted = 0;
     for (size_t i = 0; i < claims.n; i++) {
-        const lc_kclaim *k = &claims.v[i];
-        if (k->deleting || k->initialized || lc_claims_find(p->claims, k->name))
+        const tlr_kclaim *k = &claims.v[i];
+        if (k->deletion_ms != 0 || k->initialized || lc_claims_find(p->claims, k->name))
             continue;
         const tlr_ec2_instance *in = NULL;
         for (size_t j = 0; j < inst.n && !in; j++) {
@@ -1559,7 +1559,7 @@ int lc_prov_adopt(lc_prov *p)
                  TLR_I("deleted", (int64_t)deleted));
     p->adopted = true;
     tlr_ec2_instances_free(&inst);
-    lc_kclaims_free(&claims);
+    tlr_kclaims_free(&claims);
     return TLR_OK;
 }
 
@@ -1886,7 +1886,7 @@ void lc_prov_terminate(lc_prov *p, const Tailor__V1__TerminateRequest *req,
 
 /* The Node of claim c appeared: sync the claim onto it (lifecycle.h).
  * false: not done (a conflict or an error), retried next pass. */
-static bool register_node(lc_prov *p, lc_claim *c, const lc_node *node)
+static bool register_node(lc_prov *p, lc_claim *c, const tlr_knode *node)
 {
     char *patch = lc_registration_patch(c, node);
     int rc = p->o.kube.node_patch ? p->o.kube.node_patch(p->o.kube.arg, node->name, patch)
@@ -1925,7 +1925,7 @@ void lc_prov_lifecycle(lc_prov *p)
 {
     if (lc_prov_mono(p) >= p->catm_due)
         update_catmetrics(p);          /* ICE entries expire, catalogs refresh */
-    lc_nodes nodes = { 0 };
+    tlr_knodes nodes = { 0 };
     int rc = p->o.kube.nodes_list(p->o.kube.arg, &nodes);
     if (rc) {
         TLR_WARN(p->o.log, "lifecycle: nodes not listed", TLR_ERR(rc));
@@ -1935,7 +1935,7 @@ void lc_prov_lifecycle(lc_prov *p)
     for (size_t i = 0; i < lc_claims_count(p->claims);) {
         lc_claim *c = lc_claims_at(p->claims, i);
         const char *inst = c->nc->status ? c->nc->status->instance_id : "";
-        const lc_node *node = lc_node_for_instance(&nodes, inst);
+        const tlr_knode *node = lc_node_for_instance(&nodes, inst);
         const Tailor__V1__InstanceType *it =
             c->nc->status && c->nc->status->instance_type[0]
                 ? lc_catalog_find(p->catalog, c->nc->status->instance_type) : NULL;
@@ -2001,14 +2001,14 @@ void lc_prov_lifecycle(lc_prov *p)
         }
         i++;
     }
-    lc_nodes_free(&nodes);
+    tlr_knodes_free(&nodes);
 }
 
 /* Read instances and claims and decide.  TLR_OK with *plan filled. */
 static int gc_plan(lc_prov *p, lc_gc_plan *plan)
 {
     tlr_ec2_instances inst = { 0 };
-    lc_kclaims claims = { 0 };
+    tlr_kclaims claims = { 0 };
     tlr_aws_error err = { 0 };
     int rc = p->o.cloud.instances(p->o.cloud.arg, NULL, &inst, &err);
     if (rc) {
@@ -2030,7 +2030,7 @@ static int gc_plan(lc_prov *p, lc_gc_plan *plan)
     }
     lc_gc_decide(&inst, &claims, known, nk, lc_prov_now(p), plan);
     free(known);
-    lc_kclaims_free(&claims);
+    tlr_kclaims_free(&claims);
     tlr_ec2_instances_free(&inst);
     return TLR_OK;
 }
