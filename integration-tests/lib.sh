@@ -162,3 +162,57 @@ tls_env() {
 nng_url() {
   echo "tls+tcp://127.0.0.1:$1"
 }
+
+# --- manifests: the objects most tests apply, YAML on stdout --------------
+# Each prints one document that starts with "---", so they concatenate.
+
+# it_nodeclass [ROLE]: the EC2NodeClass "default" (AL2023 alias, the
+# subnets and security groups scripts/local-cluster.sh tags).
+it_nodeclass() {
+  cat <<YAML
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: ${1:-KarpenterNodeRole-it}
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+YAML
+}
+
+# it_deployment NAME REPLICAS CPU MEMORY [POD_SPEC_LINES]: a Deployment in
+# default whose pods (label app=NAME) request CPU and MEMORY; the lines
+# (indented six spaces) go into the pod spec.
+it_deployment() {
+  cat <<YAML
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1, namespace: default}
+spec:
+  replicas: $2
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata: {labels: {app: $1}}
+    spec:
+${5:-}
+      containers:
+      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: $4}}}
+YAML
+}
+
+# it_pdb APP FIELD VALUE: the PodDisruptionBudget APP-pdb in default over
+# app=APP, FIELD maxUnavailable or minAvailable.
+it_pdb() {
+  cat <<YAML
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: $1-pdb, namespace: default}
+spec:
+  $2: $3
+  selector: {matchLabels: {app: $1}}
+YAML
+}

@@ -183,7 +183,7 @@ run_big() {
   pools_after_catalog
   # Warm up as a running cluster is: one pod provisioned first, so the
   # burst's batch is not the first a launcher and a solver ever see.
-  e2e_deployment warm 1 500m 1Gi | $K apply --validate=false -f - >/dev/null
+  it_deployment warm 1 500m 1Gi | $K apply --validate=false -f - >/dev/null
   local t_apply line="" i
   for ((i = 0; i < 120; i++)); do
     grep -q '"msg":"batch provisioned".*"launched":[1-9]' "$STATE_DIR/launcher.log" && break
@@ -191,7 +191,7 @@ run_big() {
   done
   sleep 3
   t_apply=$(date +%s%3N)
-  e2e_deployment few 50 500m 1Gi | $K apply --validate=false -f - >/dev/null
+  it_deployment few 50 500m 1Gi | $K apply --validate=false -f - >/dev/null
   for ((i = 0; i < 120; i++)); do
     line=$(grep '"msg":"batch provisioned"' "$STATE_DIR/launcher.log" |
            awk -F'"pods":' '{split($2, a, ","); if (a[1] + 0 >= 50 && $0 ~ /"launched":[1-9]/) {print; exit}}' || true)

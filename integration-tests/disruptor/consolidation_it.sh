@@ -21,7 +21,9 @@ export KUBESIM_POD_START_DELAY=1s
 trap ds_down EXIT
 ds_up "$build" || { echo "FAIL: stack did not start"; exit 1; }
 
-cat >"$STATE_DIR/pool.yaml" <<'YAML'
+{
+  cat <<'YAML'
+---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -38,51 +40,13 @@ spec:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 5s
     budgets: [{nodes: "50%"}]
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-it
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
 YAML
+  it_nodeclass
+} >"$STATE_DIR/pool.yaml"
 workload() {   # REPLICAS
-  cat <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: $1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 250m, memory: 256Mi}}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: solo, namespace: default}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: solo}}
-  template:
-    metadata: {labels: {app: solo}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 500m, memory: 512Mi}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web-pdb, namespace: default}
-spec:
-  maxUnavailable: 10%
-  selector: {matchLabels: {app: web}}
-YAML
+  it_deployment web "$1" 250m 256Mi "      terminationGracePeriodSeconds: 5"
+  it_deployment solo 1 500m 512Mi "      terminationGracePeriodSeconds: 5"
+  it_pdb web maxUnavailable 10%
 }
 workload 500 >"$STATE_DIR/w500.yaml"
 workload 100 >"$STATE_DIR/w100.yaml"

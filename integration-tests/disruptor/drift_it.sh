@@ -44,7 +44,9 @@ PY
 }
 OLD=ami-760aaa0f NEW=ami-1e749f67   # two Linux images moto has (amzn-ami-hvm, ubuntu)
 ssm_put "$OLD"
-cat >"$STATE_DIR/m.yaml" <<'YAML'
+{
+  cat <<'YAML'
+---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -68,27 +70,10 @@ spec:
   role: KarpenterNodeRole-it
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
   securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 8
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 900m, memory: 512Mi}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web-pdb, namespace: default}
-spec:
-  maxUnavailable: 1
-  selector: {matchLabels: {app: web}}
 YAML
+  it_deployment web 8 900m 512Mi "      terminationGracePeriodSeconds: 5"
+  it_pdb web maxUnavailable 1
+} >"$STATE_DIR/m.yaml"
 k apply --validate=false -f "$STATE_DIR/m.yaml" >/dev/null
 running() { test "$(k get pods --no-headers 2>/dev/null | grep -c ' Running ')" = "$1"; }
 check "8 pods Running" wait_until 120 running 8

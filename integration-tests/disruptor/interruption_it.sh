@@ -31,7 +31,9 @@ PY
 }
 sqs "pass"
 
-cat >"$STATE_DIR/m.yaml" <<'YAML'
+{
+  cat <<'YAML'
+---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -43,35 +45,11 @@ spec:
       - {key: node.kubernetes.io/instance-type, operator: In, values: [c5.large, m5.large]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}
   disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 5s}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-it
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 1000m, memory: 512Mi}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web-pdb, namespace: default}
-spec:
-  maxUnavailable: 0
-  selector: {matchLabels: {app: web}}
+YAML
+  it_nodeclass
+  it_deployment web 3 1000m 512Mi "      terminationGracePeriodSeconds: 5"
+  it_pdb web maxUnavailable 0
+  cat <<'YAML'
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -88,6 +66,7 @@ spec:
       containers:
       - {name: c, image: nginx, resources: {requests: {cpu: 1000m, memory: 512Mi}}}
 YAML
+} >"$STATE_DIR/m.yaml"
 k apply --validate=false -f "$STATE_DIR/m.yaml" >/dev/null
 running() { test "$(k get pods --no-headers 2>/dev/null | grep -c ' Running ')" = "$1"; }
 check "4 pods Running" wait_until 120 running 4

@@ -27,7 +27,9 @@ export KUBESIM_POD_START_DELAY=2s
 trap ds_down EXIT
 ds_up "$build" || { echo "FAIL: stack did not start"; exit 1; }
 
-cat >"$STATE_DIR/m.yaml" <<'YAML'
+{
+  cat <<'YAML'
+---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -40,69 +42,14 @@ spec:
       - {key: node.kubernetes.io/instance-type, operator: In, values: [c5.large]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
   disruption: {consolidateAfter: Never}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-it
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 900m, memory: 1Gi}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web-pdb, namespace: default}
-spec:
-  maxUnavailable: 0
-  selector: {matchLabels: {app: web}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: slow, namespace: default}
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: slow}}
-  template:
-    metadata: {labels: {app: slow}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 400m, memory: 256Mi}}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: solo, namespace: default}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: solo}}
-  template:
-    metadata: {labels: {app: solo}}
-    spec:
-      terminationGracePeriodSeconds: 5
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 300m, memory: 256Mi}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: slow-pdb, namespace: default}
-spec:
-  maxUnavailable: 1
-  selector: {matchLabels: {app: slow}}
 YAML
+  it_nodeclass
+  it_deployment web 2 900m 1Gi "      terminationGracePeriodSeconds: 5"
+  it_pdb web maxUnavailable 0
+  it_deployment slow 4 400m 256Mi "      terminationGracePeriodSeconds: 5"
+  it_deployment solo 1 300m 256Mi "      terminationGracePeriodSeconds: 5"
+  it_pdb slow maxUnavailable 1
+} >"$STATE_DIR/m.yaml"
 k apply --validate=false -f "$STATE_DIR/m.yaml" >/dev/null
 
 running() { test "$(k get pods --no-headers 2>/dev/null | grep -c ' Running ')" = "$1"; }

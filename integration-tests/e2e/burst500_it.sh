@@ -32,8 +32,8 @@ spec:
       - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
   limits: {cpu: "2000"}
 YAML
-e2e_nodeclass >>"$STATE_DIR/pools.yaml"
-dep() { e2e_deployment "$@"; }
+it_nodeclass KarpenterNodeRole-e2e >>"$STATE_DIR/pools.yaml"
+dep() { it_deployment "$@"; }
 {
   dep web 150 250m 256Mi '      topologySpreadConstraints:
       - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}'

@@ -61,9 +61,9 @@ spec:
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 YAML
-e2e_nodeclass >>"$STATE_DIR/pools.yaml"
+it_nodeclass KarpenterNodeRole-e2e >>"$STATE_DIR/pools.yaml"
 $K apply --validate=false -f "$STATE_DIR/pools.yaml" >/dev/null
-dep() { e2e_deployment "$@"; }
+dep() { it_deployment "$@"; }
 # ec2_fates: "launched live terminated untagged" -- the cluster's
 # instances in moto in every state; untagged: never got a
 # karpenter.sh/nodeclaim tag (a shared CreateFleet's instances are tagged

@@ -38,9 +38,9 @@ spec:
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 YAML
-e2e_nodeclass >>"$STATE_DIR/pools.yaml"
+it_nodeclass KarpenterNodeRole-e2e >>"$STATE_DIR/pools.yaml"
 dep() {   # NAME REPLICAS CPU TEAM
-  e2e_deployment "$1" "$2" "$3" 1Gi "      nodeSelector: {team: $4}"
+  it_deployment "$1" "$2" "$3" 1Gi "      nodeSelector: {team: $4}"
 }
 actions() {   # the proxy's count of one action
   e2e_proxy stats | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["actions"].get(sys.argv[1], 0))' "$1"

@@ -96,7 +96,7 @@ spec:
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 YAML
-  e2e_nodeclass
+  it_nodeclass KarpenterNodeRole-e2e
   cat <<YAML
 ---
 apiVersion: apps/v1

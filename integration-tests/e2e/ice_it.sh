@@ -20,7 +20,7 @@ e2e_start_watcher --batch-idle 1s
 e2e_start_launcher --catalog-source file --no-spot --ice-ttl ${TTL}s
 
 e2e_general_pool >"$STATE_DIR/pools.yaml"
-dep() { e2e_deployment "$@"; }
+dep() { it_deployment "$@"; }
 { dep web 20 1 1Gi; dep api 6 2 4Gi; } >"$STATE_DIR/pods.yaml"
 "$BUILD/tools/tailorctl" solve --pods "$STATE_DIR/pods.yaml" --nodepools "$STATE_DIR/pools.yaml" \
   --catalog "$CATALOG" -o json >"$STATE_DIR/plan.json"

@@ -37,7 +37,7 @@ spec:
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 YAML
-e2e_nodeclass >>"$STATE_DIR/w.yaml"
+it_nodeclass KarpenterNodeRole-e2e >>"$STATE_DIR/w.yaml"
 n=0
 for spec in "a 40 1 2Gi" "b 30 2 4Gi" "c 30 500m 1Gi" "d 20 4 8Gi" "e 20 250m 3Gi" "f 10 8 16Gi"; do
   read -r name reps cpu mem <<<"$spec"

@@ -89,45 +89,8 @@ e2e_start_launcher() {
     { tail "$STATE_DIR/launcher.log"; exit 1; }
 }
 
-# e2e_deployment NAME REPLICAS CPU MEM [EXTRA_SPEC_YAML]: a Deployment of
-# REPLICAS pods requesting CPU and MEM, labelled app=NAME, in default;
-# EXTRA_SPEC_YAML (indented 6) goes into the pod spec, e.g. a nodeSelector.
-e2e_deployment() {
-  cat <<YAML
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $1, namespace: default}
-spec:
-  replicas: $2
-  selector: {matchLabels: {app: $1}}
-  template:
-    metadata: {labels: {app: $1}}
-    spec:
-${5:-}
-      containers:
-      - {name: c, image: app, resources: {requests: {cpu: "$3", memory: $4}}}
-YAML
-}
-
-# e2e_nodeclass: the EC2NodeClass "default" the e2e NodePools use (AL2023,
-# the subnets and security groups local-cluster.sh tags), a YAML document.
-e2e_nodeclass() {
-  cat <<'YAML'
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-e2e
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-YAML
-}
-
 # e2e_general_pool [CPU_LIMIT]: the NodePool "general" (c/m/r, generation
-# > 4, amd64, on-demand; a cpu limit when given) and e2e_nodeclass, YAML.
+# > 4, amd64, on-demand; a cpu limit when given) and its EC2NodeClass, YAML.
 e2e_general_pool() {
   cat <<'YAML'
 apiVersion: karpenter.sh/v1
@@ -144,7 +107,7 @@ spec:
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 YAML
   [ -z "${1:-}" ] || echo "  limits: {cpu: \"$1\"}"
-  e2e_nodeclass
+  it_nodeclass KarpenterNodeRole-e2e
 }
 
 # e2e_wait_running N SECS: true once N pods are Running.

@@ -46,7 +46,7 @@ YAML
 {
   pool split-od on-demand '"1"'
   pool split-spot spot '"2", "3", "4", "5"'
-  e2e_nodeclass
+  it_nodeclass KarpenterNodeRole-e2e
   cat <<'YAML'
 ---
 apiVersion: apps/v1

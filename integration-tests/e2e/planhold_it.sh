@@ -27,12 +27,12 @@ GATE=${PLANHOLD_GATE:-90s}
 export BOOT_DELAY=1s BOOT_JITTER=${BOOT_JITTER:-3s}
 
 pods() {
-  e2e_deployment web 60 500m 1Gi '      topologySpreadConstraints:
+  it_deployment web 60 500m 1Gi '      topologySpreadConstraints:
       - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}'
-  e2e_deployment api 50 "1" 2Gi
-  e2e_deployment worker 30 "2" 4Gi
-  e2e_deployment cache 30 250m 3Gi
-  e2e_deployment batch 30 100m 128Mi
+  it_deployment api 50 "1" 2Gi
+  it_deployment worker 30 "2" 4Gi
+  it_deployment cache 30 250m 3Gi
+  it_deployment batch 30 100m 128Mi
 }
 
 # realized $/h of the Nodes: on-demand catalog prices of their types

@@ -30,7 +30,7 @@ spec:
       - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
 YAML
-e2e_nodeclass >>"$STATE_DIR/pods.yaml"
+it_nodeclass KarpenterNodeRole-e2e >>"$STATE_DIR/pods.yaml"
 cat >>"$STATE_DIR/pods.yaml" <<'YAML'
 ---
 apiVersion: apps/v1

@@ -22,7 +22,7 @@ e2e_start_watcher --batch-idle 1s --batch-max 10s
 e2e_start_launcher --catalog-source file --no-spot
 
 e2e_general_pool >"$STATE_DIR/pools.yaml"
-dep() { e2e_deployment "$@"; }
+dep() { it_deployment "$@"; }
 $K apply --validate=false -f "$STATE_DIR/pools.yaml" >/dev/null
 echo "--- wave 1"
 dep web 12 1 1Gi | $K apply --validate=false -f - >/dev/null

@@ -46,7 +46,9 @@ $(tls_as tailor-launcher) "$build/services/tailor-launcher" --listen "tls+tcp://
   --http-listen "127.0.0.1:$h2" --solver "tls+tcp://127.0.0.1:$sp" --watcher "tls+tcp://127.0.0.1:$wp" \
   --cluster-name "$TAILOR_CLUSTER_NAME" --catalog "${TAILOR_SHARED_DATA:-$repo/../shared/data}/aws-instance-types.json" \
   --lifecycle-interval 500ms >"$STATE_DIR/launcher.log" 2>&1 & pids+=($!)
-cat >"$STATE_DIR/m.yaml" <<'YAML'
+{
+  cat <<'YAML'
+---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -58,28 +60,10 @@ spec:
       - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-demo
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 5
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}
 YAML
+  it_nodeclass KarpenterNodeRole-demo
+  it_deployment web 5 1 1Gi
+} >"$STATE_DIR/m.yaml"
 $K apply --validate=false -f "$STATE_DIR/m.yaml" >/dev/null
 sleep 2
 $K get pods,nodepools,ec2nodeclasses -o json >"$STATE_DIR/state.json"

@@ -45,7 +45,9 @@ PY
 }
 
 
-cat >"$STATE_DIR/m.yaml" <<'YAML'
+{
+  cat <<'YAML'
+---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -58,28 +60,10 @@ spec:
       - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
   limits: {cpu: "100"}
   disruption: {consolidateAfter: Never}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-it
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 900m, memory: 1Gi}}}
+YAML
+  it_nodeclass
+  it_deployment web 2 900m 1Gi "      terminationGracePeriodSeconds: 1"
+  cat <<'YAML'
 ---
 apiVersion: apps/v1
 kind: DaemonSet
@@ -92,6 +76,7 @@ spec:
       containers:
       - {name: c, image: agent, resources: {requests: {cpu: 50m, memory: 64Mi}}}
 YAML
+} >"$STATE_DIR/m.yaml"
 k apply --validate=false -f "$STATE_DIR/m.yaml" >/dev/null
 running() { [ "$(k get pods -n default -l app=web --no-headers 2>/dev/null | grep -c ' Running ')" -ge "$1" ]; }
 check "provision: 2 pods Running" wait_until 90 running 2
