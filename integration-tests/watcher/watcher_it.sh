@@ -72,8 +72,9 @@ $(tls_as tailor-watcher) "$watcher" --kubeconfig "$work/kc-dead" --http-listen "
   --listen "tls+tcp://127.0.0.1:$lport" --publish "tls+tcp://127.0.0.1:$pport" >"$work/dead.log" 2>&1 &
 wpid=$!
 check "unsynced watcher: /readyz 503" wait_for_status "http://127.0.0.1:$hport/readyz" 503 10
+# (the first 503 may come before the informers exist, while it starts)
 check "...naming the kinds not synced" \
-  bash -c "curl -s 'http://127.0.0.1:$hport/readyz' | grep -q 'not synced: pods, nodes, nodeclaims'"
+  wait_until 10 bash -c "curl -s 'http://127.0.0.1:$hport/readyz' | grep -q 'not synced: pods, nodes, nodeclaims'"
 kill -TERM "$wpid"
 wait_exit "$wpid" 15
 check "unsynced watcher still exits 0 on SIGTERM (got $WAIT_RC)" test "$WAIT_RC" = 0
