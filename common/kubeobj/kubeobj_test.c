@@ -1310,6 +1310,9 @@ static void test_node_add_pod(void **state)
     json_object *no = obj_of("kind: Node\nmetadata: {name: n1}\n"
                              "status: {allocatable: {cpu: \"4\", memory: 8Gi}}\n");
     json_object *p1 = obj_of(POD("  nodeName: n1\n  tolerations: [{operator: Exists}]\n"
+                                 "  topologySpreadConstraints: [{maxSkew: 1, topologyKey:"
+                                 " topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,"
+                                 " labelSelector: {matchLabels: {app: web}}}]\n"
                                  "  containers: [{name: a, resources: {requests: {cpu: 1,"
                                  " nvidia.com/gpu: 1}}}]\n"));
     json_object *p2 = obj_of("kind: Pod\nmetadata: {name: done}\nspec: {containers: [{name: a,"
@@ -1329,6 +1332,9 @@ static void test_node_add_pod(void **state)
     assert_int_equal(n->requested->n_extended, 1);
     assert_int_equal(n->requested->extended[0]->value, 2);
     assert_int_equal(n->pods[0]->n_tolerations, 0);   /* compact */
+    /* but where the pod itself may go when it is moved stays */
+    assert_int_equal(n->pods[0]->n_topology_spread_constraints, 1);
+    assert_int_equal(n->pods[0]->topology_spread_constraints[0]->max_skew, 1);
     assert_int_equal(n->pods[0]->requests->cpu_millis, 1000);
     tlr_kubeobj_free(n);
     tlr_kubeobj_free(a);

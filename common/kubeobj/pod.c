@@ -488,8 +488,6 @@ void kpod_compact(Tailor__V1__Pod *p)
     tmp.n_preferred_node_affinity = p->n_preferred_node_affinity;
     tmp.tolerations = p->tolerations;
     tmp.n_tolerations = p->n_tolerations;
-    tmp.topology_spread_constraints = p->topology_spread_constraints;
-    tmp.n_topology_spread_constraints = p->n_topology_spread_constraints;
     tmp.volume_requirements = p->volume_requirements;
     tmp.n_volume_requirements = p->n_volume_requirements;
     tmp.priority_class_name = p->priority_class_name;
@@ -542,6 +540,10 @@ void kpod_compact(Tailor__V1__Pod *p)
     p->ready = keep.ready;
     p->pod_affinity = keep.pod_affinity;
     p->pod_anti_affinity = keep.pod_anti_affinity;
+    /* a pod the disruptor would move must land within its spread's skew
+     * (services/disruptor/sim.c): its constraints go with it */
+    p->topology_spread_constraints = keep.topology_spread_constraints;
+    p->n_topology_spread_constraints = keep.n_topology_spread_constraints;
     p->unschedulable = keep.unschedulable;
     p->termination_grace_period_ms = keep.termination_grace_period_ms;
 }

@@ -2,7 +2,11 @@
  *
  * Table-driven: each case builds a cluster with the testkit, removes some
  * nodes and checks feasibility, where the moved pods went, the number of
- * replacements and the costs before and after.
+ * replacements and the costs before and after.  The zone spread cases
+ * are what consolidation must get right: the removed nodes' pods no
+ * longer count in their zones, and each moved pod is placed against the
+ * counts on the nodes that stay, as kube-scheduler's PodTopologySpread
+ * filter sees them when the evicted pod comes back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,6 +70,67 @@ static void b_anti(Tailor__V1__SolveRequest *r)
     tk_pod_podaff(a, true, K_HOST, "app", "x");
 }
 
+/* Zone spread {maxSkew 1, DoNotSchedule, app=web} over test-1a/b/c
+ * (every type offered in all three): web pod `name` on node n. */
+static void web(Tailor__V1__Node *n, const char *name)
+{
+    Tailor__V1__Pod *p = tk_node_pod(n, name, 500, 512);
+    tk_pod_label(p, "app", "web");
+    tk_pod_spread(p, K_ZONE, 1, false, "app", "web");
+}
+
+static void three_zones(Tailor__V1__SolveRequest *r)
+{
+    tk_ladder(r);
+    tk_pool(r, "default", 0);
+    Tailor__V1__Catalog *c = r->catalogs[0]->catalog;
+    for (size_t i = 0; i < c->n_instance_types; i++)
+        tk_offer(c->instance_types[i], "test-1c", TK_OD, c->instance_types[i]->offerings[0]->price_per_hour, true);
+}
+
+/* web 2/2/1 over a/b/c, one node per zone: c's pod would fit on a or b,
+ * but zone c (the pool launches there) would then hold 0 against 3. */
+static void b_spread_last_of_zone(Tailor__V1__SolveRequest *r)
+{
+    three_zones(r);
+    Tailor__V1__Node *a = tk_node(r, "na", "test-1a", 4000, 8), *b = tk_node(r, "nb", "test-1b", 4000, 8);
+    Tailor__V1__Node *c = tk_node(r, "nc", "test-1c", 4000, 8);
+    web(a, "w1");
+    web(a, "w2");
+    web(b, "w3");
+    web(b, "w4");
+    web(c, "w5");
+}
+
+/* web 2/1/1 with zone a on two nodes: a's second node's pod joins its
+ * first (a: 2, b: 1, c: 1). */
+static void b_spread_within_skew(Tailor__V1__SolveRequest *r)
+{
+    three_zones(r);
+    Tailor__V1__Node *a1 = tk_node(r, "na1", "test-1a", 4000, 8), *a2 = tk_node(r, "na2", "test-1a", 4000, 8);
+    web(a1, "w1");
+    web(a2, "w2");
+    web(tk_node(r, "nb", "test-1b", 4000, 8), "w3");
+    web(tk_node(r, "nc", "test-1c", 4000, 8), "w4");
+}
+
+/* web 2/2/2, zone c's two pods on one node, an empty node in c and one in
+ * a with room: both evicted pods must go to c's other node, one after the
+ * other (the first may not tip a: 3 against c: 1). */
+static void b_spread_two_evicted(Tailor__V1__SolveRequest *r)
+{
+    three_zones(r);
+    Tailor__V1__Node *a = tk_node(r, "na", "test-1a", 8000, 16), *b = tk_node(r, "nb", "test-1b", 4000, 8);
+    Tailor__V1__Node *c = tk_node(r, "nc", "test-1c", 4000, 8);
+    tk_node(r, "nc2", "test-1c", 4000, 8);
+    web(a, "w1");
+    web(a, "w2");
+    web(b, "w3");
+    web(b, "w4");
+    web(c, "w5");
+    web(c, "w6");
+}
+
 static const scase cases[] = {
     { "delete-only: the pod fits elsewhere", b_two_light, { "n2" }, false, 0, true, 0, "b", "node:n1", true },
     { "delete-only: no room elsewhere", b_two_full, { "n2" }, false, 0, false, 0, "b", "error:not allowed", false },
@@ -73,6 +138,13 @@ static const scase cases[] = {
     { "replace refused: delete-only asked", b_oversized, { "big" }, false, 0, false, 0, "lonely", "error:", false },
     { "two nodes into one replacement", b_two_full, { "n1", "n2" }, true, 1, true, 1, "a", "replacement", true },
     { "anti-affinity blocks the only other node", b_anti, { "n1" }, false, 0, false, 0, "a", "error:", false },
+    { "zone spread: a zone's last pod cannot leave it", b_spread_last_of_zone, { "nc" }, false, 0, false, 0, "w5",
+      "error:", false },
+    { "zone spread: replaced in its zone", b_spread_last_of_zone, { "nc" }, true, 1, true, 1, "w5", "replacement",
+      true },
+    { "zone spread: moved within skew", b_spread_within_skew, { "na2" }, false, 0, true, 0, "w2", "node:na1", true },
+    { "zone spread: two evicted pods stay in their zone", b_spread_two_evicted, { "nc" }, false, 0, true, 0, "w6",
+      "node:nc2", true },
 };
 
 static int run(const scase *c, tlr_solve_strategy st)

@@ -488,6 +488,172 @@ static void test_reduced_simulation_request(void **state)
     ds_sim_result_clear(m->sim, &b);
 }
 
+/* ---- zone topology spread ------------------------------------------------ */
+
+/* Every type offered in us-east-1a, b and c at its price. */
+static void three_zones(fx *x)
+{
+    for (size_t i = 0; i < x->cat->n_instance_types; i++) {
+        Tailor__V1__InstanceType *it = x->cat->instance_types[i];
+        double price = it->offerings[0]->price_per_hour;
+        tk_offer(it, "us-east-1b", 'o', price);
+        tk_offer(it, "us-east-1c", 'o', price);
+    }
+}
+
+/* A t.<size> node in zone (a, b or c). */
+static Tailor__V1__Node *zone_node(fx *x, const char *name, const char *size, char zone)
+{
+    Tailor__V1__Node *n = node(x, name, size, NULL);
+    char z[16];
+    snprintf(z, sizeof(z), "us-east-1%c", zone);
+    free(n->zone);
+    n->zone = tlr_strdup(z);
+    for (size_t i = 0; i < n->n_labels; i++)
+        if (!strcmp(n->labels[i]->key, TLR_LABEL_ZONE)) {
+            free(n->labels[i]->value);
+            n->labels[i]->value = tlr_strdup(z);
+        }
+    return n;
+}
+
+/* Spread p over zones: {maxSkew: 1, DoNotSchedule, app=web}. */
+static Tailor__V1__Pod *zone_spread(Tailor__V1__Pod *p)
+{
+    Tailor__V1__TopologySpreadConstraint *t = tlr_malloc(sizeof(*t));
+    tailor__v1__topology_spread_constraint__init(t);
+    t->max_skew = 1;
+    t->topology_key = tlr_strdup(TLR_LABEL_ZONE);
+    t->when_unsatisfiable =
+        TAILOR__V1__UNSATISFIABLE_CONSTRAINT_ACTION__UNSATISFIABLE_CONSTRAINT_ACTION_DO_NOT_SCHEDULE;
+    t->label_selector = tlr_malloc(sizeof(*t->label_selector));
+    tailor__v1__label_selector__init(t->label_selector);
+    TK_PUSH(t->label_selector->match_labels, t->label_selector->n_match_labels, tk_label("app", "web"));
+    TK_PUSH(p->topology_spread_constraints, p->n_topology_spread_constraints, t);
+    return p;
+}
+
+/* A pod of Deployment web (app=web, 500m, zone_spread) on node n: in the
+ * snapshot (compact: the spread is kept) and in the fake Kubernetes (full
+ * form, read at validation). */
+static void web_pod(fx *x, Tailor__V1__Node *n, const char *name)
+{
+    Tailor__V1__Pod *p = zone_spread(tk_pod(name, n->name, "web", 'r', "web-rs", 500, TK_GIB));
+    ds_fake_add_pod(&x->f, p);
+    protobuf_c_message_free_unpacked(&p->base, NULL);
+    tk_bind(n, zone_spread(tk_pod(name, NULL, "web", 'r', "web-rs", 500, TK_GIB)));
+}
+
+/* Read the moving pods in full form from the fake Kubernetes (what
+ * validation does before anything is touched), or not (the search's
+ * probes, on the snapshot's compact pods). */
+static ds_mctx *full_form(ds_mctx *m, ds_fake *f, bool on)
+{
+    tlr_drain_ops d = ds_fake_drain(f);
+    m->sim->full_pods = on ? d.list_pods : NULL;
+    m->sim->full_pods_arg = on ? d.arg : NULL;
+    return m;
+}
+
+/* Consolidating these nodes alone. */
+static ds_cmd *evaluate(ds_mctx *m, const char *const *names, size_t n, char *why, size_t len)
+{
+    ds_vnode *set[4];
+    for (size_t i = 0; i < n; i++)
+        set[i] = ds_view_node(m->v, names[i]);
+    return ds_consolidation_evaluate(m, set, n, why, len);
+}
+
+/* web 2/2/1 over zones a/b/c, one node per zone.  The pod on c's only
+ * node fits on a's or b's node, but kube-scheduler's PodTopologySpread
+ * filter then sees a: 3, b: 2, c: 0 (zone c stays a domain: the pool
+ * launches there, and the node is still there while it drains): skew 3.
+ * So deleting that node would evict a pod that goes Pending and makes
+ * the launcher buy a node in c again: no delete.  A cheaper node in c is
+ * a valid replacement. */
+static void test_consolidation_keeps_zone_spread(void **state)
+{
+    fx *x = *state;
+    three_zones(x);
+    Tailor__V1__Node *a = zone_node(x, "za", "medium", 'a'), *b = zone_node(x, "zb", "medium", 'b');
+    Tailor__V1__Node *c = zone_node(x, "zc", "medium", 'c');
+    web_pod(x, a, "web-a1");
+    web_pod(x, a, "web-a2");
+    web_pod(x, b, "web-b1");
+    web_pod(x, b, "web-b2");
+    web_pod(x, c, "web-c1");
+    ds_mctx *m = ctx(x);
+    for (int full = 0; full < 2; full++) {
+        char why[512] = "";
+        const char *names[1] = { "zc" };
+        ds_cmd *cmd = evaluate(full_form(m, &x->f, full), names, 1, why, sizeof(why));
+        if (cmd && cmd->method != TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_REPLACE)
+            fail_msg("consolidating zc (%s pods): got %s (%s), want no delete", full ? "full" : "compact",
+                     ds_method_name(cmd->method), cmd->why);
+        if (cmd) {
+            /* the replacement is in zone c, where the pod may go */
+            assert_int_equal(cmd->nrepl, 1);
+            bool in_c = false, elsewhere = false;
+            const Tailor__V1__NodeClaim *r = cmd->repl[0];
+            for (size_t i = 0; i < r->n_requirements; i++)
+                if (!strcmp(r->requirements[i]->key, TLR_LABEL_ZONE))
+                    for (size_t k = 0; k < r->requirements[i]->n_values; k++) {
+                        in_c = in_c || !strcmp(r->requirements[i]->values[k], "us-east-1c");
+                        elsewhere = elsewhere || strcmp(r->requirements[i]->values[k], "us-east-1c");
+                    }
+            if (!in_c || elsewhere)
+                fail_msg("replacement of zc (%s pods): want zone us-east-1c only (%s)",
+                         full ? "full" : "compact", cmd->why);
+        }
+        ds_cmd_free(cmd);
+        /* two nodes at once: their three pods cannot leave a and c with none */
+        const char *two[2] = { "za", "zc" };
+        cmd = evaluate(m, two, 2, why, sizeof(why));
+        if (cmd && cmd->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE)
+            fail_msg("consolidating za,zc (%s pods): got delete (%s), want none", full ? "full" : "compact",
+                     cmd->why);
+        ds_cmd_free(cmd);
+    }
+    /* and what a pass decides (multi-node, then single-node) keeps it */
+    ds_cmd *d = ds_consolidation_decide(full_form(m, &x->f, false));
+    if (d && d->method == TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE)
+        fail_msg("decide: got delete of %s (%s), want none", nodes_of(d), d->why);
+    ds_cmd_free(d);
+}
+
+/* A valid consolidation under the same spread is still taken: web 2/1/1
+ * with zone a on two nodes; a's second node goes, its pod joins a's first
+ * (a: 2, b: 1, c: 1, skew 1).  The nodes are of the cheapest type, so no
+ * replacement competes: deleting za1 or za2 is the only move there is. */
+static void test_consolidation_within_zone_spread(void **state)
+{
+    fx *x = *state;
+    three_zones(x);
+    Tailor__V1__Node *a1 = zone_node(x, "za1", "small", 'a'), *a2 = zone_node(x, "za2", "small", 'a');
+    Tailor__V1__Node *b = zone_node(x, "zb", "small", 'b'), *c = zone_node(x, "zc", "small", 'c');
+    web_pod(x, a1, "web-a1");
+    web_pod(x, a2, "web-a2");
+    web_pod(x, b, "web-b1");
+    web_pod(x, c, "web-c1");
+    ds_mctx *m = ctx(x);
+    for (int full = 0; full < 2; full++) {
+        char why[512] = "";
+        const char *names[1] = { "za2" };
+        ds_cmd *cmd = evaluate(full_form(m, &x->f, full), names, 1, why, sizeof(why));
+        if (!cmd || cmd->method != TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE)
+            fail_msg("consolidating za2 (%s pods): got %s (%s), want delete", full ? "full" : "compact",
+                     cmd ? ds_method_name(cmd->method) : "none", cmd ? cmd->why : why);
+        ds_cmd_free(cmd);
+    }
+    /* a pass finds it: deleting za1 or za2 is the only valid move */
+    ds_cmd *d = ds_consolidation_decide(full_form(m, &x->f, false));
+    if (!d || d->method != TAILOR__V1__DISRUPTION_METHOD__DISRUPTION_METHOD_CONSOLIDATION_DELETE || d->n != 1 ||
+        strncmp(d->c[0].node, "za", 2))
+        fail_msg("decide: got %s of %s (%s), want delete of za1 or za2",
+                 d ? ds_method_name(d->method) : "none", nodes_of(d), d ? d->why : "");
+    ds_cmd_free(d);
+}
+
 /* A NodeClaim carries its allocatable and the requests it was launched
  * for: a reduced request that sent the claim of a node it leaves out
  * would have the solver plan the node's pods back onto it (an in-flight
@@ -729,6 +895,8 @@ int main(void)
         T(test_drift_budget_one_at_a_time),
         T(test_reduced_simulation_request),
         T(test_reduced_simulation_leaves_unsent_claims_out),
+        T(test_consolidation_keeps_zone_spread),
+        T(test_consolidation_within_zone_spread),
         T(test_replacement_that_may_be_spot_is_spot),
         T(test_spot_to_spot_is_gated),
         T(test_spot_to_spot_keeps_the_15_cheapest),

@@ -111,10 +111,30 @@ static void build(const ds_sim *s, const char *const *names, size_t n, bool allo
     if (src->n_nodeclaims)
         memcpy(cs->nodeclaims, src->nodeclaims, src->n_nodeclaims * sizeof(*cs->nodeclaims));
     bool *gone = marks_of(v, names, n);
+    /* the removed nodes' pods in full form, where the caller reads them:
+     * fullnode[i] says node i's came in full (its compact ones are not
+     * sent) */
+    bool *fullnode = tlr_calloc(v->nnodes + 1, sizeof(*fullnode));
+    size_t fullcap = 0;
+    for (size_t i = 0; full && s->full_pods && i < v->nnodes; i++) {
+        if (!gone[i])
+            continue;
+        Tailor__V1__Pod **fp = NULL;
+        size_t nf = 0;
+        if (s->full_pods(s->full_pods_arg, v->nodes[i].node->name, &fp, &nf) != TLR_OK)
+            continue;
+        /* the same pods, in full form; they are the caller's to free */
+        for (size_t j = 0; j < nf; j++) {
+            TLR_GROW(full->v, fullcap, full->n + 1);
+            full->v[full->n++] = fp[j];
+        }
+        free(fp);
+        fullnode[i] = true;
+    }
 
     /* what the moving pods need, at least and in all, and host ports */
     int64_t min_cpu = INT64_MAX, min_mem = INT64_MAX, need_pods = 0;
-    bool ports = false;
+    bool ports = false, spread = false;
     for (size_t i = 0; i < v->nnodes; i++) {
         if (!gone[i])
             continue;
@@ -129,9 +149,19 @@ static void build(const ds_sim *s, const char *const *names, size_t n, bool allo
             min_cpu = c < min_cpu ? c : min_cpu;
             min_mem = m < min_mem ? m : min_mem;
             need_pods++;
+            spread = spread || (!fullnode[i] && p->n_topology_spread_constraints > 0);
         }
     }
-    bool reduce = !s->no_reduce && !v->affinity;
+    for (size_t j = 0; full && j < full->n; j++)
+        spread = spread || (ds_pod_moves(full->v[j]) && full->v[j]->n_topology_spread_constraints > 0);
+    /* A moving pod with a topology spread is placed against the count of
+     * the pods its selector matches in every domain of the nodes that
+     * stay, as kube-scheduler's PodTopologySpread filter counts them when
+     * the evicted pod comes back: the reduced request sends too few nodes
+     * and those without their pods (every count would read 0, and any
+     * placement would be within skew), so such a probe sends the whole
+     * cluster, the removed nodes named (their pods no longer count). */
+    bool reduce = !s->no_reduce && !v->affinity && !spread;
     target *t = tlr_calloc(v->nnodes + 1, sizeof(*t));
     size_t nt = 0;
     for (size_t i = 0; i < v->nnodes; i++) {
@@ -179,23 +209,12 @@ static void build(const ds_sim *s, const char *const *names, size_t n, bool allo
         drop_unsent_claims(v, t, keep, cs);
         /* the removed nodes' pods go as pods to place: the nodes need not
          * be sent (nor looked up by name for every node the solver sees) */
-        size_t np = 0, fullcap = 0;
+        size_t np = 0;
         Tailor__V1__Pod **pp = tlr_calloc((size_t)need_pods + 1, sizeof(*pp));
         for (size_t i = 0; i < v->nnodes; i++) {
-            if (!gone[i])
+            if (!gone[i] || fullnode[i])
                 continue;
             const Tailor__V1__Node *nd = v->nodes[i].node;
-            Tailor__V1__Pod **fp = NULL;
-            size_t nf = 0;
-            if (full && s->full_pods && s->full_pods(s->full_pods_arg, nd->name, &fp, &nf) == TLR_OK) {
-                /* the same pods, in full form; they are the caller's to free */
-                for (size_t j = 0; j < nf; j++) {
-                    TLR_GROW(full->v, fullcap, full->n + 1);
-                    full->v[full->n++] = fp[j];
-                }
-                free(fp);
-                continue;
-            }
             for (size_t j = 0; j < nd->n_pods; j++)
                 if (ds_pod_moves(nd->pods[j]))
                     pp[np++] = nd->pods[j];
@@ -212,8 +231,18 @@ static void build(const ds_sim *s, const char *const *names, size_t n, bool allo
     } else {
         req->remove_node_names = (char **)names;
         req->n_remove_node_names = n;
+        /* the full forms go as pending pods: the solver places them
+         * instead of the removed nodes' compact copies (same uid) */
+        size_t np = 0;
+        Tailor__V1__Pod **pp = tlr_calloc((full ? full->n : 0) + 1, sizeof(*pp));
+        for (size_t j = 0; full && j < full->n; j++)
+            if (ds_pod_moves(full->v[j]) && !full->v[j]->deletion_unix_ms)
+                pp[np++] = full->v[j];
+        req->pending_pods = pp;
+        req->n_pending_pods = np;
     }
     free(t);
+    free(fullnode);
     free(gone);
     req->cluster = cs;
     req->allow_replacement = allow_replacement;

@@ -8,8 +8,10 @@
  * while pods are freshly pending, see controller.h).
  *
  * Reduction (what makes a probe cheap at thousands of nodes): unless some
- * pod in the cluster has a required pod (anti-)affinity term -- the only
- * constraint that looks at other nodes' pods in the compact form -- the
+ * pod in the cluster has a required pod (anti-)affinity term, or a moving
+ * pod has a topology spread -- the constraints that look at other nodes'
+ * pods: the whole cluster goes, the removed nodes named, so every
+ * matching pod on the nodes that stay counts in its domain -- the
  * request
  *   - sends the removed nodes' moving pods as the pods to place
  *     (pending_pods) and leaves the removed nodes out, so the solver does
