@@ -371,7 +371,7 @@ counts = [per.get(z, 0) for z in zs] or [0]
 print("%s (skew %d)" % (", ".join("%s %d" % (z, per.get(z, 0)) for z in zs), max(counts) - min(counts)))
 PY
 )
-echo "  web (maxSkew 1, ScheduleAnyway) by zone: $spread"
+echo "  web (maxSkew 1, DoNotSchedule) by zone: $spread"
 echo "  total time: ${total}s (acts $acts)"
 
 # The records the report reads: every disruption decision with its reason
