@@ -90,16 +90,8 @@ spec:
       - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
       - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-bench
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
 YAML
+it_nodeclass KarpenterNodeRole-bench
 )
 
 # The live catalog (moto's DescribeInstanceTypes...) first, as in

@@ -30,7 +30,9 @@ export KUBESIM_POD_START_DELAY=1s
 trap ds_down EXIT
 ds_up "$build" || { echo "FAIL: stack did not start"; exit 1; }
 
-cat >"$STATE_DIR/pool.yaml" <<'YAML'
+{
+  cat <<'YAML'
+---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -46,41 +48,15 @@ spec:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 5s
     budgets: [{nodes: "50%"}]
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: KarpenterNodeRole-it
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
 YAML
+  it_nodeclass
+} >"$STATE_DIR/pool.yaml"
 workload() {   # REPLICAS
-  cat <<YAML
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: $1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 2
+  it_deployment web "$1" 250m 256Mi "      terminationGracePeriodSeconds: 2
       topologySpreadConstraints:
       - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule,
-         labelSelector: {matchLabels: {app: web}}}
-      containers:
-      - {name: c, image: nginx, resources: {requests: {cpu: 250m, memory: 256Mi}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web-pdb, namespace: default}
-spec:
-  maxUnavailable: 1
-  selector: {matchLabels: {app: web}}
-YAML
+         labelSelector: {matchLabels: {app: web}}}"
+  it_pdb web maxUnavailable 1
 }
 workload 24 >"$STATE_DIR/w24.yaml"
 workload 6 >"$STATE_DIR/w6.yaml"
