@@ -242,12 +242,6 @@ static int w_simulate(void *arg, const Tailor__V1__SimulateRequest *req, Tailor_
     return *out ? TLR_OK : TLR_E_DECODE;
 }
 
-static void w_free(void *arg, Tailor__V1__SimulateResponse *r)
-{
-    (void)arg;
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-}
-
 static double ms_since(int64_t t0)
 {
     return (double)(tlr_mono_ms() - t0);
@@ -508,7 +502,7 @@ static double run(int n, const Tailor__V1__Catalog *cat, const char *budget, boo
     ds_view_build(snap, cat, NULL, NOW, &v);
     double view_ms = ms_since(t0);
     wire w = { cat, 0 };
-    ds_solver_ops ops = { w_simulate, w_free, &w };
+    ds_solver_ops ops = { w_simulate, &w };
     printf("\n== %d nodes (%s, $%.3f/h each), %zu pods, cost $%.2f/h\n", n, TYPE, price, npods,
            price * n);
     printf("  view          %8.1f ms\n", view_ms);
@@ -574,7 +568,7 @@ static void converge(int n, const Tailor__V1__Catalog *cat, const char *budget, 
     if (scratch_c <= 0)
         scratch_c = scratch_cost(snap, cat, &scratch_ms);
     wire w = { cat, 0 };
-    ds_solver_ops ops = { w_simulate, w_free, &w };
+    ds_solver_ops ops = { w_simulate, &w };
     static const struct {
         const char *name;
         ds_cmd *(*decide)(ds_mctx *);

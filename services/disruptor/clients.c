@@ -66,12 +66,6 @@ static int do_simulate(void *arg, const Tailor__V1__SimulateRequest *req,
     return rc;
 }
 
-static void free_sim(void *arg, Tailor__V1__SimulateResponse *resp)
-{
-    (void)arg;
-    tlr_clnt_free(resp);
-}
-
 void ds_client_free(ds_client *c)
 {
     if (!c)
@@ -82,7 +76,7 @@ void ds_client_free(ds_client *c)
 
 ds_solver_ops ds_solver_ops_of(ds_client *c)
 {
-    return (ds_solver_ops){ do_simulate, free_sim, c };
+    return (ds_solver_ops){ do_simulate, c };
 }
 
 static int do_snapshot(void *arg, const Tailor__V1__SnapshotRequest *req,

@@ -528,19 +528,22 @@ static int s_simulate(void *arg, const Tailor__V1__SimulateRequest *req,
         copy.catalogs = refs;
         copy.n_catalogs = 1;
     }
-    tlr_simulate(&copy, NULL, resp);   /* a miss or bad request: status says so */
-    return TLR_OK;
-}
-
-static void s_free(void *arg, Tailor__V1__SimulateResponse *resp)
-{
-    (void)arg;
-    tlr_simulate_response_free(resp);
+    /* a miss or bad request: status says so.  The engine's answer goes
+     * through the wire form, so it is freed as a real reply is. */
+    Tailor__V1__SimulateResponse *eng = NULL;
+    tlr_simulate(&copy, NULL, &eng);
+    size_t len = tailor__v1__simulate_response__get_packed_size(eng);
+    uint8_t *b = tlr_malloc(len + 1);
+    tailor__v1__simulate_response__pack(eng, b);
+    tlr_simulate_response_free(eng);
+    *resp = tailor__v1__simulate_response__unpack(NULL, len, b);
+    free(b);
+    return *resp ? TLR_OK : TLR_E_DECODE;
 }
 
 ds_solver_ops ds_fake_solver(ds_fake *f)
 {
-    return (ds_solver_ops){ s_simulate, s_free, f };
+    return (ds_solver_ops){ s_simulate, f };
 }
 
 /* ---- watcher ------------------------------------------------------------ */

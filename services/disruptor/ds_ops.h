@@ -107,10 +107,10 @@ typedef struct ds_launcher_ops {
 
 typedef struct ds_solver_ops {
     /* One Simulate; the client resends with the catalog on a miss.  On
-     * TLR_OK *resp is new and owned; free with resp_free(arg, resp). */
+     * TLR_OK *resp is new and owned: an unpacked message, freed with
+     * protobuf_c_message_free_unpacked (tlr_clnt_free), as every reply. */
     int (*simulate)(void *arg, const Tailor__V1__SimulateRequest *req,
                     Tailor__V1__SimulateResponse **resp);
-    void (*resp_free)(void *arg, Tailor__V1__SimulateResponse *resp);
     void *arg;
 } ds_solver_ops;
 

@@ -366,7 +366,7 @@ int ds_sim_run(ds_sim *s, const char *const *names, size_t n, bool allow_replace
     /* a miss on a subset may be a hit on all: ask again with every target */
     if (rc == TLR_OK && limit && limit < eligible && resp->status && !resp->status->code &&
         (!resp->feasible || resp->n_replacements)) {
-        s->solver.resp_free(s->solver.arg, resp);
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
         resp = NULL;
         rc = send(s, all, na, allow_replacement, max_replacements, 0, &resp, &out->sent_nodes,
                   &eligible);
@@ -378,7 +378,7 @@ int ds_sim_run(ds_sim *s, const char *const *names, size_t n, bool allow_replace
     }
     if (resp->status && resp->status->code) {
         snprintf(out->why, sizeof(out->why), "Simulate: %s", resp->status->message);
-        s->solver.resp_free(s->solver.arg, resp);
+        protobuf_c_message_free_unpacked(&resp->base, NULL);
         return TLR_E_REMOTE;
     }
     out->resp = resp;
@@ -413,6 +413,6 @@ int ds_sim_run(ds_sim *s, const char *const *names, size_t n, bool allow_replace
 void ds_sim_result_clear(ds_sim *s, ds_sim_result *r)
 {
     if (r->resp)
-        s->solver.resp_free(s->solver.arg, r->resp);
+        protobuf_c_message_free_unpacked(&r->resp->base, NULL);
     memset(r, 0, sizeof(*r));
 }
