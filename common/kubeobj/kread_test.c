@@ -240,15 +240,16 @@ static void test_empty_and_wrong_types(void **state)
         "[]",
         "\"NodeClaim\"",
         "{\"metadata\":\"x\",\"spec\":7,\"status\":[]}",
-        "{\"metadata\":{\"name\":1,\"uid\":true,\"labels\":\"karpenter.sh/nodepool=default\","
+        /* parenthesized: one entry made of several literals */
+        ("{\"metadata\":{\"name\":1,\"uid\":true,\"labels\":\"karpenter.sh/nodepool=default\","
         "  \"annotations\":[\"karpenter.sh/do-not-disrupt\"],\"finalizers\":\"karpenter.sh/termination\","
         "  \"creationTimestamp\":17,\"deletionTimestamp\":\"yesterday\",\"resourceVersion\":5},"
         " \"spec\":{\"providerID\":[],\"taints\":{\"key\":\"x\"},\"unschedulable\":\"true\","
         "  \"terminationGracePeriod\":300},"
         " \"status\":{\"providerID\":{},\"nodeName\":null,\"allocatable\":[\"nvidia.com/gpu\"],"
-        "  \"conditions\":{\"type\":\"Ready\",\"status\":\"True\"}}}",
-        "{\"status\":{\"conditions\":[7,\"Ready\",{\"type\":\"Ready\"},"
-        "  {\"type\":\"Initialized\",\"status\":1}]}}",
+        "  \"conditions\":{\"type\":\"Ready\",\"status\":\"True\"}}}"),
+        ("{\"status\":{\"conditions\":[7,\"Ready\",{\"type\":\"Ready\"},"
+         "  {\"type\":\"Initialized\",\"status\":1}]}}"),
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         json_object *o = parse(cases[i]);
