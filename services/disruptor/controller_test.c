@@ -224,11 +224,10 @@ static void test_expiration_and_hashes(void **state)
     assert_non_null(ds_fake_call(&x->f, want, 0));
 }
 
-static void test_validation_reads_full_pods(void **state)
+/* The controller again, validating each decision after 5 s with the pods
+ * read in full form from the fake's drain ops. */
+static void ctl_validating_full_pods(fx *x)
 {
-    fx *x = *state;
-    /* compact pods (the snapshot) say a and b can go onto one small; the
-     * pods as Kubernetes has them say a's needs disk=ssd, which only a has */
     ds_ctl_free(x->c);
     tlr_drain_ops d = ds_fake_drain(&x->f);
     ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
@@ -236,6 +235,14 @@ static void test_validation_reads_full_pods(void **state)
                       .watcher = ds_fake_watcher(&x->f), .catalog = x->cat, .validation_ms = 5000,
                       .min_savings = 0.1, .full_pods = d.list_pods, .full_pods_arg = d.arg };
     ds_ctl_create(&o, &x->c);
+}
+
+static void test_validation_reads_full_pods(void **state)
+{
+    fx *x = *state;
+    /* compact pods (the snapshot) say a and b can go onto one small; the
+     * pods as Kubernetes has them say a's needs disk=ssd, which only a has */
+    ctl_validating_full_pods(x);
     Tailor__V1__Node *a = node(x, "a", "t.medium", 4, 8, 1000);
     node(x, "b", "t.medium", 4, 8, 1000);
     TK_PUSH(a->labels, a->n_labels, tk_label("disk", "ssd"));
@@ -260,13 +267,7 @@ static void test_validation_reads_full_pods(void **state)
 static void test_drift_validation_reads_full_pods(void **state)
 {
     fx *x = *state;
-    ds_ctl_free(x->c);
-    tlr_drain_ops d = ds_fake_drain(&x->f);
-    ds_ctl_opts o = { .clock = &x->f.clock, .kube = ds_fake_kube(&x->f),
-                      .launcher = ds_fake_launcher(&x->f), .solver = ds_fake_solver(&x->f),
-                      .watcher = ds_fake_watcher(&x->f), .catalog = x->cat, .validation_ms = 5000,
-                      .min_savings = 0.1, .full_pods = d.list_pods, .full_pods_arg = d.arg };
-    ds_ctl_create(&o, &x->c);
+    ctl_validating_full_pods(x);
     Tailor__V1__NodeClass *nc = x->f.snap->cluster->node_classes[0];
     TK_PUSH(nc->amis, nc->n_amis, tk_ami("ami-new"));
     x->f.snap->cluster->nodepools[0]->disruption->consolidate_after_never = true;
