@@ -69,20 +69,8 @@ check "NodePool status.nodes, status.resources and Ready follow the pool's nodes
   wait_until 30 pool_status_ok
 echo "  nodepool status: $POOL_STATUS"
 
-prices="$STATE_DIR/prices.tsv"
-/usr/bin/python3 - "$catalog" >"$prices" <<'PY'
-import json, sys
-for t in json.load(open(sys.argv[1])):
-    p = (t.get("od_price_usd_hr") or {}).get("us-east-1")
-    if p: print(f'{t["name"]}\t{p}')
-PY
-cost() {
-  k get nodes -o jsonpath='{range .items[*]}{.metadata.labels.node\.kubernetes\.io/instance-type}{"\n"}{end}' |
-    awk -F'\t' 'NR==FNR{p[$1]=$2; next} $1!="" {c+=p[$1]} END{printf "%.4f\n", c}' "$prices" -
-}
-n_nodes() { k get nodes --no-headers | grep -c . || true; }
-cost500=$(cost)
-nodes500=$(n_nodes)
+cost500=$(ds_cost)
+nodes500=$(ds_n_nodes)
 echo "  500 pods: $nodes500 nodes, \$$cost500/h"
 
 # the plan for the 101 pods from scratch (same engine, same catalog)
@@ -96,7 +84,7 @@ sleep 1
 t0=$(date +%s)
 k apply --validate=false -f "$STATE_DIR/w100.yaml" >/dev/null
 within() {   # the cost is within 10% of the from-scratch plan
-  awk -v c="$(cost)" -v s="$scratch" 'BEGIN{exit !(c <= s * 1.10)}'
+  awk -v c="$(ds_cost)" -v s="$scratch" 'BEGIN{exit !(c <= s * 1.10)}'
 }
 settled=0
 for i in $(seq 1 120); do
@@ -106,8 +94,8 @@ for i in $(seq 1 120); do
   sleep 2
 done
 t1=$(date +%s)
-final=$(cost)
-echo "  after scale-down: $(n_nodes) nodes, \$$final/h in $((t1 - t0)) s"
+final=$(ds_cost)
+echo "  after scale-down: $(ds_n_nodes) nodes, \$$final/h in $((t1 - t0)) s"
 check "cost within 10% of the from-scratch plan (\$$final vs \$$scratch)" test "$settled" = 1
 # consolidation may go on past 10% (a decision already proposed): the pods
 # must all be Running again once it is done, with the observer watching

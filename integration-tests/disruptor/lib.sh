@@ -163,3 +163,18 @@ PY
 ds_no_disrupted_node() {
   k get nodes -o json | json_get /dev/stdin "sum(1 for n in d['items'] if n['spec'].get('unschedulable') or any(t['key'] == 'karpenter.sh/disrupted' for t in n['spec'].get('taints', [])))" | grep -qx 0
 }
+
+# ds_cost: what the cluster's nodes cost, $/h at the catalog's on-demand
+# prices in us-east-1; ds_n_nodes: how many nodes there are.
+ds_cost() {
+  local prices=$STATE_DIR/prices.tsv
+  [ -s "$prices" ] || /usr/bin/python3 - "$catalog" >"$prices" <<'PY'
+import json, sys
+for t in json.load(open(sys.argv[1])):
+    p = (t.get("od_price_usd_hr") or {}).get("us-east-1")
+    if p: print(f'{t["name"]}\t{p}')
+PY
+  k get nodes -o jsonpath='{range .items[*]}{.metadata.labels.node\.kubernetes\.io/instance-type}{"\n"}{end}' |
+    awk -F'\t' 'NR==FNR{p[$1]=$2; next} $1!="" {c+=p[$1]} END{printf "%.4f\n", c}' "$prices" -
+}
+ds_n_nodes() { k get nodes --no-headers | grep -c . || true; }

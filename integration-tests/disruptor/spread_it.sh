@@ -66,26 +66,14 @@ running() { test "$(k get pods --no-headers 2>/dev/null | grep -c ' Running ')" 
 pending() { k get pods --no-headers 2>/dev/null | grep -c ' Pending ' || true; }
 check "24 pods Running" wait_until 120 running 24
 
-prices="$STATE_DIR/prices.tsv"
-/usr/bin/python3 - "$catalog" >"$prices" <<'PY'
-import json, sys
-for t in json.load(open(sys.argv[1])):
-    p = (t.get("od_price_usd_hr") or {}).get("us-east-1")
-    if p: print(f'{t["name"]}\t{p}')
-PY
-cost() {
-  k get nodes -o jsonpath='{range .items[*]}{.metadata.labels.node\.kubernetes\.io/instance-type}{"\n"}{end}' |
-    awk -F'\t' 'NR==FNR{p[$1]=$2; next} $1!="" {c+=p[$1]} END{printf "%.4f\n", c}' "$prices" -
-}
 zones() {   # web pods per zone, e.g. "us-east-1a=2 us-east-1b=2 us-east-1c=2"
   k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.metadata.labels.topology\.kubernetes\.io/zone}{"\n"}{end}' >"$STATE_DIR/nz.tsv"
   k get pods -l app=web -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' |
     awk -F'\t' 'NR==FNR{z[$1]=$2; next} $1!="" {n[z[$1]]++} END{for (k in n) printf "%s=%d ", k, n[k]; print ""}' "$STATE_DIR/nz.tsv" - |
     tr ' ' '\n' | sort | tr '\n' ' '
 }
-n_nodes() { k get nodes --no-headers | grep -c . || true; }
-cost24=$(cost)
-echo "  24 pods: $(n_nodes) nodes, \$$cost24/h; web per zone: $(zones)"
+cost24=$(ds_cost)
+echo "  24 pods: $(ds_n_nodes) nodes, \$$cost24/h; web per zone: $(zones)"
 
 ds_watch_start "$STATE_DIR/watch.json"
 sleep 1
@@ -123,7 +111,7 @@ quiet() {   # nothing moving: 6 Running, none Pending, nothing tainted or deleti
 # 2 s: the old loop went round in ~15 s) until it is down to a node per
 # zone, at least 30 s, then wait for quiet.
 sleep 30
-merged() { [ "$(n_nodes)" -le 3 ]; }
+merged() { [ "$(ds_n_nodes)" -le 3 ]; }
 wait_until 20 merged || true
 check "consolidation settles: 6 pods Running, none Pending, no node disrupting" wait_until 30 quiet
 # Then the single-node path: the nodes of zones a and b may not be
@@ -137,8 +125,8 @@ check "zone c's last node kept: still settled" quiet
 t1=$(date +%s)
 nl=$(launched)
 nr=$(replacements)
-final=$(cost)
-echo "  after scale-down: $(n_nodes) nodes, \$$final/h in $((t1 - t0)) s; web per zone: $(zones)"
+final=$(ds_cost)
+echo "  after scale-down: $(ds_n_nodes) nodes, \$$final/h in $((t1 - t0)) s; web per zone: $(zones)"
 echo "  nodes launched since: $nl, replacements of executed decisions: $nr"
 check "no node launched for an evicted pod ($nl launched, $nr replacements)" test "$nl" -le "$nr"
 spread_failures() {
@@ -151,7 +139,7 @@ check "cost did not go up (\$$final vs \$$cost24)" awk -v a="$final" -v b="$cost
 # the zone), down to one node per zone (before the fix the search, blind
 # to the spread, proposed a cross-zone delete every pass and validation
 # refused it: stuck at 6 nodes)
-nn=$(n_nodes)
+nn=$(ds_n_nodes)
 check "consolidation merged each zone's nodes ($nn nodes, want 3 at most)" test "$nn" -le 3
 sleep 2
 ds_watch_stop
