@@ -2,6 +2,7 @@
  * same process: what a caller gets back for a plan, a catalog miss in
  * either of its two wire forms, a Status, and no replica at all. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@ typedef struct fixture {
     Tailor__V1__SolveResponse solve;
     Tailor__V1__SimulateResponse sim;
     Tailor__V1__Status status;
+    int sims, sims_full;   /* Simulates, and those with every catalog in full */
 } fixture;
 
 /* By batch_id: "plan" answers with a replica id, "miss" a reply with
@@ -47,7 +49,8 @@ static int h_solve(void *arg, const ProtobufCMessage *req, const char *rid,
     return TLR_OK;
 }
 
-/* Simulate: a miss unless every catalog is sent in full. */
+/* Simulate: a miss unless every catalog is sent in full, and always for
+ * a catalog named "gone" (a replica that cannot take it). */
 static int h_simulate(void *arg, const ProtobufCMessage *req, const char *rid,
                       ProtobufCMessage **reply, tlr_status *st)
 {
@@ -56,9 +59,14 @@ static int h_simulate(void *arg, const ProtobufCMessage *req, const char *rid,
     (void)st;
     const Tailor__V1__SimulateRequest *rq = (const Tailor__V1__SimulateRequest *)req;
     tailor__v1__simulate_response__init(&f->sim);
+    f->sim.solver_replica_id = "unit/solver";
+    f->sims++;
+    bool full = true;
     for (size_t i = 0; i < rq->n_catalogs; i++)
-        if (!rq->catalogs[i]->catalog)
-            f->sim.catalog_miss = true;
+        if (!rq->catalogs[i]->catalog || !strcmp(rq->catalogs[i]->hash, "gone"))
+            full = false;
+    f->sims_full += full && rq->n_catalogs > 0;
+    f->sim.catalog_miss = !full;
     *reply = &f->sim.base;
     return TLR_OK;
 }
@@ -141,26 +149,62 @@ static void test_solve_status(void **state)
     assert_non_null(strstr(st.message, "pod p: no containers"));   /* "(from unit/1)" added */
 }
 
-/* Simulate by hash misses; the resend rule (every catalog in full) is
- * answered. */
+/* Simulate names its catalogs by hash; a miss is resent once with every
+ * catalog in full, and that is answered.  The classes of one catalog
+ * share one ref. */
 static void test_simulate_resend_rule(void **state)
 {
     fixture *f = *state;
-    Tailor__V1__CatalogRef ref = TAILOR__V1__CATALOG_REF__INIT;
-    Tailor__V1__CatalogRef *refs[] = { &ref };
+    Tailor__V1__Catalog a = TAILOR__V1__CATALOG__INIT, b = TAILOR__V1__CATALOG__INIT;
+    a.hash = "aaaa";
+    b.hash = "bbbb";
+    tlr_clnt_cats cats = { 0 };
+    tlr_clnt_cats_name(&cats, &a, "default");
+    tlr_clnt_cats_name(&cats, &b, "gpu");
+    tlr_clnt_cats_name(&cats, &a, "batch");
+    assert_int_equal(cats.n, 2);
+    assert_int_equal(cats.refs[0]->n_node_classes, 2);
+    assert_string_equal(cats.refs[0]->node_classes[1], "batch");
+    assert_null(cats.refs[0]->catalog);
+
     Tailor__V1__SimulateRequest rq = TAILOR__V1__SIMULATE_REQUEST__INIT;
-    rq.catalogs = refs;
-    rq.n_catalogs = 1;
     tlr_clnt c = { f->cli, 0, NULL, false };
     Tailor__V1__SimulateResponse *r = NULL;
-    assert_int_equal(tlr_solver_clnt_simulate(&c, &rq, &r, NULL), TLR_OK);
-    assert_true(r->catalog_miss);
-    tlr_clnt_free(r);
-    Tailor__V1__Catalog cat = TAILOR__V1__CATALOG__INIT;
-    ref.catalog = &cat;
-    assert_int_equal(tlr_solver_clnt_simulate(&c, &rq, &r, NULL), TLR_OK);
+    assert_int_equal(tlr_solver_clnt_simulate_cats(&c, &rq, &cats, &r, NULL), TLR_OK);
     assert_false(r->catalog_miss);
+    assert_int_equal(f->sims, 2);
+    assert_int_equal(f->sims_full, 1);
+    assert_ptr_equal(cats.refs[1]->catalog, &b);
     tlr_clnt_free(r);
+    tlr_clnt_cats_clear(&cats);
+}
+
+/* A replica that misses even the catalogs in full: one resend, then
+ * NOTFOUND and no reply -- never a plan made without the catalog.  A ref
+ * passed on as it came cannot be filled in, so it is not resent. */
+static void test_simulate_miss_in_full(void **state)
+{
+    fixture *f = *state;
+    Tailor__V1__Catalog gone = TAILOR__V1__CATALOG__INIT;
+    gone.hash = "gone";
+    tlr_clnt_cats cats = { 0 };
+    tlr_clnt_cats_name(&cats, &gone, NULL);
+    Tailor__V1__SimulateRequest rq = TAILOR__V1__SIMULATE_REQUEST__INIT;
+    tlr_clnt c = { f->cli, 0, NULL, false };
+    Tailor__V1__SimulateResponse *r = NULL;
+    tlr_status st = { 0 };
+    assert_int_equal(tlr_solver_clnt_simulate_cats(&c, &rq, &cats, &r, &st), TLR_E_NOTFOUND);
+    assert_null(r);
+    assert_int_equal(f->sims, 2);
+    assert_string_equal(st.reason, "CatalogMiss");
+    tlr_clnt_cats_clear(&cats);
+
+    Tailor__V1__CatalogRef theirs = TAILOR__V1__CATALOG_REF__INIT;
+    theirs.hash = "cccc";
+    tlr_clnt_cats_pass(&cats, &theirs);
+    assert_int_equal(tlr_solver_clnt_simulate_cats(&c, &rq, &cats, &r, NULL), TLR_E_NOTFOUND);
+    assert_int_equal(f->sims, 3);
+    tlr_clnt_cats_clear(&cats);
 }
 
 /* No replica: UNAVAILABLE -- at once with fail_fast, naming the RPC. */
@@ -188,6 +232,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_solve_replies_and_misses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solve_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_simulate_resend_rule, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_simulate_miss_in_full, setup, teardown),
         cmocka_unit_test(test_no_replica),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,40 +79,13 @@ static const Tailor__V1__NodeClass *class_named(const Tailor__V1__SimulateReques
     return NULL;
 }
 
-/* The ref in out[0..*n) for catalog cat, added when absent. */
-static Tailor__V1__CatalogRef *ref_for(Tailor__V1__CatalogRef **out, size_t *n,
-                                       const Tailor__V1__Catalog *cat, int full, size_t max)
+void ds_catalogs_name(ds_catalogs *c, const Tailor__V1__Catalog *base,
+                      const Tailor__V1__SimulateRequest *req, tlr_clnt_cats *out)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp(out[i]->hash, cat->hash) == 0)
-            return out[i];
-    Tailor__V1__CatalogRef *r = tlr_malloc(sizeof(*r));
-    tailor__v1__catalog_ref__init(r);
-    r->hash = cat->hash;
-    r->catalog = full ? (Tailor__V1__Catalog *)cat : NULL;
-    r->node_classes = tlr_calloc(max + 1, sizeof(char *));
-    out[(*n)++] = r;
-    return r;
-}
-
-void ds_catalogs_refs(ds_catalogs *c, const Tailor__V1__Catalog *base,
-                      const Tailor__V1__SimulateRequest *req, int full,
-                      Tailor__V1__CatalogRef ***refs, size_t *n)
-{
-    size_t max = 0;
-    for (size_t i = 0; i < req->n_catalogs; i++)
-        max += req->catalogs[i]->n_node_classes + 1;
-    Tailor__V1__CatalogRef **out = tlr_calloc(max + 1, sizeof(*out));
-    size_t nout = 0;
     for (size_t i = 0; i < req->n_catalogs; i++) {
         const Tailor__V1__CatalogRef *in = req->catalogs[i];
         if (!base || strcmp(in->hash, base->hash) != 0) {
-            /* Not the launcher's catalog: passed on as it is. */
-            Tailor__V1__CatalogRef *r = tlr_malloc(sizeof(*r));
-            *r = *in;
-            r->node_classes = tlr_calloc(in->n_node_classes + 1, sizeof(char *));
-            memcpy(r->node_classes, in->node_classes, in->n_node_classes * sizeof(char *));
-            out[nout++] = r;
+            tlr_clnt_cats_pass(out, in);   /* not the launcher's catalog */
             continue;
         }
         for (size_t k = 0; k < in->n_node_classes; k++) {
@@ -120,21 +93,9 @@ void ds_catalogs_refs(ds_catalogs *c, const Tailor__V1__Catalog *base,
             tlr_node_shape s = nc ? tlr_node_shape_of(nc) : (tlr_node_shape){ 0 };
             const Tailor__V1__Catalog *cat =
                 nc && !tlr_node_shape_is_default(&s) ? shaped_of(c, base, &s) : base;
-            Tailor__V1__CatalogRef *r = ref_for(out, &nout, cat, full, max);
-            r->node_classes[r->n_node_classes++] = in->node_classes[k];
+            tlr_clnt_cats_name(out, cat, in->node_classes[k]);
         }
         if (in->n_node_classes == 0)
-            ref_for(out, &nout, base, full, max);
+            tlr_clnt_cats_name(out, base, NULL);
     }
-    *refs = out;
-    *n = nout;
-}
-
-void ds_catalogs_refs_free(Tailor__V1__CatalogRef **refs, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(refs[i]->node_classes);
-        free(refs[i]);
-    }
-    free(refs);
 }

@@ -17,20 +17,18 @@
 
 #include "tailor/v1/instancetype.pb-c.h"
 #include "tailor/v1/solver.pb-c.h"
+#include "tlr_clnt.h"
 
 typedef struct ds_catalogs ds_catalogs;
 
 void ds_catalogs_create(ds_catalogs **out);    /* owned */
 void ds_catalogs_free(ds_catalogs *c);         /* NULL fine */
 
-/* The CatalogRefs req (borrowed) should carry: req's refs, the one naming
- * base->hash split by the shape of its classes.  On return *refs is a new
- * array of n new refs (free with ds_catalogs_refs_free); their hash and
- * node_classes strings are borrowed from req, c and base.  With full, each
- * ref also carries its catalog (a resend after a miss). */
-void ds_catalogs_refs(ds_catalogs *c, const Tailor__V1__Catalog *base,
-                      const Tailor__V1__SimulateRequest *req, int full,
-                      Tailor__V1__CatalogRef ***refs, size_t *n);
-void ds_catalogs_refs_free(Tailor__V1__CatalogRef **refs, size_t n);
+/* Name in out the catalogs req (borrowed) should carry: req's refs, the
+ * one naming base->hash split by the shape of its classes.  Hashes and
+ * class names are borrowed from req, c and base, which must outlive out;
+ * each catalog is kept in out for a catalog-miss resend (tlr_clnt.h). */
+void ds_catalogs_name(ds_catalogs *c, const Tailor__V1__Catalog *base,
+                      const Tailor__V1__SimulateRequest *req, tlr_clnt_cats *out);
 
 #endif

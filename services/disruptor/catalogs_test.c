@@ -46,10 +46,10 @@ static void test_split_by_shape(void **state)
 
     ds_catalogs *c;
     ds_catalogs_create(&c);
-    Tailor__V1__CatalogRef **refs;
-    size_t n;
-    ds_catalogs_refs(c, base, &req, 0, &refs, &n);
-    assert_int_equal(n, 2);
+    tlr_clnt_cats cats = { 0 };
+    ds_catalogs_name(c, base, &req, &cats);
+    Tailor__V1__CatalogRef **refs = cats.refs;
+    assert_int_equal(cats.n, 2);
     assert_string_equal(refs[0]->hash, base->hash);
     assert_int_equal(refs[0]->n_node_classes, 1);
     assert_string_equal(refs[0]->node_classes[0], "default");
@@ -58,16 +58,20 @@ static void test_split_by_shape(void **state)
     assert_string_equal(refs[1]->node_classes[0], "small");
     char hash[65];
     snprintf(hash, sizeof(hash), "%s", refs[1]->hash);
-    ds_catalogs_refs_free(refs, n);
+    tlr_clnt_cats_clear(&cats);
 
-    ds_catalogs_refs(c, base, &req, 1, &refs, &n);
-    assert_int_equal(n, 2);
+    /* the resend: a miss by hash puts both in full */
+    ds_catalogs_name(c, base, &req, &cats);
+    assert_true(tlr_clnt_cats_resend(&cats, true, false));
+    refs = cats.refs;
+    assert_int_equal(cats.n, 2);
     assert_ptr_equal(refs[0]->catalog, base);
     assert_non_null(refs[1]->catalog);
     assert_string_equal(refs[1]->hash, hash);   /* the cached copy */
     for (size_t i = 0; i < refs[1]->catalog->n_instance_types; i++)
         assert_int_equal(refs[1]->catalog->instance_types[i]->allocatable->pods, 5);
-    ds_catalogs_refs_free(refs, n);
+    assert_false(tlr_clnt_cats_resend(&cats, true, false));   /* once only */
+    tlr_clnt_cats_clear(&cats);
 
     ds_catalogs_free(c);
     for (int i = 0; i < 2; i++)

@@ -30,39 +30,17 @@ ds_launcher_ops ds_launcher_ops_of(ds_client *c)
 }
 
 /* Simulate, with the launcher's catalog shaped per EC2NodeClass
- * (catalogs.h): by hash, and on a catalog miss once more with every
- * catalog filled in (tlr_clnt.h's resend rule). */
+ * (catalogs.h), by hash under tlr_clnt.h's resend rule. */
 static int do_simulate(void *arg, const Tailor__V1__SimulateRequest *req,
                        Tailor__V1__SimulateResponse **resp)
 {
     ds_client *c = arg;
-    Tailor__V1__SimulateResponse *reply = NULL;
-    Tailor__V1__SimulateRequest copy = *req;
-    Tailor__V1__CatalogRef **refs = NULL;
-    size_t nrefs = 0;
-    int rc;
-
     if (!c->shaped)
         ds_catalogs_create(&c->shaped);
-    for (int full = 0; full < 2; full++) {
-        ds_catalogs_refs(c->shaped, c->catalog, req, full, &refs, &nrefs);
-        copy.catalogs = refs;
-        copy.n_catalogs = nrefs;
-        tlr_clnt_free(reply);
-        reply = NULL;
-        rc = tlr_solver_clnt_simulate(&c->rpc, &copy, &reply, NULL);
-        ds_catalogs_refs_free(refs, nrefs);
-        if (rc != TLR_OK || !reply->catalog_miss || !c->catalog || full)
-            break;
-    }
-    if (rc == TLR_OK && reply->catalog_miss) {   /* still: nothing to act on */
-        TLR_WARN(c->rpc.log, "request failed", TLR_S("request", "Simulate"),
-                 TLR_ERR(TLR_E_NOTFOUND), TLR_S("reason", "CatalogMiss"));
-        tlr_clnt_free(reply);
-        return TLR_E_NOTFOUND;
-    }
-    if (rc == TLR_OK)
-        *resp = reply;
+    tlr_clnt_cats cats = { 0 };
+    ds_catalogs_name(c->shaped, c->catalog, req, &cats);
+    int rc = tlr_solver_clnt_simulate_cats(&c->rpc, req, &cats, resp, NULL);
+    tlr_clnt_cats_clear(&cats);
     return rc;
 }
 

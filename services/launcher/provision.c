@@ -31,6 +31,7 @@
 #include "plangate.h"
 #include "prov_int.h"
 #include "tlr_alloc.h"
+#include "tlr_clnt.h"
 #include "tlr_err.h"
 #include "tlr_hash.h"
 #include "tlr_kubesem.h"
@@ -623,61 +624,16 @@ static void create_claims(lc_prov *p, Tailor__V1__NodeClaim **ncs, size_t n,
 
 /* ---- solve ------------------------------------------------------------ */
 
-typedef struct refs {
-    Tailor__V1__CatalogRef *v;
-    Tailor__V1__CatalogRef **pv;
-    const Tailor__V1__Catalog **cat;
-    char ***classes;
-    size_t n;
-} refs;
-
 /* One CatalogRef per distinct class catalog, for the usable classes. */
-static void build_refs(lc_prov *p, const Tailor__V1__ClusterState *cs, refs *r)
+static void build_refs(lc_prov *p, const Tailor__V1__ClusterState *cs, tlr_clnt_cats *r)
 {
-    size_t max = cs->n_node_classes + 1;
-    r->v = tlr_calloc(max, sizeof(*r->v));
-    r->pv = tlr_calloc(max, sizeof(*r->pv));
-    r->cat = tlr_calloc(max, sizeof(*r->cat));
-    r->classes = tlr_calloc(max, sizeof(*r->classes));
-    r->n = 0;
     int64_t now = lc_prov_now(p);
     for (size_t i = 0; i < cs->n_node_classes; i++) {
         const char *name = cs->node_classes[i]->name;
         lc_class *c = lc_classes_get(p->classes, name);
-        if (!lc_class_usable(c, now, NULL))
-            continue;
-        const Tailor__V1__Catalog *cat = lc_class_catalog(c, p->catalog);
-        size_t k = 0;
-        while (k < r->n && strcmp(r->cat[k]->hash, cat->hash) != 0)
-            k++;
-        if (k == r->n) {
-            tailor__v1__catalog_ref__init(&r->v[k]);
-            r->v[k].hash = cat->hash;
-            r->classes[k] = tlr_calloc(max, sizeof(char *));
-            r->v[k].node_classes = r->classes[k];
-            r->cat[k] = cat;
-            r->pv[k] = &r->v[k];
-            r->n++;
-        }
-        r->v[k].node_classes[r->v[k].n_node_classes++] = (char *)name;
+        if (lc_class_usable(c, now, NULL))
+            tlr_clnt_cats_name(r, lc_class_catalog(c, p->catalog), name);
     }
-}
-
-/* Send the catalogs in full, not by hash. */
-static void refs_inline(refs *r)
-{
-    for (size_t i = 0; i < r->n; i++)
-        r->v[i].catalog = (Tailor__V1__Catalog *)r->cat[i];
-}
-
-static void free_refs(refs *r)
-{
-    for (size_t i = 0; i < r->n; i++)
-        free(r->classes[i]);
-    free(r->classes);
-    free(r->cat);
-    free(r->pv);
-    free(r->v);
 }
 
 /* ---- NodePool usage, for limits ----------------------------------------- */
@@ -916,14 +872,14 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
     cs.n_nodeclaims = n;
     pool_usage(p, &cs, ncs, n);
 
-    refs r;
+    tlr_clnt_cats r = { 0 };
     build_refs(p, &cs, &r);
     Tailor__V1__SolveRequest req = TAILOR__V1__SOLVE_REQUEST__INIT;
     req.batch_id = b->batch_id;
     req.pending_pods = b->pending_pods;
     req.n_pending_pods = b->n_pending_pods;
     req.cluster = &cs;
-    req.catalogs = r.pv;
+    req.catalogs = r.refs;
     req.n_catalogs = r.n;
     lc_ice_list(p->ice, &req.unavailable_offerings, &req.n_unavailable_offerings);
     req.now_unix_ms = lc_prov_now(p);
@@ -950,12 +906,12 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
         req.cluster = &by_ref;
     }
     if (starved)
-        refs_inline(&r);
+        tlr_clnt_cats_inline(&r);
 
     int64_t t0 = lc_prov_mono(p);
     Tailor__V1__SolveResponse *resp = NULL;
     int rc = TLR_OK;
-    bool cats_sent = starved, whole_sent = starved && whole;
+    bool whole_sent = starved && whole;
     int cluster_misses = 0;
     for (int attempt = 0;; attempt++) {
         rc = p->o.solver.solve(p->o.solver.arg, &req, &resp);
@@ -987,11 +943,9 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
                      TLR_I("generation", (int64_t)whole->generation),
                      TLR_I("base_generation", (int64_t)ref.base_generation),
                      TLR_I("bases", (int64_t)(ref.base_generation ? 1 + ref.n_also_applies_to : 0)));
-        } else if (resp->catalog_miss && !resp->cluster_miss && !cats_sent) {
-            /* The replica does not hold our catalogs: resend them in full. */
+        } else if (tlr_clnt_cats_resend(&r, resp->catalog_miss, resp->cluster_miss)) {
+            /* The replica does not hold our catalogs: they go in full. */
             replica_starve(p, resp->solver_replica_id);
-            refs_inline(&r);
-            cats_sent = true;
         } else {
             again = false;
         }
@@ -1017,7 +971,7 @@ static int prov_solve(lc_prov *p, Tailor__V1__SolveResponse **out, int64_t *spen
     tlr_cstate_ref_clear(&ref);
     free(own);
     lc_ice_list_free(req.unavailable_offerings, req.n_unavailable_offerings);
-    free_refs(&r);
+    tlr_clnt_cats_clear(&r);
     free(ncs);
     if (rc == TLR_OK)
         *out = resp;
