@@ -11,7 +11,6 @@
 #include "tlr_awsjson.h"
 #include "tlr_awsfence.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 
 #include "aws_retry.h"
 #include "tlr_alloc.h"
+#include "tlr_awscreds.h"
 #include "tlr_buf.h"
 #include "tlr_cancel.h"
 #include "tlr_err.h"
@@ -44,12 +44,6 @@ struct tlr_aws_json {
     uint64_t rng;
     CURL *curl;
 };
-
-static const char *env_nonempty(const char *name)
-{
-    const char *v = getenv(name);
-    return v != NULL && v[0] != '\0' ? v : NULL;
-}
 
 /* host[:port], scheme://host[:port] and path of url; TLR_E_INVAL when it
  * is not http(s). */
@@ -94,22 +88,9 @@ int tlr_aws_json_create(const tlr_aws_json_opts *o, tlr_aws_json **out)
     if (o == NULL || out == NULL || o->service == NULL || o->service[0] == '\0' ||
         strlen(o->service) > 64 || o->creds == NULL)
         return TLR_E_INVAL;
-    const char *region = o->region && o->region[0] ? o->region : env_nonempty("AWS_REGION");
-    if (region == NULL)
-        region = env_nonempty("AWS_DEFAULT_REGION");
-    if (region == NULL)
-        region = "us-east-1";
-    char envname[128], url[512];
-    const char *endpoint = o->endpoint && o->endpoint[0] ? o->endpoint : NULL;
-    if (endpoint == NULL) {
-        size_t k = (size_t)snprintf(envname, sizeof(envname), "AWS_ENDPOINT_URL_");
-        for (const char *s = o->service; *s && k + 1 < sizeof(envname); s++)
-            envname[k++] = (char)(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_');
-        envname[k] = '\0';
-        endpoint = env_nonempty(envname);
-    }
-    if (endpoint == NULL)
-        endpoint = env_nonempty("AWS_ENDPOINT_URL");
+    const char *region = tlr_aws_region(o->region);
+    char url[512];
+    const char *endpoint = tlr_aws_endpoint(o->service, o->endpoint);
     if (endpoint == NULL) {
         snprintf(url, sizeof(url), "https://%s.%s.amazonaws.com/",
                  o->host_prefix ? o->host_prefix : o->service, region);

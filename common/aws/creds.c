@@ -77,6 +77,27 @@ static const char *env_nonempty(const char *name)
     return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
+const char *tlr_aws_region(const char *given)
+{
+    const char *r = given && given[0] ? given : env_nonempty("AWS_REGION");
+    if (r == NULL)
+        r = env_nonempty("AWS_DEFAULT_REGION");
+    return r ? r : "us-east-1";
+}
+
+const char *tlr_aws_endpoint(const char *service, const char *given)
+{
+    if (given && given[0])
+        return given;
+    char name[128];
+    size_t k = (size_t)snprintf(name, sizeof(name), "AWS_ENDPOINT_URL_");
+    for (const char *s = service; *s && k + 1 < sizeof(name); s++)
+        name[k++] = (char)(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_');
+    name[k] = '\0';
+    const char *e = env_nonempty(name);
+    return e ? e : env_nonempty("AWS_ENDPOINT_URL");
+}
+
 int tlr_aws_creds_create(const tlr_aws_creds_opts *o, tlr_aws_creds **out)
 {
     tlr_aws_creds *c;

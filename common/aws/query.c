@@ -9,7 +9,6 @@
  * retried as a whole; the mutating EC2 calls we make carry a ClientToken,
  * so a retry after a lost answer does not launch twice.
  */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 
 #include "aws_retry.h"
 #include "tlr_alloc.h"
+#include "tlr_awscreds.h"
 #include "tlr_awsfence.h"
 #include "tlr_awsquery.h"
 #include "tlr_buf.h"
@@ -202,13 +202,6 @@ struct tlr_aws_query {
     CURLM *multi;             /* fenced transfers run on it (tlr_awsfence.h) */
 };
 
-static const char *env_nonempty(const char *name)
-{
-    const char *v = getenv(name);
-
-    return v != NULL && v[0] != '\0' ? v : NULL;
-}
-
 /* Split url into Host header value and path; TLR_E_INVAL if malformed. */
 static int split_url(const char *url, char **host, char **path)
 {
@@ -259,31 +252,15 @@ int tlr_aws_query_create_for(const tlr_aws_query_opts *o, const char *service,
 int tlr_aws_query_create(const tlr_aws_query_opts *o, tlr_aws_query **out)
 {
     tlr_aws_query *q;
-    char envname[128], url[512];
+    char url[512];
     const char *endpoint, *region;
     int rc;
 
     if (o == NULL || out == NULL || o->service == NULL || o->version == NULL ||
         o->service[0] == '\0' || strlen(o->service) > 64)
         return TLR_E_INVAL;
-    region = o->region;
-    if (region == NULL || region[0] == '\0')
-        region = env_nonempty("AWS_REGION");
-    if (region == NULL)
-        region = env_nonempty("AWS_DEFAULT_REGION");
-    if (region == NULL)
-        region = "us-east-1";
-    endpoint = o->endpoint;
-    if (endpoint == NULL || endpoint[0] == '\0') {
-        size_t k = (size_t)snprintf(envname, sizeof(envname), "AWS_ENDPOINT_URL_");
-
-        for (const char *s = o->service; *s && k + 1 < sizeof(envname); s++)
-            envname[k++] = (char)(isalnum((unsigned char)*s) ? toupper((unsigned char)*s) : '_');
-        envname[k] = '\0';
-        endpoint = env_nonempty(envname);
-    }
-    if (endpoint == NULL)
-        endpoint = env_nonempty("AWS_ENDPOINT_URL");
+    region = tlr_aws_region(o->region);
+    endpoint = tlr_aws_endpoint(o->service, o->endpoint);
     if (endpoint == NULL) {
         if (strcmp(o->service, "iam") == 0)
             snprintf(url, sizeof(url), "https://iam.amazonaws.com/");

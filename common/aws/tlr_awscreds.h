@@ -104,4 +104,13 @@ int  tlr_aws_imds_creds_parse(const char *doc, size_t len, tlr_aws_credentials *
 struct tlr_xml_node;
 int  tlr_aws_sts_creds_parse(const struct tlr_xml_node *root, tlr_aws_credentials *out);
 
+/* Where an AWS client goes, as the AWS SDKs resolve it.  The region:
+ * given when set, else $AWS_REGION, else $AWS_DEFAULT_REGION, else
+ * "us-east-1".  The endpoint of service: given when set, else
+ * $AWS_ENDPOINT_URL_<SERVICE> (upper-cased, other characters as '_'),
+ * else $AWS_ENDPOINT_URL; NULL when none says (the service's public
+ * endpoint then).  Both return given or the environment's string. */
+const char *tlr_aws_region(const char *given);
+const char *tlr_aws_endpoint(const char *service, const char *given);
+
 #endif

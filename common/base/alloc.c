@@ -43,6 +43,16 @@ char *tlr_strdup(const char *s)
     return s ? tlr_strndup(s, strlen(s)) : NULL;
 }
 
+char *tlr_strdup0(const char *s)
+{
+    return tlr_strdup(s ? s : "");
+}
+
+int tlr_cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 char *tlr_strndup(const char *s, size_t n)
 {
     if (!s)

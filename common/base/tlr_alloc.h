@@ -13,6 +13,7 @@ void *tlr_malloc(size_t n);                  /* owned by the caller */
 void *tlr_calloc(size_t count, size_t size); /* zeroed; overflow aborts */
 void *tlr_realloc(void *p, size_t n);
 char *tlr_strdup(const char *s);             /* NULL in, NULL out */
+char *tlr_strdup0(const char *s);            /* NULL in, "" out */
 char *tlr_strndup(const char *s, size_t n);
 /* printf into a new string of the length it needs (owned: free). */
 char *tlr_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -33,5 +34,8 @@ typedef struct tlr_strvec {
 void tlr_strvec_add(tlr_strvec *l, const char *s);      /* copies s */
 int  tlr_strvec_find(const tlr_strvec *l, const char *s);  /* index or -1 */
 void tlr_strvec_free(tlr_strvec *l);                    /* contents; empty after */
+
+/* qsort/bsearch comparison of two char * elements, by strcmp. */
+int tlr_cmp_strp(const void *a, const void *b);
 
 #endif

@@ -150,11 +150,6 @@ static int cmp_ent(const void *a, const void *b)
     return strcmp((*(cs_ent *const *)a)->name, (*(cs_ent *const *)b)->name);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Move msgs[0..n) into new entries (msgs[i] = NULL), sorted by name;
  * a nameless or repeated name is TLR_E_INVAL (what was moved is kept in
  * *out either way, for the caller to put). */
@@ -189,7 +184,7 @@ static int take(ProtobufCMessage **msgs, size_t n, const char *(*name)(const Pro
 
 static bool in_sorted(char *const *v, size_t n, const char *name)
 {
-    return n && bsearch(&name, v, n, sizeof(*v), cmp_str) != NULL;
+    return n && bsearch(&name, v, n, sizeof(*v), tlr_cmp_strp) != NULL;
 }
 
 /* out = base with changed replacing or adding by name and removed names
@@ -198,7 +193,7 @@ static int merge(const cs_list *base, const cs_list *changed, char **removed, si
                  const char *what, cs_list *out, char *err, size_t len)
 {
     if (nremoved)
-        qsort(removed, nremoved, sizeof(*removed), cmp_str);
+        qsort(removed, nremoved, sizeof(*removed), tlr_cmp_strp);
     for (size_t i = 0; i < changed->n; i++)
         if (in_sorted(removed, nremoved, changed->v[i]->name)) {
             set_err(err, len, "%s %s is both changed and removed", what, changed->v[i]->name);
@@ -446,7 +441,7 @@ static void diff_union(const cs_list *const *from, size_t nb, const cs_list *to,
     for (size_t j = 0; j < to->n; j++)
         if (mark[j])
             c[nc++] = to->v[j]->msg;
-    qsort(g, ng, sizeof(*g), cmp_str);
+    qsort(g, ng, sizeof(*g), tlr_cmp_strp);
     char **gg = tlr_calloc(ng + 1, sizeof(*gg));
     size_t n = 0;
     for (size_t k = 0; k < ng; k++)

@@ -12,11 +12,6 @@
 #include "tlr_labels.h"
 #include "tlr_time.h"
 
-static char *dup_or_empty(const char *s)
-{
-    return tlr_strdup(s ? s : "");
-}
-
 /* The string under key in the map at path (metadata.labels,
  * metadata.annotations); NULL when absent or not a string.  Keys hold
  * dots, so they are looked up whole rather than through a path. */
@@ -103,13 +98,13 @@ void tlr_kclaim_read(json_object *obj, tlr_kclaim *out)
 {
     memset(out, 0, sizeof(*out));
     const char *pid = tlr_json_str(obj, "status.providerID");
-    out->name = dup_or_empty(tlr_json_str(obj, "metadata.name"));
-    out->uid = dup_or_empty(tlr_json_str(obj, "metadata.uid"));
-    out->nodepool = dup_or_empty(map_str(obj, "metadata.labels", TLR_LABEL_NODEPOOL));
-    out->nodeclass = dup_or_empty(map_str(obj, "metadata.labels", TLR_LABEL_NODECLASS));
-    out->provider_id = dup_or_empty(pid);
-    out->instance_id = dup_or_empty(tlr_provider_id_instance(pid));
-    out->node_name = dup_or_empty(tlr_json_str(obj, "status.nodeName"));
+    out->name = tlr_strdup0(tlr_json_str(obj, "metadata.name"));
+    out->uid = tlr_strdup0(tlr_json_str(obj, "metadata.uid"));
+    out->nodepool = tlr_strdup0(map_str(obj, "metadata.labels", TLR_LABEL_NODEPOOL));
+    out->nodeclass = tlr_strdup0(map_str(obj, "metadata.labels", TLR_LABEL_NODECLASS));
+    out->provider_id = tlr_strdup0(pid);
+    out->instance_id = tlr_strdup0(tlr_provider_id_instance(pid));
+    out->node_name = tlr_strdup0(tlr_json_str(obj, "status.nodeName"));
     out->creation_ms = time_of(tlr_json_str(obj, "metadata.creationTimestamp"));
     out->deletion_ms = time_of(tlr_json_str(obj, "metadata.deletionTimestamp"));
     out->finalizer = tlr_kread_has_finalizer(obj);
@@ -120,7 +115,7 @@ void tlr_kclaim_read(json_object *obj, tlr_kclaim *out)
         time_of(map_str(obj, "metadata.annotations", TLR_ANNOTATION_TERMINATION_TIMESTAMP));
     out->initialized = condition_true(obj, "Initialized");
     out->launched = condition_true(obj, "Launched");
-    out->drained_msg = dup_or_empty(condition_of(obj, "Drained", out->drained, sizeof(out->drained)));
+    out->drained_msg = tlr_strdup0(condition_of(obj, "Drained", out->drained, sizeof(out->drained)));
     condition_of(obj, "InstanceTerminating", out->terminating, sizeof(out->terminating));
     str_into(map_str(obj, "metadata.labels", TLR_LABEL_ZONE), out->zone, sizeof(out->zone));
     str_into(map_str(obj, "metadata.labels", TLR_LABEL_CAPACITY_TYPE), out->capacity_type,
@@ -166,8 +161,8 @@ static void read_taints(json_object *obj, tlr_knode *out)
             out->tainted = true;
         tlr_ktaint *d = &out->taints[out->ntaints++];
         d->key = tlr_strdup(k);
-        d->value = dup_or_empty(v);
-        d->effect = dup_or_empty(e);
+        d->value = tlr_strdup0(v);
+        d->effect = tlr_strdup0(e);
     }
 }
 
@@ -184,7 +179,7 @@ static void read_labels(json_object *obj, tlr_knode *out)
             break;
         out->label_keys[out->nlabels] = tlr_strdup(k);
         out->label_values[out->nlabels++] =
-            dup_or_empty(json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL);
+            tlr_strdup0(json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL);
     }
 }
 
@@ -206,10 +201,10 @@ static void read_extended(json_object *obj, tlr_knode *out)
 void tlr_knode_read(json_object *obj, tlr_knode *out)
 {
     memset(out, 0, sizeof(*out));
-    out->name = dup_or_empty(tlr_json_str(obj, "metadata.name"));
-    out->uid = dup_or_empty(tlr_json_str(obj, "metadata.uid"));
-    out->provider_id = dup_or_empty(tlr_json_str(obj, "spec.providerID"));
-    out->nodepool = dup_or_empty(map_str(obj, "metadata.labels", TLR_LABEL_NODEPOOL));
+    out->name = tlr_strdup0(tlr_json_str(obj, "metadata.name"));
+    out->uid = tlr_strdup0(tlr_json_str(obj, "metadata.uid"));
+    out->provider_id = tlr_strdup0(tlr_json_str(obj, "spec.providerID"));
+    out->nodepool = tlr_strdup0(map_str(obj, "metadata.labels", TLR_LABEL_NODEPOOL));
     out->resource_version = tlr_strdup(tlr_json_str(obj, "metadata.resourceVersion"));
     out->creation_ms = time_of(tlr_json_str(obj, "metadata.creationTimestamp"));
     out->deletion_ms = time_of(tlr_json_str(obj, "metadata.deletionTimestamp"));

@@ -34,6 +34,7 @@
 
 #include "tlr_alloc.h"
 #include "tlr_err.h"
+#include "tlr_time.h"
 
 /* Label names per family; more is certainly a mistake, and a fixed bound
  * lets lookups keep their scratch arrays on the stack.  Karpenter's
@@ -604,13 +605,6 @@ void tlr_histogram_observe(tlr_metric *s, double v)
     atomic_dbl_add(&s->bits, v);
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void tlr_summary_observe(tlr_metric *s, double v)
 {
     check_kind(s, KIND_SUMMARY, "summary_observe");
@@ -618,7 +612,7 @@ void tlr_summary_observe(tlr_metric *s, double v)
         return;
     pthread_mutex_lock(&s->fam->reg->mu);
     s->win_v[s->win_next] = v;
-    s->win_t[s->win_next] = mono_ms();
+    s->win_t[s->win_next] = tlr_mono_ms();
     s->win_next = (s->win_next + 1) % SUMMARY_WINDOW;
     if (s->win_n < SUMMARY_WINDOW)
         s->win_n++;
@@ -834,7 +828,7 @@ static int render_summary(tlr_buf *b, const tlr_metric_family *f, const tlr_metr
 {
     double v[SUMMARY_WINDOW];
     size_t n = 0;
-    int64_t now = mono_ms();
+    int64_t now = tlr_mono_ms();
     for (size_t i = 0; i < s->win_n; i++)
         if (now - s->win_t[i] <= SUMMARY_MAX_AGE_MS)
             v[n++] = s->win_v[i];

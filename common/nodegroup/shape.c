@@ -73,14 +73,9 @@ void tlr_ng_shape(const Tailor__V1__InstanceType *t, char *key, size_t keylen, c
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 bool ng_strset_has(char *const *v, size_t n, const char *s)
 {
-    return n > 0 && bsearch(&s, v, n, sizeof(*v), cmp_str) != NULL;
+    return n > 0 && bsearch(&s, v, n, sizeof(*v), tlr_cmp_strp) != NULL;
 }
 
 void ng_strset_add(char ***v, size_t *n, const char *s)
@@ -89,7 +84,7 @@ void ng_strset_add(char ***v, size_t *n, const char *s)
         return;
     *v = tlr_realloc(*v, (*n + 1) * sizeof(**v));
     (*v)[(*n)++] = tlr_strdup(s);
-    qsort(*v, *n, sizeof(**v), cmp_str);
+    qsort(*v, *n, sizeof(**v), tlr_cmp_strp);
 }
 
 void ng_strv_free(char **v, size_t n)

@@ -341,11 +341,6 @@ static void finding_pdb(tlr_pdbc_finding *x, const char *name)
     x->pdbs[x->npdbs++] = tlr_strdup(name);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int cmp_finding(const void *a, const void *b)
 {
     const tlr_pdbc_finding *x = a, *y = b;
@@ -487,7 +482,7 @@ int pdbc_run(const tlr_pdbc *c, Tailor__V1__PodDisruptionBudget *const *pdbs, si
     for (size_t i = 0; i < f.n; i++) {
         tlr_pdbc_finding *x = &f.v[i];
         if (x->npdbs > 1)
-            qsort(x->pdbs, x->npdbs, sizeof(*x->pdbs), cmp_str);
+            qsort(x->pdbs, x->npdbs, sizeof(*x->pdbs), tlr_cmp_strp);
         if (x->rule != TLR_PDBC_MULTIPLE_PDBS)
             continue;
         char list[512] = "";

@@ -712,11 +712,6 @@ static void replay_adopt(sv_model *m, sv_model *bm, size_t norig, plan_vec *pv, 
     r->n_bindings = k;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The pods of pods[0..n) that plan r gave no PodError (new, free() it;
  * *nk their count): what the plan placed. */
 static const Tailor__V1__Pod **pods_placed(const Tailor__V1__Pod *const *pods, size_t n,
@@ -727,12 +722,12 @@ static const Tailor__V1__Pod **pods_placed(const Tailor__V1__Pod *const *pods, s
     for (size_t i = 0; i < r->n_pod_errors; i++)
         if (r->pod_errors[i]->pod_uid)
             failed[nf++] = r->pod_errors[i]->pod_uid;
-    qsort(failed, nf, sizeof(*failed), cmp_str);
+    qsort(failed, nf, sizeof(*failed), tlr_cmp_strp);
     const Tailor__V1__Pod **kept = tlr_malloc((n + 1) * sizeof(*kept));
     *nk = 0;
     for (size_t i = 0; i < n; i++) {
         const char *uid = pods[i] && pods[i]->uid ? pods[i]->uid : "";
-        if (!nf || !bsearch(&uid, failed, nf, sizeof(*failed), cmp_str))
+        if (!nf || !bsearch(&uid, failed, nf, sizeof(*failed), tlr_cmp_strp))
             kept[(*nk)++] = pods[i];
     }
     free(failed);
@@ -749,12 +744,12 @@ static bool plan_gated(const sv_input *in, const Tailor__V1__SolveResponse *r)
     for (size_t i = 0; i < in->npods; i++)
         if (in->pods[i]->uid && tlr_ks_pod_spread_hard(in->pods[i]))
             gated[n++] = in->pods[i]->uid;
-    qsort(gated, n, sizeof(*gated), cmp_str);
+    qsort(gated, n, sizeof(*gated), tlr_cmp_strp);
     bool any = false;
     for (size_t i = 0; i < r->n_new_nodeclaims && !any && n; i++)
         for (size_t j = 0; j < r->new_nodeclaims[i]->n_planned_pod_uids && !any; j++) {
             const char *u = r->new_nodeclaims[i]->planned_pod_uids[j];
-            any = bsearch(&u, gated, n, sizeof(*gated), cmp_str) != NULL;
+            any = bsearch(&u, gated, n, sizeof(*gated), tlr_cmp_strp) != NULL;
         }
     free(gated);
     return any;

@@ -38,11 +38,6 @@ static tlr_kube_res res_of(ds_kind k)
     return TLR_KUBE_RES_NODES;
 }
 
-static char *dup_or_empty(const char *s)
-{
-    return tlr_strdup(s ? s : "");
-}
-
 typedef struct collect {
     tlr_kclaims *claims;
     tlr_knodes *nodes;
@@ -242,12 +237,12 @@ static void fill_workload(json_object *o, const char *kind, ds_workload *out)
 {
     const char *ann = tlr_json_str(o, "metadata.annotations.tailor\\.sh/restarted-for");
     out->kind = tlr_strdup(kind);
-    out->ns = dup_or_empty(tlr_json_str(o, "metadata.namespace"));
-    out->name = dup_or_empty(tlr_json_str(o, "metadata.name"));
+    out->ns = tlr_strdup0(tlr_json_str(o, "metadata.namespace"));
+    out->name = tlr_strdup0(tlr_json_str(o, "metadata.name"));
     out->replicas = int_at(o, "spec.replicas", 1);
     out->ready = int_at(o, "status.readyReplicas", 0);
     out->updated = int_at(o, "status.updatedReplicas", 0);
-    out->restarted_for = dup_or_empty(ann);
+    out->restarted_for = tlr_strdup0(ann);
 }
 
 static int k_workload(void *arg, const char *ns, const char *owner_kind, const char *owner_name,

@@ -67,21 +67,16 @@ static void id_clear(tlr_cluster_identity *id)
     memset(id, 0, sizeof(*id));
 }
 
-static char *dup_or_empty(const char *s)
-{
-    return tlr_strdup(s ? s : "");
-}
-
 void lc_prov_set_identity(lc_prov *p, const tlr_cluster_identity *id)
 {
     id_clear(&p->id);
     if (!id)
         return;
-    p->id.name = dup_or_empty(id->name);
-    p->id.endpoint = dup_or_empty(id->endpoint);
-    p->id.ca_b64 = dup_or_empty(id->ca_b64);
-    p->id.service_cidr = dup_or_empty(id->service_cidr);
-    p->id.dns_ip = dup_or_empty(id->dns_ip);
+    p->id.name = tlr_strdup0(id->name);
+    p->id.endpoint = tlr_strdup0(id->endpoint);
+    p->id.ca_b64 = tlr_strdup0(id->ca_b64);
+    p->id.service_cidr = tlr_strdup0(id->service_cidr);
+    p->id.dns_ip = tlr_strdup0(id->dns_ip);
 }
 
 bool lc_prov_identity_ok(const lc_prov *p, char *why, size_t len)

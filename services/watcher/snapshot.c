@@ -326,11 +326,6 @@ static int cmp_claim_name(const void *x, const void *y)
                   (*(Tailor__V1__NodeClaim *const *)y)->name);
 }
 
-static int cmp_str(const void *x, const void *y)
-{
-    return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
 typedef struct claims_since {
     build *b;
     uint64_t since;
@@ -364,7 +359,7 @@ static size_t sorted_unique(ptrvec *v)
 {
     if (!v->n)
         return 0;
-    qsort(v->v, v->n, sizeof(*v->v), cmp_str);
+    qsort(v->v, v->n, sizeof(*v->v), tlr_cmp_strp);
     size_t n = 1;
     for (size_t i = 1; i < v->n; i++)
         if (strcmp(v->v[i], v->v[n - 1]))

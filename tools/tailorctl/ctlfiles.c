@@ -22,11 +22,6 @@ static bool manifest(const char *n)
            (l > 5 && !strcmp(n + l - 5, ".json"));
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int collect(const char *cmd, const char *path, int depth, ctl_files *files)
 {
     struct stat st;
@@ -55,7 +50,7 @@ static int collect(const char *cmd, const char *path, int depth, ctl_files *file
             tlr_strvec_add(&names, e->d_name);
     closedir(d);
     if (names.n > 1)
-        qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+        qsort(names.v, names.n, sizeof(*names.v), tlr_cmp_strp);
     int rc = TLR_OK;
     for (size_t i = 0; i < names.n && rc == TLR_OK; i++) {
         size_t len = strlen(path) + strlen(names.v[i]) + 2;

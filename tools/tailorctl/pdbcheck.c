@@ -28,6 +28,7 @@
 #include "tlr_json.h"
 #include "tlr_kube.h"
 #include "tlr_pdbcheck.h"
+#include "tlr_time.h"
 
 extern char **environ;
 
@@ -79,19 +80,12 @@ typedef struct list_ctx {
     char err[512];
 } list_ctx;
 
-static int64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static int on_item(void *arg, json_object *item)
 {
     list_ctx *l = arg;
     if (l->max && ++*l->seen > l->max)
         return l->rc = TLR_E_TOOBIG;   /* stops the list: the namespace is too big to judge */
-    if (l->deadline_ms && mono_ms() > l->deadline_ms)
+    if (l->deadline_ms && tlr_mono_ms() > l->deadline_ms)
         return l->rc = TLR_E_TIMEOUT;
     int rc = tlr_pdbc_add(l->c, l->kind, item, l->err, sizeof(l->err));
     if (rc != TLR_OK && rc != TLR_E_NOTFOUND) {
@@ -110,7 +104,7 @@ int pdbc_load_bounded(tlr_kube *kc, const char *ns, size_t max_objects, int budg
                       tlr_pdbc *c, char *err, size_t errlen)
 {
     size_t seen = 0;
-    int64_t deadline = budget_ms > 0 ? mono_ms() + budget_ms : 0;
+    int64_t deadline = budget_ms > 0 ? tlr_mono_ms() + budget_ms : 0;
     static const struct { tlr_kube_res res; const char *kind; bool optional; } kinds[] = {
         { TLR_KUBE_RES_PDBS, "PodDisruptionBudget", false },
         { TLR_KUBE_RES_PODS, "Pod", false },
@@ -122,7 +116,7 @@ int pdbc_load_bounded(tlr_kube *kc, const char *ns, size_t max_objects, int budg
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
         list_ctx l = { c, kinds[i].kind, &seen, max_objects, deadline, TLR_OK, "" };
         tlr_kube_status st = { 0 };
-        if (deadline && mono_ms() > deadline) {
+        if (deadline && tlr_mono_ms() > deadline) {
             snprintf(err, errlen, "listing %s: over the %d ms budget", kinds[i].res.plural,
                      budget_ms);
             return TLR_E_TIMEOUT;

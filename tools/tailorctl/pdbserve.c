@@ -63,6 +63,7 @@
 #include "tlr_json.h"
 #include "tlr_log.h"
 #include "tlr_tls.h"
+#include "tlr_time.h"
 
 #define REVIEW_MAX (4u << 20)
 #define RELOAD_SECS 2
@@ -86,19 +87,12 @@ typedef struct server {
     ns_entry cache[CACHE_MAX];
 } server;
 
-static int64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* The entry for ns, loaded if missing or older than CACHE_TTL_MS (the
  * oldest entry makes room).  Called with s->mu held; the entry is
  * borrowed until it is released. */
 static const ns_entry *cache_get(server *s, const char *ns)
 {
-    int64_t now = mono_ms();
+    int64_t now = tlr_mono_ms();
     ns_entry *e = NULL, *oldest = &s->cache[0];
     for (size_t i = 0; i < CACHE_MAX && !e; i++) {
         if (!strcmp(s->cache[i].ns, ns))
@@ -121,7 +115,7 @@ static const ns_entry *cache_get(server *s, const char *ns)
         tlr_pdbc_free(e->c);
         e->c = NULL;
     }
-    e->loaded_ms = mono_ms();
+    e->loaded_ms = tlr_mono_ms();
     return e;
 }
 
