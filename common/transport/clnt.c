@@ -116,7 +116,9 @@ void tlr_clnt_cats_pass(tlr_clnt_cats *s, const Tailor__V1__CatalogRef *ref)
     Tailor__V1__CatalogRef *r = cats_add(s, NULL);
     *r = *ref;
     r->node_classes = tlr_calloc(ref->n_node_classes + 1, sizeof(*r->node_classes));
-    memcpy(r->node_classes, ref->node_classes, ref->n_node_classes * sizeof(*r->node_classes));
+    if (ref->n_node_classes)   /* memcpy from NULL is undefined, even of 0 bytes */
+        memcpy(r->node_classes, ref->node_classes,
+               ref->n_node_classes * sizeof(*r->node_classes));
 }
 
 void tlr_clnt_cats_inline(tlr_clnt_cats *s)
