@@ -131,7 +131,7 @@ int tlr_buf_add_json_strn(tlr_buf *b, const char *s, size_t max)
                 char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
                 rc = tlr_buf_add(b, esc, 6);
             } else if (n == 0) {
-                rc = tlr_buf_add(b, "\\ufffd", 6);
+                rc = tlr_buf_add(b, "\xef\xbf\xbd", 3);   /* U+FFFD */
             } else {
                 rc = tlr_buf_add(b, (const char *)p, n);
             }

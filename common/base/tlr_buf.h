@@ -29,7 +29,9 @@ int    tlr_buf_printf(tlr_buf *b, const char *fmt, ...)
 int    tlr_buf_vprintf(tlr_buf *b, const char *fmt, va_list ap);
 /* Append s as a JSON string literal, quotes included.  JSON is UTF-8: a
  * byte that does not start or continue a valid UTF-8 sequence (overlong,
- * surrogate, past U+10FFFF, cut short) is written as \ufffd. */
+ * surrogate, past U+10FFFF, cut short) is written as U+FFFD, in UTF-8
+ * like every other character past ASCII, so that a string read back and
+ * written again gives the same bytes. */
 int    tlr_buf_add_json_str(tlr_buf *b, const char *s);
 /* The same with at most max bytes of s (cut on a character boundary);
  * a longer s ends in "...(N bytes)" inside the literal, N its length. */
