@@ -7,7 +7,8 @@
 #   each have a test file of the same name.
 #
 # tailor_add_fuzzers(DIR LIBS...)
-#   Every DIR/*_fuzz.c becomes a libFuzzer target when TAILOR_FUZZ is on.
+#   Every DIR/*_fuzz.c becomes a libFuzzer target when TAILOR_FUZZ is on
+#   (and a dependency of the target `fuzzers`).
 #
 # tailor_module(NAME [DEPS module...] [LIBS target...])
 #   common/NAME as the static library tlr_NAME: every NAME/*.c that is not
@@ -47,6 +48,7 @@ function(tailor_add_fuzzers dir)
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(${name} PRIVATE ${ARGN})
+    add_dependencies(fuzzers ${name})
     # A short run is part of the suite; corpora live beside the target.
     set(corpus ${dir}/corpus/${name})
     add_test(NAME fuzz.${name}
