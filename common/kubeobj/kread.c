@@ -308,6 +308,33 @@ void tlr_knode_clear(tlr_knode *n)
     memset(n, 0, sizeof(*n));
 }
 
+/* Room for one more element of size sz in v, which holds n: the
+ * capacity is 4, then doubles (full at n == 0, 4, 8, 16, ...). */
+static void *kread_grow(void *v, size_t n, size_t sz)
+{
+    if (n == 0)
+        return tlr_realloc(v, 4 * sz);
+    if (n >= 4 && (n & (n - 1)) == 0)
+        return tlr_realloc(v, 2 * n * sz);
+    return v;
+}
+
+int tlr_kclaims_add_item(void *list, json_object *item)
+{
+    tlr_kclaims *l = list;
+    l->v = kread_grow(l->v, l->n, sizeof(*l->v));
+    tlr_kclaim_read(item, &l->v[l->n++]);
+    return TLR_OK;
+}
+
+int tlr_knodes_add_item(void *list, json_object *item)
+{
+    tlr_knodes *l = list;
+    l->v = kread_grow(l->v, l->n, sizeof(*l->v));
+    tlr_knode_read(item, &l->v[l->n++]);
+    return TLR_OK;
+}
+
 void tlr_kclaims_free(tlr_kclaims *l)
 {
     if (!l)

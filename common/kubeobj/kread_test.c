@@ -1,6 +1,6 @@
 /* kread_test.c - tlr_kread.h: a full NodeClaim and Node read field by
  * field, an empty object and wrong-typed fields read as "" / 0 / false,
- * and a copy that owns its strings. */
+ * a copy that owns its strings, and a List read item by item. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -300,6 +300,39 @@ static void test_partial_structs(void **state)
     tlr_kclaims_free(&el);
 }
 
+/* A List read item by item: every item kept, in order, as the array
+ * grows past its first sizes (4, 8, 16, 32); under ASan an overrun of
+ * the growth rule would stop the test. */
+static void test_list_items(void **state)
+{
+    (void)state;
+    tlr_kclaims claims = { 0 };
+    tlr_knodes nodes = { 0 };
+    for (int i = 0; i < 37; i++) {
+        char js[160];
+        snprintf(js, sizeof(js),
+                 "{\"metadata\":{\"name\":\"x-%d\"},\"spec\":{\"providerID\":"
+                 "\"aws:///us-east-1a/i-%04d\"}}", i, i);
+        json_object *o = parse(js);
+        assert_int_equal(tlr_kclaims_add_item(&claims, o), TLR_OK);
+        assert_int_equal(tlr_knodes_add_item(&nodes, o), TLR_OK);
+        json_object_put(o);
+    }
+    assert_int_equal(claims.n, 37);
+    assert_int_equal(nodes.n, 37);
+    for (int i = 0; i < 37; i++) {
+        char want[16];
+        snprintf(want, sizeof(want), "x-%d", i);
+        assert_string_equal(claims.v[i].name, want);
+        assert_string_equal(nodes.v[i].name, want);
+    }
+    assert_string_equal(nodes.v[36].provider_id, "aws:///us-east-1a/i-0036");
+    tlr_kclaims_free(&claims);
+    tlr_knodes_free(&nodes);
+    assert_null(claims.v);
+    assert_int_equal(claims.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_node_not),
         cmocka_unit_test(test_empty_and_wrong_types),
         cmocka_unit_test(test_partial_structs),
+        cmocka_unit_test(test_list_items),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

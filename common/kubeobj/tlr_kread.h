@@ -99,6 +99,13 @@ typedef struct tlr_knodes {
 void tlr_kclaim_read(json_object *obj, tlr_kclaim *out);
 void tlr_knode_read(json_object *obj, tlr_knode *out);
 
+/* Read item and append it to the tlr_kclaims / tlr_knodes list points
+ * to: the shape of a list call's item callback (tlr_kube_item_cb), so a
+ * List of NodeClaims or Nodes reads straight into a list.  item borrowed;
+ * always TLR_OK.  The list grows by doubling from a zeroed one. */
+int tlr_kclaims_add_item(void *list, json_object *item);
+int tlr_knodes_add_item(void *list, json_object *item);
+
 /* A deep copy of src into *out (overwritten whole; owned as a read one).
  * A NULL string or array in src stays NULL. */
 void tlr_kclaim_copy(const tlr_kclaim *src, tlr_kclaim *out);

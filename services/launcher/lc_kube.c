@@ -148,34 +148,12 @@ static void k_claims_status_n(void *arg, size_t n, const char *const *names,
     lc_par_run(n, k->parallel, one_status, &b);
 }
 
-typedef struct collect {
-    tlr_kclaims *claims;
-    tlr_knodes *nodes;
-    size_t cap;
-} collect;
-
-static int on_claim(void *arg, json_object *item)
-{
-    collect *c = arg;
-    TLR_GROW(c->claims->v, c->cap, c->claims->n + 1);
-    tlr_kclaim_read(item, &c->claims->v[c->claims->n++]);
-    return TLR_OK;
-}
-
-static int on_node(void *arg, json_object *item)
-{
-    collect *c = arg;
-    TLR_GROW(c->nodes->v, c->cap, c->nodes->n + 1);
-    tlr_knode_read(item, &c->nodes->v[c->nodes->n++]);
-    return TLR_OK;
-}
-
 static int k_claims_list(void *arg, tlr_kclaims *out)
 {
     tlr_kclaims l = { 0 };
-    collect c = { &l, NULL, 0 };
     lc_kube *k = arg;
-    int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, NULL, on_claim, &c, NULL, NULL);
+    int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODECLAIMS, NULL, NULL, tlr_kclaims_add_item, &l,
+                           NULL, NULL);
     if (rc) {
         tlr_kclaims_free(&l);
         return rc;
@@ -187,9 +165,9 @@ static int k_claims_list(void *arg, tlr_kclaims *out)
 static int k_nodes_list(void *arg, tlr_knodes *out)
 {
     tlr_knodes l = { 0 };
-    collect c = { NULL, &l, 0 };
     lc_kube *k = arg;
-    int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODES, NULL, NULL, on_node, &c, NULL, NULL);
+    int rc = tlr_kube_list(k->kc, &TLR_KUBE_RES_NODES, NULL, NULL, tlr_knodes_add_item, &l,
+                           NULL, NULL);
     if (rc) {
         tlr_knodes_free(&l);
         return rc;
