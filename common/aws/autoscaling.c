@@ -178,12 +178,7 @@ int tlr_asg_parse_groups(const tlr_xml_node *root, tlr_asg_groups *out, char **n
         tlr_asg_groups_free(&got);
         return rc;
     }
-    if (got.n > 0) {
-        out->v = tlr_realloc(out->v, (out->n + got.n) * sizeof(*out->v));
-        memcpy(out->v + out->n, got.v, got.n * sizeof(*got.v));
-        out->n += got.n;
-    }
-    free(got.v);
+    TLR_MOVE_ONTO(out->v, out->n, got.v, got.n);   /* pages accumulate */
     if (next != NULL) {
         const char *t = tlr_xml_find_text(res, "NextToken");
         *next = t != NULL && t[0] != '\0' ? tlr_strdup(t) : NULL;

@@ -155,13 +155,7 @@ int tlr_ec2_parse_instances(const tlr_xml_node *root, tlr_ec2_instances *out,
         tlr_ec2_instances_free(&got);
         return rc;
     }
-    /* Append to what the caller already has (pages accumulate). */
-    if (got.n > 0) {
-        out->v = tlr_realloc(out->v, (out->n + got.n) * sizeof(*out->v));
-        memcpy(out->v + out->n, got.v, got.n * sizeof(*got.v));
-        out->n += got.n;
-    }
-    free(got.v);
+    TLR_MOVE_ONTO(out->v, out->n, got.v, got.n);   /* pages accumulate */
     if (next_token != NULL) {
         tok = tlr_xml_find_text(root, "nextToken");
         *next_token = tok != NULL && tok[0] != '\0' ? tlr_strdup(tok) : NULL;

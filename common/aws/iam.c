@@ -171,12 +171,7 @@ int tlr_iam_parse_profiles(const tlr_xml_node *root, tlr_iam_profiles *out, char
         tlr_iam_profiles_free(&got);
         return rc;
     }
-    if (got.n > 0) {
-        out->v = tlr_realloc(out->v, (out->n + got.n) * sizeof(*out->v));
-        memcpy(out->v + out->n, got.v, got.n * sizeof(*got.v));
-        out->n += got.n;
-    }
-    free(got.v);
+    TLR_MOVE_ONTO(out->v, out->n, got.v, got.n);   /* pages accumulate */
     if (marker != NULL && trunc != NULL && strcmp(trunc, "true") == 0)
         *marker = tlr_strdup(mk);
     return TLR_OK;

@@ -107,6 +107,18 @@ void tlr_grow(void **arr, size_t *cap, size_t need, size_t sz)
     *cap = ncap;
 }
 
+void tlr_move_onto(void **arr, size_t *len, void *src, size_t n, size_t sz)
+{
+    if (n > 0) {
+        if (*len > SIZE_MAX / sz - n)
+            oom(SIZE_MAX);
+        *arr = tlr_realloc(*arr, (*len + n) * sz);
+        memcpy((char *)*arr + *len * sz, src, n * sz);
+        *len += n;
+    }
+    free(src);
+}
+
 void tlr_strvec_add(tlr_strvec *l, const char *s)
 {
     TLR_GROW(l->v, l->cap, l->n + 1);

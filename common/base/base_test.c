@@ -282,6 +282,27 @@ static void test_fnv(void **state)
     assert_int_equal(tlr_fnv1a64_word(TLR_FNV64_BASIS_SHORT, 7), 0x44bd2cd473ccf94cULL);
 }
 
+/* Pages joining a list: each page's elements after what is there, in
+ * order, the page's array freed (ASan/valgrind would see it leak); an
+ * empty page changes nothing. */
+static void test_move_onto(void **state)
+{
+    (void)state;
+    int *all = NULL;
+    size_t n = 0;
+    for (int page = 0; page < 3; page++) {
+        int *got = tlr_malloc(4 * sizeof(*got));
+        for (int k = 0; k < 4; k++)
+            got[k] = page * 10 + k;
+        TLR_MOVE_ONTO(all, n, got, page == 1 ? 0 : 4);
+    }
+    assert_int_equal(n, 8);
+    static const int want[] = { 0, 1, 2, 3, 20, 21, 22, 23 };
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(all[k], want[k]);
+    free(all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_fnv),
         cmocka_unit_test(test_strdupf),
         cmocka_unit_test(test_strvec),
+        cmocka_unit_test(test_move_onto),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

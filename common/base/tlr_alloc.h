@@ -25,6 +25,13 @@ void  tlr_grow(void **arr, size_t *cap, size_t need, size_t sz);
 
 #define TLR_GROW(arr, cap, need) \
     tlr_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+/* Move the n elements of array src (size sz each) onto the end of *arr,
+ * which holds *len, and free src: a page of results joining what the
+ * caller already has. */
+void  tlr_move_onto(void **arr, size_t *len, void *src, size_t n, size_t sz);
+
+#define TLR_MOVE_ONTO(arr, len, src, n) \
+    tlr_move_onto((void **)&(arr), &(len), (src), (n), sizeof(*(arr)))
 
 /* A growing list of owned strings; { 0 } is empty. */
 typedef struct tlr_strvec {
