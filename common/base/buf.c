@@ -93,9 +93,7 @@ int tlr_buf_printf(tlr_buf *b, const char *fmt, ...)
     return rc;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when p does not
- * start one (RFC 3629: no overlongs, no surrogates, at most U+10FFFF). */
-static size_t utf8_len(const unsigned char *p)
+size_t tlr_utf8_len(const unsigned char *p)
 {
     unsigned c = p[0];
     if (c < 0x80)
@@ -117,7 +115,7 @@ int tlr_buf_add_json_strn(tlr_buf *b, const char *s, size_t max)
     const unsigned char *p = (const unsigned char *)(s ? s : ""), *begin = p;
     int rc = tlr_buf_addc(b, '"');
     while (!rc && *p) {
-        size_t n = utf8_len(p);
+        size_t n = tlr_utf8_len(p);
         if ((size_t)(p - begin) + (n ? n : 1) > max)
             break;
         switch (*p) {

@@ -27,6 +27,10 @@ int    tlr_buf_addc(tlr_buf *b, char c);
 int    tlr_buf_printf(tlr_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int    tlr_buf_vprintf(tlr_buf *b, const char *fmt, va_list ap);
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when p does not
+ * start one (RFC 3629: no overlongs, no surrogates, at most U+10FFFF).
+ * Reads past p only while the bytes still fit, so a NUL ends it. */
+size_t tlr_utf8_len(const unsigned char *p);
 /* Append s as a JSON string literal, quotes included.  JSON is UTF-8: a
  * byte that does not start or continue a valid UTF-8 sequence (overlong,
  * surrogate, past U+10FFFF, cut short) is written as U+FFFD, in UTF-8

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "tlr_alloc.h"
+#include "tlr_buf.h"
 #include "tlr_err.h"
 #include "tlr_time.h"
 
@@ -168,45 +169,11 @@ static bool name_valid(const char *s, bool colon_ok)
     return true;
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 if the bytes there are not
- * one (overlong forms, surrogates and values past U+10FFFF included). */
-static size_t utf8_seq_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;    /* allowed range of s[1] */
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return n;
-}
-
 static bool utf8_valid(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        size_t n = utf8_seq_len(p);
+        size_t n = tlr_utf8_len(p);
         if (!n)
             return false;
         p += n;
@@ -222,7 +189,7 @@ static char *utf8_sanitize(const char *s)
     tlr_buf_init(&b, (size_t)-1);
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        size_t n = utf8_seq_len(p);
+        size_t n = tlr_utf8_len(p);
         if (n) {
             tlr_buf_add(&b, p, n);
             p += n;
