@@ -5,7 +5,7 @@
  * tables).  The model lives in one arena that the caller frees at the end
  * of the pass; pointers into the request are borrowed for the same span.
  *
- * Label semantics (Karpenter's, see ../shared/reference): a node offered by
+ * Label semantics (Karpenter's; docs/solver.md, "The model"): a node offered by
  * a NodePool carries the labels of its instance type, the NodePool's
  * template labels, one value of each NodePool requirement key, and the zone
  * and capacity type of the offering it is bought from.  A pod requirement

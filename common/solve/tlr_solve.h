@@ -9,8 +9,8 @@
  * Strategies:
  *   TLR_SOLVE_TAILOR     tailor's packing (the default).
  *   TLR_SOLVE_KARPENTER  the baseline the benchmarks compare against:
- *                        Karpenter's algorithm as documented in
- *                        ../shared/reference/karpenter-v1-notes.md §2 (pods
+ *                        Karpenter's Scheduler.Solve as docs/solver.md
+ *                        ("Strategies") describes it (pods
  *                        by cpu then memory descending; existing nodes,
  *                        then in-flight claims with fewest pods first, then
  *                        a new claim keeping every type that still fits;

@@ -4,7 +4,7 @@
  * The registry holds every claim this process created or adopted, with
  * the pods it was planned for, until its node is Initialized (then the
  * watcher's cluster state covers it) or it is deleted.  Every Solve
- * carries the registry's claims (ARCHITECTURE.md principle 3): a pod
+ * carries the registry's claims (docs/launcher.md, what a Solve carries): a pod
  * planned onto a claim that is not yet visible in the watcher's state is
  * not provisioned twice.
  */
