@@ -90,6 +90,10 @@ for svc in watcher solver launcher disruptor; do
   kill -TERM "$pid"
   wait_exit "$pid" "$secs"; rc=$WAIT_RC
   check "$svc exits 0 on SIGTERM (got $rc)" test "$rc" = 0
+  if [ "$rc" != 0 ]; then   # a sanitizer's or abort's report is not JSON
+    echo "--- $svc: what its log holds that is not JSON"
+    grep -v '^{' "$log" | head -n 80 || true
+  fi
   if [ -n "$kpid" ]; then
     kill -TERM "$kpid" 2>/dev/null || true
     wait "$kpid" 2>/dev/null || true
